@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Audit log: JSON Lines records of what the view allowed, refused and hid.
+ *
+ * The FUSE worker threads call jf_audit_emit(); it formats the record and
+ * queues it in a bounded in-memory ring drained by one writer thread, so a
+ * worker never waits on the disk (unless sync mode was asked for). A full
+ * ring counts lost records and the writer records {"op":"dropped","count":N}.
+ *
+ * Thread safety: jf_audit_emit() and jf_audit_wants() may be called from any
+ * thread at any time between jf_audit_start() and jf_audit_stop(); start,
+ * stop and reopen are called from the main thread only.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+enum jf_audit_level {
+	JF_AUDIT_OFF = 0,
+	JF_AUDIT_DENIED = 1, /* refusals and hidden lookups */
+	JF_AUDIT_WRITES = 2, /* + every allowed mutation */
+	JF_AUDIT_ALL = 3,    /* + every lookup, open, readdir; byte counts at release */
+};
+
+enum jf_audit_decision {
+	JF_AUDIT_ALLOW = 0,
+	JF_AUDIT_DENY = 1, /* refused with an errno */
+	JF_AUDIT_HIDE = 2, /* answered ENOENT / left out because DENIED or refused */
+};
+
+struct jf_audit_event {
+	const char *op;    /* "lookup", "open", "create", "unlink", "rename", "release", ... */
+	const char *path;  /* view-relative canonical path ("" = root) */
+	const char *path2; /* rename/link destination, or NULL */
+	enum jf_zone zone;
+	enum jf_audit_decision decision;
+	bool mutation;              /* the op changes something (level writes) */
+	int err;                    /* positive errno answered, 0 if none */
+	const struct jf_rule *rule; /* deciding rule, NULL = default zone */
+	const char *refusal;        /* jf_refusal_reason() when the name was refused, else NULL */
+	pid_t pid;                  /* from fuse_req_ctx(); 0 if unknown */
+	uid_t uid;
+	int64_t bytes_read;    /* >= 0 only on "release" records */
+	int64_t bytes_written; /* >= 0 only on "release" records */
+};
+
+struct jf_audit_config {
+	const char *path;   /* JSON Lines file, appended; NULL = none */
+	enum jf_audit_level level;
+	bool sync;          /* --audit-sync: workers wait until the record is written */
+	bool syslog;        /* --audit-syslog: also send each record to syslog(3) */
+	size_t queue_len;   /* ring capacity in records; 0 = default (65536) */
+};
+
+/* Parse "denied" / "writes" / "all"; returns 0 or -EINVAL. */
+int jf_audit_parse_level(const char *s, enum jf_audit_level *out);
+
+/* Open the file (O_APPEND|O_CLOEXEC) and start the writer thread. Returns 0
+ * or a negative errno from open/pthread_create. Call before serving. */
+int jf_audit_start(const struct jf_audit_config *cfg);
+
+/* True when an event of this decision/mutation class would be recorded at the
+ * configured level; cheap (one load), use it to skip building an event. */
+bool jf_audit_wants(enum jf_audit_decision decision, bool mutation);
+
+/* Record one event (copied; the caller's strings may be freed after). */
+void jf_audit_emit(const struct jf_audit_event *ev);
+
+/* Ask the writer to reopen the file (SIGHUP, logrotate). Async-signal-safe. */
+void jf_audit_request_reopen(void);
+
+/* Flush every queued record, stop the writer, close the file. Idempotent. */
+void jf_audit_stop(void);

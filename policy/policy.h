@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jailfs path policy library: canonicalize untrusted path bytes, classify
+ * canonical paths into zones, parse policy files, built-in profiles.
+ *
+ * Conventions for every function here:
+ *  - Functions that can fail return 0 or a negative errno value.
+ *  - A struct jf_policy is immutable once loaded; every const function may be
+ *    called from any number of threads at once without locking.
+ *  - Canonical paths are relative to the view's root, with no leading "./",
+ *    no "//", no trailing "/". The root itself is the empty string "" (length
+ *    0); printers show it as ".".
+ *
+ * Sources: PATH_MAX (4096) and NAME_MAX (255) from <linux/limits.h>;
+ * gitignore pattern syntax from gitignore(5); threat model in
+ * shared/docs/threat-model.md.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JF_PATH_MAX 4096
+#define JF_NAME_MAX 255
+
+enum jf_zone {
+	JF_SAFE = 0,       /* read and write */
+	JF_RESTRICTED = 1, /* read-only */
+	JF_DENIED = 2,     /* invisible */
+};
+
+/* "SAFE", "RESTRICTED", "DENIED". Static storage, never NULL. */
+const char *jf_zone_name(enum jf_zone zone);
+
+/* Why canonicalization refused a path. One value per refusal class. */
+enum jf_refusal {
+	JF_REFUSE_NONE = 0,
+	JF_REFUSE_DOTDOT,        /* a ".." component */
+	JF_REFUSE_ENCODED,       /* %2e %2f %5c (any case), or double-encoded %25xx */
+	JF_REFUSE_NUL,           /* an embedded NUL byte before the given length */
+	JF_REFUSE_PATH_TOO_LONG, /* over JF_PATH_MAX bytes */
+	JF_REFUSE_NAME_TOO_LONG, /* a component over JF_NAME_MAX bytes */
+	JF_REFUSE_OUTSIDE_ROOT,  /* absolute, not inside root (component-wise) */
+	JF_REFUSE_CONTROL,       /* a control byte (0x01-0x1f, 0x7f) in a name */
+	JF_REFUSE_LOOKALIKE,     /* fullwidth U+FF0E / U+FF0F, or other decided lookalikes */
+	JF_REFUSE_EMPTY,         /* zero-length input */
+};
+
+/* Machine-readable reason, e.g. "dotdot", "encoded", "nul". Static storage. */
+const char *jf_refusal_reason(enum jf_refusal r);
+/* Human message, e.g. "'..' component leaves the view". Static storage. */
+const char *jf_refusal_message(enum jf_refusal r);
+
+struct jf_canon {
+	char path[JF_PATH_MAX + 1]; /* NUL-terminated canonical path ("" = root) */
+	size_t len;                 /* strlen(path) */
+	enum jf_refusal refusal;    /* JF_REFUSE_NONE on success */
+};
+
+/*
+ * Canonicalize @len bytes at @in (may contain NUL bytes: they are refused,
+ * not truncated). @root is the absolute source directory the view exposes
+ * (no trailing slash needed); an absolute @in must lie inside it, compared
+ * component by component ("/work/proj_x" is not inside "/work/proj"). A
+ * relative @in is taken relative to @base, a canonical view-relative dir
+ * ("" for the view root; may be NULL for root).
+ *
+ * Pure string work: never touches the filesystem, so symlinks are not
+ * followed (callers that open things do so with openat2 RESOLVE_BENEATH).
+ *
+ * Returns 0 and fills @out, or -EINVAL with out->refusal set (other fields
+ * unspecified). Thread-safe, reentrant.
+ */
+int jf_canonicalize(const char *root, const char *base, const char *in, size_t len,
+		    struct jf_canon *out);
+
+/* Check one directory entry name (no slash) as it would be exposed in a view:
+ * returns JF_REFUSE_NONE or the refusal (".", ".." are JF_REFUSE_DOTDOT). */
+enum jf_refusal jf_check_name(const char *name, size_t len);
+
+/* Where a rule came from. */
+struct jf_rule {
+	const char *source;    /* file path as given, or profile name ("secrets") */
+	bool builtin;          /* true: source is a built-in profile name */
+	unsigned line;         /* 1-based line in source (for profiles, entry index) */
+	const char *pattern;   /* the pattern text as written, including "!" */
+	enum jf_zone zone;     /* section it came from */
+	bool negated;          /* "!pattern" exception in [denied] */
+};
+
+struct jf_verdict {
+	enum jf_zone zone;
+	const struct jf_rule *rule; /* deciding rule; NULL = the policy's default zone */
+};
+
+struct jf_policy;
+
+/*
+ * Format the deciding rule as --check and audit logs print it:
+ * "policy.ini:7", "profile:secrets", "default" when @rule is NULL.
+ * Writes at most @size bytes including the NUL; returns snprintf-style length.
+ */
+int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
+
+/*
+ * Classify canonical path @path (@len bytes, as produced by jf_canonicalize;
+ * "" is the root). @is_dir says whether it names a directory (patterns with a
+ * trailing '/' match directories only). Semantics (gitignore(5) patterns):
+ *  1. a [denied] rule matching the path or any parent directory wins, unless a
+ *     later "!" exception in [denied] re-allows that name; denied patterns
+ *     match case-insensitively and also against the name with trailing dots
+ *     and spaces stripped;
+ *  2. otherwise the most specific matching [safe]/[restricted] rule decides;
+ *  3. otherwise the policy's default zone.
+ * A policy loaded in read-only mode (jf_policy_set_read_only) turns SAFE into
+ * RESTRICTED. Never fails; thread-safe; allocates nothing.
+ */
+void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
+		 struct jf_verdict *out);
+
+/* Load a policy file. On error returns negative errno (-EINVAL for a syntax
+ * or semantic error, -ENOENT etc. from open) and writes a one-line message
+ * "FILE:LINE: problem" (or "FILE: strerror") into @err. *out is owned by the
+ * caller: free with jf_policy_free(). */
+int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t errsz);
+
+/* Same, from a buffer of @len bytes; @name is used in messages and rules. */
+int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_policy **out,
+		    char *err, size_t errsz);
+
+/* The built-in default used when no policy file is given: profiles secrets +
+ * project, root SAFE; the same as a file holding "[safe]\n/\n". Caller frees
+ * with jf_policy_free(). Returns 0 or -ENOMEM. */
+int jf_policy_default(struct jf_policy **out);
+
+void jf_policy_free(struct jf_policy *policy);
+
+/* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). */
+void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
+
+/* [limits] <zone>.max_file_size in bytes; UINT64_MAX when unlimited. */
+uint64_t jf_policy_max_file_size(const struct jf_policy *policy, enum jf_zone zone);
+
+/* [options] hardlinks = restricted (default) | zone | deny: how a regular file
+ * with st_nlink > 1 is served (threat model invariant 6). */
+enum jf_hardlinks {
+	JF_HARDLINKS_RESTRICTED = 0, /* served read-only whatever its zone */
+	JF_HARDLINKS_ZONE,           /* served by the zone of the name it was reached by */
+	JF_HARDLINKS_DENY,           /* hidden */
+};
+enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
+
+/*
+ * [run] section for jailrun, lists of strings; each returned array is
+ * NULL-terminated, owned by the policy, valid until jf_policy_free().
+ *   deny_exec  = name, name...   executables added to the built-in denylist
+ *   allow_exec = name, ...       executables removed from the built-in denylist
+ *   env        = NAME, NAME=VAL  variables passed or set
+ *   expose     = /host/path      host paths bound read-only into the jail
+ * Scalars: timeout (seconds, 0 = unset), max_output (bytes, 0 = unset).
+ */
+const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key);
+uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key);
+
+/* Iterate over all rules in evaluation order (for --scan and dumps).
+ * Returns NULL past the end. */
+const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index);
+
+/* Names of the built-in profiles: "secrets", "project", "system". */
+extern const char *const jf_profile_names[];
