@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "policy.h"
 
@@ -75,3 +76,38 @@ void jf_audit_request_reopen(void);
 
 /* Flush every queued record, stop the writer, close the file. Idempotent. */
 void jf_audit_stop(void);
+
+/* ---- Helpers beyond the daemon's contract: tests, --audit-report, jailrun ---- */
+
+#define JF_AUDIT_QUEUE_DEFAULT 65536 /* records */
+#define JF_AUDIT_COMM_MAX 16         /* TASK_COMM_LEN, including the NUL (proc(5)) */
+
+/*
+ * Format @ev as one JSON Lines record, newline included, exactly as the
+ * writer puts it in the file. @ts is the wall-clock time (CLOCK_REALTIME),
+ * printed as RFC 3339 UTC with microseconds; @comm is the process name, NULL
+ * to leave the field out. Strings that are not valid UTF-8 (paths may hold any
+ * byte but NUL) get U+FFFD per bad byte, and "path_hex"/"path2_hex" carry the
+ * raw bytes. Returns a malloc'd NUL-terminated line (caller frees) and sets
+ * *len (bytes, without the NUL), or NULL on ENOMEM. Thread-safe.
+ */
+char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts, const char *comm,
+		      size_t *len);
+
+/* The {"ts":..,"op":"dropped","count":N} line, same conventions. */
+char *jf_audit_format_dropped(uint64_t count, const struct timespec *ts, size_t *len);
+
+/* Symbolic errno ("EACCES") into @buf; "E<number>" for an unknown value. */
+const char *jf_audit_errno_name(int err, char *buf, size_t size);
+
+/* True for the op names that change the view ("create", "write", "unlink",
+ * "rename", ...): what --audit-report counts as written paths. */
+bool jf_audit_op_is_write(const char *op);
+
+/* Counters since the last jf_audit_start(), in records. Thread-safe. */
+struct jf_audit_stats {
+	uint64_t queued;  /* accepted into the ring */
+	uint64_t written; /* handed to write(2) / syslog(3) completely */
+	uint64_t dropped; /* lost because the ring was full (async mode only) */
+};
+void jf_audit_get_stats(struct jf_audit_stats *out);

@@ -1,6 +1,605 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: being written. */
+/*
+ * jailfs --check and --scan: preview what a policy does, without mounting.
+ *
+ * --check classifies paths given on the command line (or stdin), like
+ * `git check-ignore -v`: one tab-separated line per path, zone, deciding
+ * rule, canonical path. --scan walks a real tree the way the daemon would
+ * see it: relative to directory fds, O_NOFOLLOW, never into a DENIED
+ * directory, never into a pseudo filesystem (proc, sysfs, ...).
+ *
+ * Exit status (both): 0 every path was classified (whatever its zone),
+ * 1 a runtime failure (source unreadable, an entry could not be read),
+ * 2 a usage or policy error.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
 #include "jailfs.h"
-int jf_cmd_check(int argc, char **argv) { (void)argc; (void)argv; fputs("jailfs: --check not built yet\n", stderr); return 2; }
-int jf_cmd_scan(int argc, char **argv) { (void)argc; (void)argv; fputs("jailfs: --scan not built yet\n", stderr); return 2; }
+#include "policy.h"
+
+static const char check_usage[] =
+	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"
+	"       jailfs --check [--policy FILE] [--source DIR] --stdin < paths\n"
+	"\n"
+	"Print how the policy classifies each PATH, one tab-separated line per path:\n"
+	"  ZONE  RULE  CANONICAL-PATH\n"
+	"ZONE is SAFE (read-write), RESTRICTED (read-only), DENIED (invisible) or\n"
+	"REFUSED (the path itself is rejected: '..', %2e, NUL, control or lookalike\n"
+	"characters, too long, outside the source). RULE is the deciding rule:\n"
+	"FILE:LINE, profile:NAME, 'default' (no rule matched: the policy's default\n"
+	"zone), or for REFUSED the reason (dotdot, encoded, nul, control, lookalike,\n"
+	"path_too_long, name_too_long, outside_root, empty). The root prints as '.'.\n"
+	"\n"
+	"Relative PATHs are relative to the view's root. Absolute PATHs must lie\n"
+	"inside the source directory (compared component by component).\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE   policy file (default: built-in, profiles secrets +\n"
+	"                      project, everything else SAFE)\n"
+	"  -s, --source DIR    source directory (default: the current directory).\n"
+	"                      With --source, whether a path is a directory comes from\n"
+	"                      the real entry (lstat, symlinks not followed); without\n"
+	"                      it, or if the entry does not exist, a trailing '/' means\n"
+	"                      directory.\n"
+	"  -r, --read-only     preview a read-only mount (SAFE becomes RESTRICTED)\n"
+	"      --stdin         read paths from standard input, one per line\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"Exit status: 0 all paths classified (whatever their zone), 1 runtime error,\n"
+	"2 usage or policy error (message: jailfs: FILE:LINE: problem).\n"
+	"Example:\n"
+	"  $ jailfs --check --source ~/proj .env src/main.c .git/config\n"
+	"  DENIED\tprofile:secrets\t.env\n"
+	"  SAFE\tdefault\tsrc/main.c\n"
+	"  RESTRICTED\tprofile:project\t.git/config\n";
+
+static const char scan_usage[] =
+	"Usage: jailfs --scan [--policy FILE] [--read-only] SOURCE\n"
+	"\n"
+	"Walk SOURCE as an agent would see it and list every entry that is not SAFE,\n"
+	"one tab-separated line each, sorted by path within each directory:\n"
+	"  ZONE  RULE  PATH\n"
+	"(PATH relative to SOURCE, directories with a trailing '/'; REFUSED lines are\n"
+	"names the view never shows, RULE is then the reason.) A DENIED directory is\n"
+	"listed once and not entered: it and everything in it is hidden. The last line\n"
+	"is a summary starting with '#':\n"
+	"  # SAFE n, RESTRICTED n, DENIED n (n directories not entered), REFUSED n,\n"
+	"  # ... n entries, n pseudo-filesystem mounts skipped, n unreadable\n"
+	"\n"
+	"Symlinks are never followed; mounts inside SOURCE are entered, except\n"
+	"pseudo filesystems (proc, sysfs, devpts, cgroup, debugfs, ...).\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE   policy file (default: built-in, see jailfs --check --help)\n"
+	"  -r, --read-only     preview a read-only mount (SAFE becomes RESTRICTED)\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"Exit status: 0 scan complete, 1 SOURCE or some entry could not be read,\n"
+	"2 usage or policy error.\n";
+
+enum { OPT_STDIN = 0x100, OPT_MODE };
+
+static const struct option long_opts[] = {
+	{ "check", no_argument, NULL, OPT_MODE },
+	{ "scan", no_argument, NULL, OPT_MODE },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "source", required_argument, NULL, 's' },
+	{ "read-only", no_argument, NULL, 'r' },
+	{ "stdin", no_argument, NULL, OPT_STDIN },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct opts {
+	const char *policy;
+	const char *source;
+	bool read_only;
+	bool use_stdin;
+};
+
+static void policy_freep(struct jf_policy **p)
+{
+	jf_policy_free(*p);
+}
+#define _cleanup_policy_ _cleanup_(policy_freep)
+
+/* Returns the first non-option index, or -1 after printing help (exit 0),
+ * or -2 on a usage error (message printed). */
+static int parse_opts(int argc, char **argv, bool scan, struct opts *o)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:s:rh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			break;
+		case 'p':
+			o->policy = optarg;
+			break;
+		case 's':
+			if (scan)
+				goto bad;
+			o->source = optarg;
+			break;
+		case 'r':
+			o->read_only = true;
+			break;
+		case OPT_STDIN:
+			if (scan)
+				goto bad;
+			o->use_stdin = true;
+			break;
+		case 'h':
+			fputs(scan ? scan_usage : check_usage, stdout);
+			return -1;
+		default:
+			goto bad;
+		}
+	}
+	return optind;
+bad:
+	if (c != '?')
+		fprintf(stderr, "jailfs: option not valid with %s\n", scan ? "--scan" : "--check");
+	fprintf(stderr, "Try 'jailfs %s --help'.\n", scan ? "--scan" : "--check");
+	return -2;
+}
+
+static int load_policy(const struct opts *o, struct jf_policy **out)
+{
+	char err[512];
+	int r;
+
+	if (!o->policy) {
+		r = jf_policy_default(out);
+		if (r < 0)
+			fprintf(stderr, "jailfs: built-in policy: %s\n", strerror(-r));
+	} else {
+		r = jf_policy_load(o->policy, out, err, sizeof(err));
+		if (r < 0)
+			fprintf(stderr, "jailfs: %s\n", err);
+	}
+	if (r < 0)
+		return r;
+	jf_policy_set_read_only(*out, o->read_only);
+	return 0;
+}
+
+/* Writes @len bytes with control bytes, backslash and non-ASCII shown as \xHH. */
+static void put_escaped(FILE *f, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			putc(c, f);
+	}
+}
+
+static void put_verdict(FILE *f, const struct jf_verdict *v, const char *path, size_t len,
+			bool dir_slash)
+{
+	char rule[PATH_MAX + 32];
+
+	jf_rule_format(v->rule, rule, sizeof(rule));
+	fprintf(f, "%s\t", jf_zone_name(v->zone));
+	put_escaped(f, rule, strlen(rule));
+	putc('\t', f);
+	if (len == 0)
+		putc('.', f);
+	else
+		put_escaped(f, path, len);
+	if (dir_slash && len > 0)
+		putc('/', f);
+	putc('\n', f);
+}
+
+static long sys_openat2(int dfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags, .resolve = resolve };
+
+	return syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+}
+
+/* Opens directory @dir (canonical, non-empty) beneath @srcfd without following
+ * any symlink: openat2, or a per-component O_NOFOLLOW walk on old kernels. */
+static int open_beneath(int srcfd, const char *dir)
+{
+	_cleanup_free_ char *copy = NULL;
+	int fd = sys_openat2(srcfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	char *save = NULL;
+
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	copy = strdup(dir);
+	if (!copy)
+		return -1;
+	fd = dup(srcfd);
+	for (char *c = strtok_r(copy, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+/* 1 directory, 0 not, -1 unknown (does not exist, unreachable). */
+static int real_is_dir(int srcfd, const char *path, size_t len)
+{
+	_cleanup_free_ char *parent = NULL;
+	_cleanup_close_ int pfd = -1;
+	const char *slash = memrchr(path, '/', len);
+	struct stat st;
+
+	if (len == 0)
+		return 1;
+	if (slash) {
+		parent = strndup(path, slash - path);
+		if (!parent)
+			return -1;
+		pfd = open_beneath(srcfd, parent);
+		if (pfd < 0)
+			return -1;
+	}
+	if (fstatat(slash ? pfd : srcfd, slash ? slash + 1 : path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	return S_ISDIR(st.st_mode);
+}
+
+struct checker {
+	const struct jf_policy *pol;
+	int srcfd; /* -1 without --source */
+	char *root_lex, *root_real;
+};
+
+static void check_one(const struct checker *ck, const char *arg, size_t len)
+{
+	struct jf_canon c;
+	struct jf_verdict v;
+	int dir = -1;
+
+	if (jf_canonicalize(ck->root_lex, NULL, arg, len, &c) < 0 &&
+	    c.refusal == JF_REFUSE_OUTSIDE_ROOT && ck->root_real)
+		jf_canonicalize(ck->root_real, NULL, arg, len, &c);
+	if (c.refusal != JF_REFUSE_NONE) {
+		printf("REFUSED\t%s\t", jf_refusal_reason(c.refusal));
+		put_escaped(stdout, arg, len);
+		putc('\n', stdout);
+		return;
+	}
+	if (ck->srcfd >= 0)
+		dir = real_is_dir(ck->srcfd, c.path, c.len);
+	if (dir < 0)
+		dir = c.len == 0 || arg[len - 1] == '/';
+	jf_classify(ck->pol, c.path, c.len, dir, &v);
+	put_verdict(stdout, &v, c.path, c.len, false);
+}
+
+static char *absolute(const char *dir)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *out = NULL;
+
+	if (dir[0] == '/')
+		return strdup(dir);
+	cwd = getcwd(NULL, 0);
+	if (!cwd || asprintf(&out, "%s/%s", cwd, dir) < 0)
+		return NULL;
+	return out;
+}
+
+static int check_stdin(const struct checker *ck)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		if (line[n - 1] == '\n')
+			n--;
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		check_one(ck, line, n);
+	}
+	return ferror(stdin) ? -EIO : 0;
+}
+
+int jf_cmd_check(int argc, char **argv)
+{
+	_cleanup_policy_ struct jf_policy *pol = NULL;
+	_cleanup_free_ char *root_lex = NULL, *root_real = NULL;
+	_cleanup_close_ int srcfd = -1;
+	struct opts o = { 0 };
+	struct checker ck;
+	int first = parse_opts(argc, argv, false, &o);
+
+	if (first < 0)
+		return first == -1 ? 0 : 2;
+	if (first >= argc && !o.use_stdin) {
+		fprintf(stderr, "jailfs: --check needs at least one PATH\n"
+				"Try 'jailfs --check --help'.\n");
+		return 2;
+	}
+	if (load_policy(&o, &pol) < 0)
+		return 2;
+	if (o.source) {
+		srcfd = open(o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (srcfd < 0) {
+			fprintf(stderr, "jailfs: source %s: %s\n", o.source, strerror(errno));
+			return 1;
+		}
+	}
+	root_lex = absolute(o.source ? o.source : ".");
+	root_real = realpath(o.source ? o.source : ".", NULL);
+	if (!root_lex) {
+		fprintf(stderr, "jailfs: cannot resolve the source directory: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	ck = (struct checker){ pol, srcfd, root_lex, root_real };
+	for (int i = first; i < argc; i++)
+		check_one(&ck, argv[i], strlen(argv[i]));
+	if (o.use_stdin && check_stdin(&ck) < 0) {
+		fprintf(stderr, "jailfs: reading standard input: %s\n", strerror(EIO));
+		return 1;
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "jailfs: writing output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- --scan ---- */
+
+struct scan {
+	const struct jf_policy *pol;
+	char path[JF_PATH_MAX + 1];
+	size_t len;
+	uint64_t zone[3], refused, not_entered, skipped, unreadable, entries;
+};
+
+/* Pseudo filesystems a scan never enters: reading them is slow, endless or
+ * has side effects. f_type values from <linux/magic.h>. */
+static bool pseudo_fs(int fd)
+{
+	static const unsigned long magic[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC,	   DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC,	SECURITYFS_MAGIC,
+		BPF_FS_MAGIC,	     PSTOREFS_MAGIC, BINFMTFS_MAGIC,	EFIVARFS_MAGIC,
+		SELINUX_MAGIC,	     SMACK_MAGIC,    NSFS_MAGIC,	AUTOFS_SUPER_MAGIC,
+		HUGETLBFS_MAGIC,     0x65735543 /* fusectl */, 0x62656570 /* configfs */,
+		0x19800202 /* mqueue */,
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(magic); i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return true;
+	return false;
+}
+
+/* Names are stored as one byte of d_type followed by the NUL-terminated name. */
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Reads and sorts the entries of @d (without "." and ".."); NULL on error. */
+static char **read_names(DIR *d, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+
+	*n = 0;
+	errno = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (*n + 1 >= cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
+
+			if (!nv)
+				goto fail;
+			v = nv;
+		}
+		v[*n] = malloc(len + 2);
+		if (!v[*n])
+			goto fail;
+		v[*n][0] = (char)e->d_type;
+		memcpy(v[*n] + 1, e->d_name, len + 1);
+		(*n)++;
+		errno = 0;
+	}
+	if (errno)
+		goto fail;
+	if (!v)
+		return calloc(1, sizeof(*v));
+	qsort(v, *n, sizeof(*v), cmp_names);
+	return v;
+fail:
+	free_names(v, *n);
+	return NULL;
+}
+
+static void scan_warn(struct scan *s, const char *what)
+{
+	fprintf(stderr, "jailfs: %s ", what);
+	put_escaped(stderr, s->path, s->len);
+	fprintf(stderr, ": %s\n", strerror(errno));
+	s->unreadable++;
+}
+
+static void scan_dir(struct scan *s, int fd, dev_t dev);
+
+/* Enters directory @name of @dfd (s->path already names it). */
+static void scan_subdir(struct scan *s, int dfd, const char *name, dev_t dev)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		scan_warn(s, "cannot open directory");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (st.st_dev != dev && pseudo_fs(fd)) {
+		fprintf(stderr, "jailfs: not entering pseudo filesystem at ");
+		put_escaped(stderr, s->path, s->len);
+		putc('\n', stderr);
+		s->skipped++;
+		close(fd);
+		return;
+	}
+	scan_dir(s, fd, st.st_dev);
+}
+
+static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, unsigned char type)
+{
+	size_t nlen = strlen(name), saved = s->len;
+	enum jf_refusal ref = jf_check_name(name, nlen);
+	struct jf_verdict v;
+	bool dir = type == DT_DIR;
+
+	s->entries++;
+	if (ref == JF_REFUSE_NONE && saved + (saved > 0) + nlen > JF_PATH_MAX)
+		ref = JF_REFUSE_PATH_TOO_LONG;
+	if (ref != JF_REFUSE_NONE) {
+		s->refused++;
+		printf("REFUSED\t%s\t", jf_refusal_reason(ref));
+		put_escaped(stdout, s->path, s->len);
+		if (saved > 0)
+			putc('/', stdout);
+		put_escaped(stdout, name, nlen);
+		putc('\n', stdout);
+		return;
+	}
+	if (saved > 0)
+		s->path[s->len++] = '/';
+	memcpy(s->path + s->len, name, nlen);
+	s->len += nlen;
+	if (type == DT_UNKNOWN) {
+		struct stat st;
+
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			scan_warn(s, "cannot stat");
+			s->len = saved;
+			return;
+		}
+		dir = S_ISDIR(st.st_mode);
+	}
+	jf_classify(s->pol, s->path, s->len, dir, &v);
+	s->zone[v.zone]++;
+	if (v.zone != JF_SAFE)
+		put_verdict(stdout, &v, s->path, s->len, dir);
+	if (v.zone == JF_DENIED && dir)
+		s->not_entered++;
+	else if (dir)
+		scan_subdir(s, dfd, name, dev);
+	s->len = saved;
+}
+
+/* Takes ownership of @fd. */
+static void scan_dir(struct scan *s, int fd, dev_t dev)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	char **names;
+	size_t n;
+
+	if (!d) {
+		close(fd);
+		scan_warn(s, "cannot read directory");
+		return;
+	}
+	names = read_names(d, &n);
+	if (!names) {
+		scan_warn(s, "cannot read directory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		scan_entry(s, dirfd(d), dev, names[i] + 1, (unsigned char)names[i][0]);
+	free_names(names, n);
+}
+
+int jf_cmd_scan(int argc, char **argv)
+{
+	_cleanup_policy_ struct jf_policy *pol = NULL;
+	struct opts o = { 0 };
+	struct scan *s;
+	struct jf_verdict v;
+	struct stat st;
+	int first = parse_opts(argc, argv, true, &o), fd, r = 0;
+
+	if (first < 0)
+		return first == -1 ? 0 : 2;
+	if (argc - first != 1) {
+		fprintf(stderr, "jailfs: --scan needs exactly one SOURCE directory\n"
+				"Try 'jailfs --scan --help'.\n");
+		return 2;
+	}
+	if (load_policy(&o, &pol) < 0)
+		return 2;
+	fd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || pseudo_fs(fd)) {
+		fprintf(stderr, "jailfs: source %s: %s\n", argv[first],
+			fd < 0 ? strerror(errno) : "a pseudo filesystem (proc, sysfs...)");
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		close(fd);
+		return 1;
+	}
+	s->pol = pol;
+	jf_classify(pol, "", 0, true, &v);
+	if (v.zone != JF_SAFE)
+		put_verdict(stdout, &v, "", 0, true);
+	if (v.zone == JF_DENIED)
+		close(fd);
+	else
+		scan_dir(s, fd, st.st_dev);
+	printf("# SAFE %llu, RESTRICTED %llu, DENIED %llu (%llu %s not entered), REFUSED %llu; "
+	       "%llu entries, %llu pseudo-filesystem mounts skipped, %llu unreadable\n",
+	       (unsigned long long)s->zone[JF_SAFE], (unsigned long long)s->zone[JF_RESTRICTED],
+	       (unsigned long long)s->zone[JF_DENIED], (unsigned long long)s->not_entered,
+	       s->not_entered == 1 ? "directory" : "directories", (unsigned long long)s->refused,
+	       (unsigned long long)s->entries, (unsigned long long)s->skipped,
+	       (unsigned long long)s->unreadable);
+	if (s->unreadable || fflush(stdout) != 0)
+		r = 1;
+	free(s);
+	return r;
+}

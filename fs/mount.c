@@ -1,5 +1,276 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: being written. */
+/*
+ * jailfs SOURCE MOUNTPOINT: start-up of the FUSE daemon.
+ *
+ * Order matters: parse and load the policy, open SOURCE (the only path ever
+ * opened from '/'; everything after is relative to that fd), mount, then
+ * detach (fuse_daemonize after fuse_session_mount, like sshfs: the parent
+ * exits 0 only once the mount is ready), then start the audit writer thread
+ * (threads do not survive the fork), then serve with the multi-threaded loop.
+ * SIGINT/SIGTERM end the loop (fuse_set_signal_handlers) and we unmount;
+ * SIGHUP reopens the audit file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "daemon.h"
 #include "jailfs.h"
-int jf_cmd_mount(int argc, char **argv) { (void)argc; (void)argv; return 2; }
+
+struct jf_fs jf_fs;
+
+static void on_sighup(int sig)
+{
+	(void)sig;
+	jf_audit_request_reopen();
+}
+
+/* Escape ',' and '\' for a fuse_opt value. Caller frees. */
+static char *opt_escape(const char *s)
+{
+	char *out = malloc(strlen(s) * 2 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (; *s; s++) {
+		if (*s == ',' || *s == '\\')
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* @inner relative to @outer when inside it (component-wise), else NULL. */
+static char *path_inside(const char *outer, const char *inner)
+{
+	size_t n = strlen(outer);
+
+	if (strcmp(outer, "/") == 0)
+		return strdup(inner + 1);
+	if (strncmp(outer, inner, n) != 0 || (inner[n] != '/' && inner[n] != '\0'))
+		return NULL;
+	return strdup(inner[n] ? inner + n + 1 : "");
+}
+
+static int check_mountpoint(const char *mnt)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "jailfs: %s: mountpoint is not a directory\n", mnt);
+			return 1;
+		}
+		return 0;
+	}
+	if (errno == ENOTCONN) {
+		fprintf(stderr,
+			"jailfs: %s: stale FUSE mount (transport endpoint is not connected):\n"
+			"  a FUSE daemon serving it died without unmounting. Clear it with\n"
+			"    fusermount3 -u %s\n"
+			"  or, as root,\n"
+			"    umount -l %s\n"
+			"  then run jailfs again.\n",
+			mnt, mnt, mnt);
+		return 1;
+	}
+	fprintf(stderr, "jailfs: %s: %s\n", mnt, strerror(errno));
+	return 1;
+}
+
+static int load_policy(const struct jf_options *o)
+{
+	char err[512] = "";
+	int r;
+
+	if (o->policy)
+		r = jf_policy_load(o->policy, &jf_fs.policy, err, sizeof(err));
+	else
+		r = jf_policy_default(&jf_fs.policy);
+	if (r < 0) {
+		if (err[0])
+			fprintf(stderr, "jailfs: %s\n", err);
+		else
+			fprintf(stderr, "jailfs: %s: %s\n", o->policy ? o->policy : "default policy",
+				strerror(-r));
+		return 2;
+	}
+	jf_policy_set_read_only(jf_fs.policy, o->read_only);
+	for (int z = JF_SAFE; z <= JF_DENIED; z++)
+		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.policy, (enum jf_zone)z);
+	jf_fs.hardlinks = jf_policy_hardlinks(jf_fs.policy);
+	return 0;
+}
+
+/* Resolve SOURCE and MOUNTPOINT, open root_fd. Returns 0 or an exit status. */
+static int open_source(const struct jf_options *o)
+{
+	_cleanup_free_ char *mnt_abs = NULL;
+	struct stat st;
+
+	jf_fs.source_abs = realpath(o->source, NULL);
+	if (!jf_fs.source_abs) {
+		fprintf(stderr, "jailfs: %s: %s\n", o->source, strerror(errno));
+		return 1;
+	}
+	if (check_mountpoint(o->mountpoint))
+		return 1;
+	mnt_abs = realpath(o->mountpoint, NULL);
+	if (!mnt_abs) {
+		fprintf(stderr, "jailfs: %s: %s\n", o->mountpoint, strerror(errno));
+		return 1;
+	}
+	jf_fs.mnt_rel = path_inside(jf_fs.source_abs, mnt_abs);
+	if (jf_fs.mnt_rel && !jf_fs.mnt_rel[0]) {
+		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
+			o->mountpoint);
+		return 2;
+	}
+	jf_fs.root_fd = open(jf_fs.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.root_fd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
+		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.source_abs, strerror(errno));
+		return 1;
+	}
+	if (jf_inode_init(&jf_fs, &st) < 0) {
+		fprintf(stderr, "jailfs: out of memory\n");
+		return 1;
+	}
+	{
+		struct jf_verdict v;
+
+		jf_classify_path("", 0, true, &v);
+		jf_fs.root.zone = v.zone == JF_DENIED ? JF_RESTRICTED : v.zone;
+		jf_fs.root.rule = v.rule;
+	}
+	return 0;
+}
+
+static int add_mount_options(struct jf_options *o)
+{
+	_cleanup_free_ char *fsname = opt_escape(jf_fs.source_abs);
+	_cleanup_free_ char *opt = NULL;
+
+	if (!fsname || asprintf(&opt, "fsname=%s,subtype=jailfs,nosuid,nodev,"
+				      "default_permissions",
+				fsname) < 0)
+		return -ENOMEM;
+	if (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 || fuse_opt_add_arg(&o->fuse_args, opt) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The audit file must be writable before we detach: fail on the terminal. */
+static int precheck_audit(const struct jf_options *o)
+{
+	int fd;
+
+	if (!o->audit.path)
+		return 0;
+	fd = open(o->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "jailfs: --audit %s: %s\n", o->audit.path, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int serve(struct jf_options *o)
+{
+	struct fuse_session *se;
+	struct fuse_loop_config *cfg;
+	struct sigaction sa = { .sa_handler = on_sighup };
+	bool audit_on = o->audit.path || o->audit.syslog;
+	int r, status = 1;
+
+	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
+	if (!se)
+		return 2; /* libfuse printed the bad option */
+	if (fuse_set_signal_handlers(se) < 0)
+		goto out_destroy;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	if (fuse_session_mount(se, o->mountpoint) < 0) {
+		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs,
+			o->mountpoint);
+		goto out_signals;
+	}
+	if (fuse_daemonize(o->foreground) < 0)
+		goto out_unmount;
+	if (audit_on && (r = jf_audit_start(&o->audit)) < 0) {
+		fprintf(stderr, "jailfs: cannot start the audit log: %s\n", strerror(-r));
+		goto out_unmount;
+	}
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		goto out_audit;
+	fuse_loop_cfg_set_idle_threads(cfg, o->max_threads);
+	r = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	status = r < 0 ? 1 : 0;
+out_audit:
+	if (audit_on)
+		jf_audit_stop();
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return status;
+}
+
+int jf_cmd_mount(int argc, char **argv)
+{
+	struct jf_options o = { .fuse_args = FUSE_ARGS_INIT(0, NULL) };
+	int r;
+
+	jf_fs.root_fd = -1;
+	jf_fs.opts = &o;
+	r = jf_options_parse(argc, argv, &o);
+	if (r || o.help || o.version) {
+		if (o.help)
+			jf_options_usage("jailfs");
+		if (o.version)
+			printf("jailfs %s (libfuse %s)\n", JAILFS_VERSION, fuse_pkgversion());
+		fuse_opt_free_args(&o.fuse_args);
+		return r;
+	}
+	if (o.audit_level && jf_audit_parse_level(o.audit_level, &o.audit.level) < 0) {
+		fprintf(stderr, "jailfs: --audit-level %s: expected denied, writes or all\n",
+			o.audit_level);
+		r = 2;
+	} else if (!o.audit_level) {
+		o.audit.level = JF_AUDIT_DENIED;
+	}
+	if (!r)
+		r = load_policy(&o);
+	if (!r)
+		r = open_source(&o);
+	if (!r)
+		r = precheck_audit(&o);
+	if (!r && add_mount_options(&o) < 0)
+		r = 1;
+	if (!r) {
+		jf_fs.daemon_uid = geteuid();
+		umask(0); /* the kernel already applied the caller's umask */
+		r = serve(&o);
+	}
+	fuse_opt_free_args(&o.fuse_args);
+	if (jf_fs.table)
+		jf_inode_free_all();
+	if (jf_fs.root_fd >= 0)
+		close(jf_fs.root_fd);
+	if (jf_fs.policy)
+		jf_policy_free(jf_fs.policy);
+	free(jf_fs.source_abs);
+	free(jf_fs.mnt_rel);
+	return r;
+}

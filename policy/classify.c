@@ -1,3 +1,423 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: being written. */
-#include "policy.h"
+/*
+ * Classification: canonical path -> zone and deciding rule.
+ *
+ * The path is split once into components. For each prefix depth k
+ * (0 = the root, 1 = the first name, ...) the index of each zone yields the
+ * rules whose last segment matches component k; an anchored rule then checks
+ * its earlier segments against components 1..k. A rule matching prefix k
+ * matches the path (a rule matching a directory covers everything below).
+ *
+ * DENIED (gitignore(5) semantics, in rule order): at each depth the last
+ * matching [denied] rule decides whether that prefix is excluded; a '!'
+ * exception un-excludes it. The first excluded prefix makes the path DENIED
+ * and ends the walk, so an exception cannot re-include anything below an
+ * excluded directory ("It is not possible to re-include a file if a parent
+ * directory of that file is excluded", gitignore(5)).
+ *
+ * SAFE/RESTRICTED: the most specific match wins: deepest prefix, then the
+ * longer pattern text, then the later rule.
+ *
+ * DENIED and RESTRICTED patterns are matched case-insensitively (ASCII) and
+ * also against names with trailing dots and spaces removed, so ".ENV",
+ * ".env." and ".cUrSoR/" are caught; SAFE patterns match exactly (a looser
+ * SAFE match would widen write access).
+ *
+ * No allocation: the work area lives on the stack (about 17 KiB).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy-internal.h"
+
+struct cctx {
+	const char *exact;
+	char fold[JF_PATH_MAX + 1];
+	uint16_t off[JF_MAX_COMPONENTS];
+	uint16_t len[JF_MAX_COMPONENTS];
+	uint16_t slen[JF_MAX_COMPONENTS]; /* len without trailing dots and spaces */
+	size_t n;
+	bool is_dir;
+	bool any_strip;
+};
+
+/* A view of the components: which buffer, which lengths. */
+struct cview {
+	const char *buf;
+	const uint16_t *len;
+	uint32_t hash;
+};
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static bool seg_match(const struct jf_seg *g, const char *s, size_t len)
+{
+	switch (g->kind) {
+	case JF_SEG_LIT:
+		return g->len == len && memcmp(g->s, s, len) == 0;
+	case JF_SEG_GLOB:
+		return jf_glob_match(g->s, g->len, s, len);
+	default:
+		return true;
+	}
+}
+
+/* Anchored pattern against components 0..k-1: '**' matches any run of
+ * components; single-backtrack wildcard matching, O(nseg * k). */
+static bool segs_match(const struct jf_cpat *c, const struct cctx *x, const struct cview *v,
+		       size_t k)
+{
+	size_t si = 0, ci = 0, star_s = SIZE_MAX, star_c = 0;
+
+	while (ci < k) {
+		if (si < c->nseg && c->segs[si].kind == JF_SEG_STARSTAR) {
+			star_s = ++si;
+			star_c = ci;
+			continue;
+		}
+		if (si < c->nseg && seg_match(&c->segs[si], v->buf + x->off[ci], v->len[ci])) {
+			si++;
+			ci++;
+			continue;
+		}
+		if (star_s == SIZE_MAX)
+			return false;
+		si = star_s;
+		ci = ++star_c;
+	}
+	while (si < c->nseg && c->segs[si].kind == JF_SEG_STARSTAR)
+		si++;
+	return si == c->nseg;
+}
+
+enum pick { PICK_LAST, PICK_SPECIFIC };
+
+static uint32_t better(const struct jf_policy *p, enum pick how, uint32_t best, uint32_t cand)
+{
+	if (best == JF_NONE)
+		return cand;
+	if (how == PICK_SPECIFIC && p->cpats[cand].speclen != p->cpats[best].speclen)
+		return p->cpats[cand].speclen > p->cpats[best].speclen ? cand : best;
+	return cand > best ? cand : best;
+}
+
+/* Rule @r's last segment matched component @i: check the rest. */
+static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct cview *v,
+		    size_t i)
+{
+	if (c->dir_only && i + 1 == x->n && !x->is_dir)
+		return false;
+	return !c->anchored || segs_match(c, x, v, i + 1);
+}
+
+static uint32_t scan_chain(const struct jf_policy *p, enum pick how, uint32_t r, uint32_t best,
+			   const struct cctx *x, const struct cview *v, size_t i, int mode)
+{
+	const char *s = v->buf + x->off[i];
+	size_t len = v->len[i];
+
+	for (; r != JF_NONE; r = p->cpats[r].next) {
+		const struct jf_cpat *c = &p->cpats[r];
+
+		if (c->litlen > len)
+			continue;
+		if (mode == JF_LAST_SUFFIX && memcmp(s + len - c->litlen, c->lit, c->litlen))
+			continue;
+		if (mode == JF_LAST_PREFIX && memcmp(s, c->lit, c->litlen))
+			continue;
+		if (cand_ok(c, x, v, i))
+			best = better(p, how, best, r);
+	}
+	return best;
+}
+
+static uint32_t scan_hash(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			  uint32_t best, const struct cctx *x, const struct cview *v, size_t i)
+{
+	const char *s = v->buf + x->off[i];
+	size_t len = v->len[i];
+
+	for (uint32_t h = v->hash & g->hmask;; h = (h + 1) & g->hmask) {
+		uint32_t r = g->slots[h];
+		const struct jf_cpat *c;
+
+		if (r == JF_NONE)
+			return best;
+		c = &p->cpats[r];
+		if (c->litlen != len || memcmp(c->lit, s, len) != 0)
+			continue;
+		for (; r != JF_NONE; r = p->cpats[r].next)
+			if (cand_ok(&p->cpats[r], x, v, i))
+				best = better(p, how, best, r);
+		return best;
+	}
+}
+
+/* Best rule of group @g matching component @i (depth i + 1) in view @v. */
+static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			   uint32_t best, const struct cctx *x, const struct cview *v, size_t i)
+{
+	const char *s = v->buf + x->off[i];
+	size_t len = v->len[i];
+
+	if (g->slots)
+		best = scan_hash(p, g, how, best, x, v, i);
+	best = scan_chain(p, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
+			  JF_LAST_SUFFIX);
+	best = scan_chain(p, how, g->prefix[(unsigned char)s[0]], best, x, v, i, JF_LAST_PREFIX);
+	for (uint32_t j = 0; j < g->ngeneric; j++) {
+		uint32_t r = g->generic[j];
+		const struct jf_cpat *c = &p->cpats[r];
+		const struct jf_seg *l = &c->segs[c->nseg - 1];
+
+		if ((c->first >= 0 && (unsigned char)s[0] != c->first) ||
+		    (c->last >= 0 && (unsigned char)s[len - 1] != c->last))
+			continue;
+		if (l->kind == JF_SEG_GLOB && !jf_glob_match(l->s, l->len, s, len))
+			continue;
+		if (cand_ok(c, x, v, i))
+			best = better(p, how, best, r);
+	}
+	return best;
+}
+
+static uint32_t scan_root(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			  uint32_t best)
+{
+	for (uint32_t j = 0; j < g->nroot; j++)
+		best = better(p, how, best, g->root[j]);
+	return best;
+}
+
+static void split(struct cctx *x, const char *path, size_t len)
+{
+	x->n = 0;
+	x->any_strip = false;
+	for (size_t i = 0; i < len;) {
+		size_t start, l;
+
+		while (i < len && path[i] == '/')
+			i++;
+		if (i >= len)
+			break;
+		start = i;
+		while (i < len && path[i] != '/') {
+			char ch = path[i];
+
+			x->fold[i++] = (ch >= 'A' && ch <= 'Z') ? ch + 32 : ch;
+		}
+		l = i - start;
+		x->off[x->n] = start;
+		x->len[x->n] = l;
+		while (l > 1 && (path[start + l - 1] == '.' || path[start + l - 1] == ' '))
+			l--;
+		/* a name of only dots/spaces keeps its first byte: "..." stays "." */
+		x->slen[x->n] = l;
+		x->any_strip |= l != x->len[x->n];
+		x->n++;
+	}
+}
+
+/* DENIED check at depth i + 1; returns the deciding rule or JF_NONE. */
+static uint32_t denied_level(const struct jf_policy *p, const struct cctx *x, size_t i)
+{
+	const struct jf_group *g = &p->groups[JF_DENIED];
+	struct cview v = { x->fold, x->len, 0 };
+	uint32_t best;
+
+	v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
+	best = scan_level(p, g, PICK_LAST, JF_NONE, x, &v, i);
+	if (x->any_strip) {
+		v.len = x->slen;
+		v.hash = hash_bytes(x->fold + x->off[i], x->slen[i]);
+		best = scan_level(p, g, PICK_LAST, best, x, &v, i);
+	}
+	return best;
+}
+
+static uint32_t zoned_level(const struct jf_policy *p, const struct cctx *x, size_t i)
+{
+	const struct jf_group *rg = &p->groups[JF_RESTRICTED], *sg = &p->groups[JF_SAFE];
+	uint32_t best = JF_NONE;
+
+	if (rg->nonempty) {
+		struct cview v = { x->fold, x->len, 0 };
+
+		v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
+		best = scan_level(p, rg, PICK_SPECIFIC, best, x, &v, i);
+		if (x->any_strip) {
+			v.len = x->slen;
+			v.hash = hash_bytes(x->fold + x->off[i], x->slen[i]);
+			best = scan_level(p, rg, PICK_SPECIFIC, best, x, &v, i);
+		}
+	}
+	if (sg->nonempty) {
+		struct cview v = { x->exact, x->len, 0 };
+
+		if (sg->slots)
+			v.hash = hash_bytes(x->exact + x->off[i], x->len[i]);
+		best = scan_level(p, sg, PICK_SPECIFIC, best, x, &v, i);
+	}
+	return best;
+}
+
+static void verdict(const struct jf_policy *p, uint32_t r, struct jf_verdict *out)
+{
+	out->rule = r == JF_NONE ? NULL : &p->rules[r];
+	out->zone = r == JF_NONE ? p->def : p->rules[r].zone;
+	if (p->read_only && out->zone == JF_SAFE)
+		out->zone = JF_RESTRICTED;
+}
+
+void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
+		 struct jf_verdict *out)
+{
+	const struct jf_group *dg = &policy->groups[JF_DENIED];
+	uint32_t best, d;
+	struct cctx x;
+
+	if (len > JF_PATH_MAX) { /* not canonical: fail closed */
+		out->zone = JF_DENIED;
+		out->rule = NULL;
+		return;
+	}
+	x.exact = path;
+	x.is_dir = is_dir;
+	split(&x, path, len);
+	if (x.n == 0)
+		x.is_dir = true;
+	d = scan_root(policy, dg, PICK_LAST, JF_NONE);
+	if (d != JF_NONE && !policy->cpats[d].negated)
+		return verdict(policy, d, out);
+	best = scan_root(policy, &policy->groups[JF_RESTRICTED], PICK_SPECIFIC, JF_NONE);
+	best = scan_root(policy, &policy->groups[JF_SAFE], PICK_SPECIFIC, best);
+	for (size_t i = 0; i < x.n; i++) {
+		uint32_t lb;
+
+		if (dg->nonempty) {
+			d = denied_level(policy, &x, i);
+			if (d != JF_NONE && !policy->cpats[d].negated)
+				return verdict(policy, d, out);
+		}
+		lb = zoned_level(policy, &x, i);
+		if (lb != JF_NONE)
+			best = lb;
+	}
+	verdict(policy, best, out);
+}
+
+/* ---- index construction (load time) ---- */
+
+static int hash_insert(struct jf_policy *p, struct jf_group *g, uint32_t r)
+{
+	const struct jf_cpat *c = &p->cpats[r];
+	uint32_t h = hash_bytes(c->lit, c->litlen) & g->hmask;
+
+	for (;; h = (h + 1) & g->hmask) {
+		uint32_t o = g->slots[h];
+		uint32_t *tail;
+
+		if (o == JF_NONE) {
+			g->slots[h] = r;
+			return 0;
+		}
+		if (p->cpats[o].litlen != c->litlen || memcmp(p->cpats[o].lit, c->lit, c->litlen))
+			continue;
+		for (tail = &g->slots[h]; *tail != JF_NONE; tail = &p->cpats[*tail].next)
+			;
+		*tail = r;
+		return 0;
+	}
+}
+
+static void chain_append(struct jf_policy *p, uint32_t *head, uint32_t r)
+{
+	while (*head != JF_NONE)
+		head = &p->cpats[*head].next;
+	*head = r;
+}
+
+static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zone)
+{
+	size_t nlit = 0, ngen = 0, nroot = 0, size = 8;
+
+	for (size_t r = 0; r < p->nrules; r++) {
+		if (p->rules[r].zone != zone)
+			continue;
+		nlit += p->cpats[r].last_kind == JF_LAST_LIT;
+		ngen += p->cpats[r].last_kind == JF_LAST_GENERIC;
+		nroot += p->cpats[r].last_kind == JF_LAST_ROOT;
+		g->nonempty = true;
+	}
+	while (size < 2 * nlit)
+		size *= 2;
+	if (nlit) {
+		g->slots = malloc(size * sizeof(*g->slots));
+		g->hmask = size - 1;
+	}
+	g->generic = calloc(ngen + 1, sizeof(*g->generic));
+	g->root = calloc(nroot + 1, sizeof(*g->root));
+	if ((nlit && !g->slots) || !g->generic || !g->root)
+		return -ENOMEM;
+	for (size_t i = 0; nlit && i < size; i++)
+		g->slots[i] = JF_NONE;
+	return 0;
+}
+
+int jf_policy_build_index(struct jf_policy *p)
+{
+	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
+		struct jf_group *g = &p->groups[z];
+		int r;
+
+		memset(g, 0, sizeof(*g));
+		for (int b = 0; b < 256; b++)
+			g->suffix[b] = g->prefix[b] = JF_NONE;
+		g->fold = z != JF_SAFE;
+		r = group_alloc(p, g, z);
+		if (r < 0)
+			return r;
+	}
+	for (uint32_t r = 0; r < p->nrules; r++) {
+		struct jf_cpat *c = &p->cpats[r];
+		struct jf_group *g = &p->groups[p->rules[r].zone];
+
+		c->next = JF_NONE;
+		switch (c->last_kind) {
+		case JF_LAST_LIT:
+			hash_insert(p, g, r);
+			break;
+		case JF_LAST_SUFFIX:
+			chain_append(p, &g->suffix[(unsigned char)c->lit[c->litlen - 1]], r);
+			break;
+		case JF_LAST_PREFIX:
+			chain_append(p, &g->prefix[(unsigned char)c->lit[0]], r);
+			break;
+		case JF_LAST_GENERIC:
+			g->generic[g->ngeneric++] = r;
+			break;
+		case JF_LAST_ROOT:
+			g->root[g->nroot++] = r;
+			break;
+		}
+	}
+	return 0;
+}
+
+void jf_policy_free_index(struct jf_policy *p)
+{
+	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
+		free(p->groups[z].slots);
+		free(p->groups[z].generic);
+		free(p->groups[z].root);
+		p->groups[z].slots = p->groups[z].generic = p->groups[z].root = NULL;
+	}
+}

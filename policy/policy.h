@@ -64,26 +64,41 @@ struct jf_canon {
  * (no trailing slash needed); an absolute @in must lie inside it, compared
  * component by component ("/work/proj_x" is not inside "/work/proj"). A
  * relative @in is taken relative to @base, a canonical view-relative dir
- * ("" for the view root; may be NULL for root).
+ * ("" for the view root; may be NULL for root). @base is trusted (not
+ * re-checked). A NULL or relative @root refuses every absolute @in.
+ *
+ * "." components and repeated '/' are dropped. Refusals, first match in this
+ * order: empty, nul, path_too_long (@len > 4096, or @base + path > 4096),
+ * encoded ('%' then any number of "25" then 2e/2f/5c, any case: "%2e",
+ * "%252E"), control (0x01-0x1f, 0x7f), lookalike (UTF-8 of U+FF0E U+FF0F
+ * U+FF3C U+FE52 U+2024 U+2025: they NFKC-normalize to '.', '/' or '\'),
+ * dotdot, name_too_long (a component > 255 bytes), outside_root. Trailing
+ * dots and spaces are accepted here; jf_classify handles them.
  *
  * Pure string work: never touches the filesystem, so symlinks are not
  * followed (callers that open things do so with openat2 RESOLVE_BENEATH).
  *
- * Returns 0 and fills @out, or -EINVAL with out->refusal set (other fields
- * unspecified). Thread-safe, reentrant.
+ * Returns 0 and fills @out, or -EINVAL with out->refusal set (out->path ""
+ * and out->len 0). Thread-safe, reentrant, no allocation (@out is ~4 KiB).
+ * Sources: threat-model.md "Path tricks"; PATH_MAX/NAME_MAX <linux/limits.h>.
  */
 int jf_canonicalize(const char *root, const char *base, const char *in, size_t len,
 		    struct jf_canon *out);
 
 /* Check one directory entry name (no slash) as it would be exposed in a view:
- * returns JF_REFUSE_NONE or the refusal (".", ".." are JF_REFUSE_DOTDOT). */
+ * returns JF_REFUSE_NONE or the refusal, by the same byte rules as
+ * jf_canonicalize (a name it refuses must not appear in readdir, or the view
+ * would show a name that cannot be looked up). ".", ".." are
+ * JF_REFUSE_DOTDOT, "" JF_REFUSE_EMPTY, a name over 255 bytes
+ * JF_REFUSE_NAME_TOO_LONG, a name containing '/' JF_REFUSE_OUTSIDE_ROOT.
+ * Thread-safe, no allocation. */
 enum jf_refusal jf_check_name(const char *name, size_t len);
 
-/* Where a rule came from. */
+/* Where a rule came from. Owned by the policy; valid until jf_policy_free(). */
 struct jf_rule {
 	const char *source;    /* file path as given, or profile name ("secrets") */
 	bool builtin;          /* true: source is a built-in profile name */
-	unsigned line;         /* 1-based line in source (for profiles, entry index) */
+	unsigned line;         /* 1-based line in source (for profiles, 1-based entry index) */
 	const char *pattern;   /* the pattern text as written, including "!" */
 	enum jf_zone zone;     /* section it came from */
 	bool negated;          /* "!pattern" exception in [denied] */
@@ -100,6 +115,7 @@ struct jf_policy;
  * Format the deciding rule as --check and audit logs print it:
  * "policy.ini:7", "profile:secrets", "default" when @rule is NULL.
  * Writes at most @size bytes including the NUL; returns snprintf-style length.
+ * Thread-safe.
  */
 int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
 
@@ -111,18 +127,32 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
  *     later "!" exception in [denied] re-allows that name; denied patterns
  *     match case-insensitively and also against the name with trailing dots
  *     and spaces stripped;
- *  2. otherwise the most specific matching [safe]/[restricted] rule decides;
- *  3. otherwise the policy's default zone.
- * A policy loaded in read-only mode (jf_policy_set_read_only) turns SAFE into
- * RESTRICTED. Never fails; thread-safe; allocates nothing.
+ *     an exception cannot re-include a path below an excluded directory
+ *     (gitignore(5): "It is not possible to re-include a file if a parent
+ *     directory of that file is excluded");
+ *  2. otherwise the most specific matching [safe]/[restricted] rule decides:
+ *     the deepest matched prefix (a rule matching directory "a/b" has depth
+ *     2, the root rule "/" depth 0), then the longer pattern text, then the
+ *     later rule (profiles come before the file's lines). [restricted]
+ *     patterns fold case and trailing dots/spaces like [denied]; [safe]
+ *     patterns match exactly;
+ *  3. otherwise the policy's default zone (rule NULL).
+ * A rule matching a directory covers everything below it. Case folding is
+ * ASCII only. A policy loaded in read-only mode (jf_policy_set_read_only)
+ * turns SAFE into RESTRICTED. A @path longer than JF_PATH_MAX (not
+ * canonical) is DENIED with rule NULL. Never fails; thread-safe; allocates
+ * nothing (uses ~17 KiB of stack); cost grows with the number of components,
+ * not the number of rules.
  */
 void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
 		 struct jf_verdict *out);
 
-/* Load a policy file. On error returns negative errno (-EINVAL for a syntax
- * or semantic error, -ENOENT etc. from open) and writes a one-line message
- * "FILE:LINE: problem" (or "FILE: strerror") into @err. *out is owned by the
- * caller: free with jf_policy_free(). */
+/* Load a policy file (format: README.md "Policy"). On error returns negative
+ * errno (-EINVAL for a syntax or semantic error, -ENOENT etc. from open,
+ * -EISDIR, -EFBIG over 16 MiB, -ENOMEM) and writes a one-line message
+ * "FILE:LINE: problem" (or "FILE: strerror") into @err (may be NULL), and
+ * sets *out to NULL. On success *out is owned by the caller: free with
+ * jf_policy_free(). Not async-signal-safe; safe to call from any thread. */
 int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t errsz);
 
 /* Same, from a buffer of @len bytes; @name is used in messages and rules. */
@@ -130,16 +160,25 @@ int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_pol
 		    char *err, size_t errsz);
 
 /* The built-in default used when no policy file is given: profiles secrets +
- * project, root SAFE; the same as a file holding "[safe]\n/\n". Caller frees
+ * project, everything else SAFE. Built as a file holding
+ * "[options]\ndefault = safe\n", so SAFE verdicts have rule NULL and print
+ * as "default" (zones are the same as with "[safe]\n/\n"). Caller frees
  * with jf_policy_free(). Returns 0 or -ENOMEM. */
 int jf_policy_default(struct jf_policy **out);
 
+/* Frees everything the policy owns, rules included. NULL is a no-op. */
 void jf_policy_free(struct jf_policy *policy);
 
-/* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). */
+/* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). Call before
+ * sharing the policy between threads (it is a plain store). */
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
 
-/* [limits] <zone>.max_file_size in bytes; UINT64_MAX when unlimited. */
+/* [options] default: the zone of a path no rule matches. RESTRICTED when a
+ * file does not set it; SAFE for jf_policy_default(). Thread-safe. */
+enum jf_zone jf_policy_default_zone(const struct jf_policy *policy);
+
+/* [limits] <zone>.max_file_size in bytes; UINT64_MAX when unlimited or unset
+ * (and for JF_DENIED). Thread-safe. */
 uint64_t jf_policy_max_file_size(const struct jf_policy *policy, enum jf_zone zone);
 
 /* [options] hardlinks = restricted (default) | zone | deny: how a regular file
@@ -158,14 +197,21 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  *   allow_exec = name, ...       executables removed from the built-in denylist
  *   env        = NAME, NAME=VAL  variables passed or set
  *   expose     = /host/path      host paths bound read-only into the jail
- * Scalars: timeout (seconds, 0 = unset), max_output (bytes, 0 = unset).
+ * Keys may repeat (values append). Items are comma-separated and trimmed, so a
+ * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
+ * expose entries must be absolute. An unset key gives an empty list; an
+ * unknown key gives NULL.
+ * Scalars: timeout (seconds, 0 = unset), max_output (bytes, 0 = unset);
+ * unknown key gives 0. Thread-safe.
  */
 const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key);
 uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key);
 
-/* Iterate over all rules in evaluation order (for --scan and dumps).
- * Returns NULL past the end. */
+/* Iterate over all rules in evaluation order (for --scan and dumps): the
+ * profiles (secrets first unless listed elsewhere), then the file's lines.
+ * Returns NULL past the end. Thread-safe. */
 const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index);
 
-/* Names of the built-in profiles: "secrets", "project", "system". */
+/* Names of the built-in profiles: "secrets", "project", "system"; NULL-terminated.
+ * Their contents are in policy/profiles.c and README.md "Policy". */
 extern const char *const jf_profile_names[];

@@ -1,3 +1,128 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: being written. */
-#include "policy.h"
+/*
+ * Built-in profiles, written in policy-file syntax and loaded by the same
+ * parser as a file. A rule from a profile reports as "profile:NAME"; its
+ * jf_rule.line is the 1-based index of the pattern within the profile.
+ *
+ * Patterns that must match at any depth but contain a '/' start with "**" /
+ * (a '/' in the middle of a gitignore pattern anchors it to the root).
+ */
+#include <string.h>
+
+#include "policy-internal.h"
+
+const char *const jf_profile_names[] = { "secrets", "project", "system", NULL };
+
+/* threat-model.md, "Secret names the default policy hides", minus .git/config
+ * and .git/hooks/ (the project profile makes those RESTRICTED). */
+static const char secrets_text[] = "[denied]\n"
+				   /* environment and app secrets */
+				   ".env\n"
+				   ".env.*\n"
+				   "!.env.example\n"
+				   "!.env.sample\n"
+				   "!.env.template\n"
+				   ".envrc\n"
+				   "*.tfvars\n"
+				   "*.tfstate\n"
+				   "secrets/\n"
+				   "credentials*.json\n"
+				   "service-account*.json\n"
+				   ".htpasswd\n"
+				   ".pgpass\n"
+				   ".my.cnf\n"
+				   /* SSH and GnuPG */
+				   ".ssh/\n"
+				   "id_rsa*\n"
+				   "id_dsa*\n"
+				   "id_ecdsa*\n"
+				   "id_ed25519*\n"
+				   "*.ppk\n"
+				   ".gnupg/\n"
+				   /* keys and certificates */
+				   "*.pem\n"
+				   "*.key\n"
+				   "*.p12\n"
+				   "*.pfx\n"
+				   "*.jks\n"
+				   "*.keystore\n"
+				   "*.kdbx\n"
+				   "*.asc\n"
+				   /* cloud and cluster */
+				   ".aws/\n"
+				   "**/.config/gcloud/\n"
+				   ".azure/\n"
+				   "**/.kube/config\n"
+				   ".boto\n"
+				   ".s3cfg\n"
+				   "**/.docker/config.json\n"
+				   /* package and VCS credentials */
+				   ".netrc\n"
+				   "_netrc\n"
+				   ".npmrc\n"
+				   ".pypirc\n"
+				   "**/.cargo/credentials*\n"
+				   "**/.gem/credentials\n"
+				   ".git-credentials\n"
+				   "**/.config/gh/hosts.yml\n"
+				   /* shell and tool history */
+				   ".*_history\n"
+				   ".lesshst\n";
+
+/* Files that make a host program run code or auto-approve commands. */
+static const char project_text[] = "[restricted]\n"
+				   "**/.git/hooks/\n"
+				   "**/.git/config\n"
+				   ".gitmodules\n"
+				   ".vscode/\n"
+				   ".idea/\n"
+				   ".claude/\n"
+				   ".cursor/\n"
+				   ".mcp.json\n"
+				   ".envrc\n"
+				   ".devcontainer/\n";
+
+/* For a view of the whole host ("/"). /etc keeps what programs need to run;
+ * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */
+static const char system_text[] = "[restricted]\n"
+				  "/\n"
+				  "/usr/\n"
+				  "/bin\n"
+				  "/sbin\n"
+				  "/lib*\n"
+				  "/opt/\n"
+				  "/home/\n"
+				  "/var/log/\n"
+				  "[denied]\n"
+				  "/etc/*\n"
+				  "!/etc/passwd\n"
+				  "!/etc/group\n"
+				  "!/etc/nsswitch.conf\n"
+				  "!/etc/hosts\n"
+				  "!/etc/resolv.conf\n"
+				  "!/etc/ld.so.cache\n"
+				  "!/etc/ld.so.conf*\n"
+				  "!/etc/ssl/\n"
+				  "!/etc/ca-certificates*\n"
+				  "!/etc/alternatives/\n"
+				  "!/etc/localtime\n"
+				  "/etc/ssl/private/\n"
+				  "/proc\n"
+				  "/sys\n"
+				  "/dev\n"
+				  "/boot\n"
+				  "/root\n"
+				  "/run\n"
+				  "/var/*\n"
+				  "!/var/log/\n";
+
+const char *jf_profile_text(const char *name)
+{
+	if (strcmp(name, "secrets") == 0)
+		return secrets_text;
+	if (strcmp(name, "project") == 0)
+		return project_text;
+	if (strcmp(name, "system") == 0)
+		return system_text;
+	return NULL;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backing access layer: every path the daemon opens is relative to
+ * root_fd and resolved by openat2(2) with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, so a symlink or a ".."
+ * planted in SOURCE (or a directory swapped for a symlink while we walk)
+ * cannot lead outside it (threat model invariant 1; util-linux
+ * CVE-2026-27456 moved to the same call because O_NOFOLLOW guards only the
+ * last component). After opening an inode by its path, (st_dev, st_ino) is
+ * compared with the inode's: a different object answers -ESTALE, never
+ * another file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+int jf_open_beneath(const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	do {
+		fd = syscall(SYS_openat2, jf_fs.root_fd, jf_rel(path), &how, sizeof(how));
+	} while (fd < 0 && errno == EAGAIN);
+	if (fd < 0)
+		return errno == ELOOP ? -ENOENT : -errno;
+	return (int)fd;
+}
+
+int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
+{
+	char path[JF_PATH_MAX + 1];
+	struct stat tmp;
+	int r, fd;
+
+	if (!st)
+		st = &tmp;
+	r = jf_inode_path(inode, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = jf_open_beneath(path, flags, 0);
+	if (fd < 0)
+		return fd == -ENOENT ? -ESTALE : fd;
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (st->st_dev != inode->dev || st->st_ino != inode->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int jf_join(char *buf, size_t size, const char *dir, const char *name)
+{
+	int n = dir[0] ? snprintf(buf, size, "%s/%s", dir, name) : snprintf(buf, size, "%s", name);
+
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+bool jf_is_pseudo_fs(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return true; /* cannot tell: do not expose */
+	switch ((unsigned long)sfs.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEVPTS_SUPER_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case DEBUGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case TRACEFS_MAGIC:
+	case 0x1373: /* devtmpfs reports DEVFS_SUPER_MAGIC on old kernels */
+		return true;
+	case TMPFS_MAGIC: {
+		/* devtmpfs says TMPFS_MAGIC: recognise /dev by a char device null. */
+		struct stat st;
+
+		return fstatat(fd, "null", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode);
+	}
+	default:
+		return false;
+	}
+}
+
+void jf_proc_fd_path(char *buf, size_t size, int fd)
+{
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+}

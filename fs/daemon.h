@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the jailfs FUSE daemon, shared by mount.c (start-up and the
+ * session loop), options.c (command line), inode.c (inode table), backing.c
+ * (the *at() access layer), symlink.c (symlink target checks) and ops.c (the
+ * low-level operations).
+ *
+ * Error convention: every internal function returns 0 (or a value >= 0) on
+ * success and a negative errno on failure; the sign is flipped once, at the
+ * FUSE reply.
+ */
+#pragma once
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "audit.h"
+#include "policy.h"
+
+/* ---- options (options.c) ---- */
+
+struct jf_options {
+	const char *source;     /* SOURCE as given */
+	const char *mountpoint; /* MOUNTPOINT as given */
+	const char *policy;     /* --policy / -o policy=, NULL = built-in default */
+	bool foreground;        /* -f */
+	bool debug;             /* -d */
+	bool read_only;         /* --read-only / -o read_only / -o ro */
+	bool help, version;
+	double entry_timeout;    /* seconds, -o entry_timeout= */
+	double attr_timeout;     /* seconds, -o attr_timeout= */
+	double negative_timeout; /* seconds, -o negative_timeout= */
+	unsigned max_threads;    /* -o max_threads= (idle worker threads kept) */
+	bool no_splice;          /* -o no_splice */
+	struct jf_audit_config audit;
+	const char *audit_level; /* as given, parsed in mount.c */
+	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
+};
+
+/* Parse argv into @opts. Returns 0, or 2 after printing a usage error to
+ * stderr. @opts->fuse_args is owned by the caller (fuse_opt_free_args). */
+int jf_options_parse(int argc, char **argv, struct jf_options *opts);
+void jf_options_usage(const char *prog);
+
+/* ---- the filesystem ---- */
+
+struct jf_inode {
+	struct jf_inode *hnext;  /* hash chain by (dev, ino) */
+	struct jf_inode *parent; /* holds a reference; NULL for root or when unlinked */
+	char *name;              /* last name in parent (malloc'd); NULL when unlinked */
+	dev_t dev;
+	ino_t ino;
+	uint64_t view_ino;    /* st_ino shown in the view (unique across devices) */
+	uint64_t nlookup;     /* kernel references (lookup count) */
+	unsigned refs;        /* children pointing at us + 1 while nlookup > 0 */
+	mode_t type;          /* S_IFMT bits */
+	enum jf_zone zone;    /* effective zone, cached at lookup */
+	const struct jf_rule *rule;
+	bool safe_links;      /* hard links made through the view between SAFE names */
+	/* Last seen at open, for FOPEN_KEEP_CACHE. */
+	struct timespec open_mtime;
+	off_t open_size;
+	uint32_t symlink_len; /* length of the (rewritten) symlink target */
+};
+
+struct jf_fs {
+	struct jf_policy *policy;
+	const struct jf_options *opts;
+	int root_fd;            /* O_PATH fd of SOURCE: every backing access is below it */
+	char *source_abs;       /* realpath(SOURCE) */
+	char *mnt_rel;          /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
+	dev_t root_dev;
+	uid_t daemon_uid;
+	struct jf_inode root;
+	uint64_t max_size[3];   /* jf_policy_max_file_size per zone */
+	enum jf_hardlinks hardlinks;
+
+	pthread_mutex_t lock;   /* guards the table, parent/name/nlookup/refs */
+	struct jf_inode **table;
+	size_t table_size, count;
+	uint64_t next_view_ino;
+	bool debug;
+};
+
+extern struct jf_fs jf_fs;
+
+/* Open file handle (fi->fh). */
+struct jf_file {
+	int fd;
+	struct jf_inode *inode;
+	enum jf_zone zone;
+	bool writable;
+	atomic_int_fast64_t bytes_read;
+	atomic_int_fast64_t bytes_written;
+};
+
+/* ---- inode table (inode.c); all functions take jf_fs.lock themselves ---- */
+
+int jf_inode_init(struct jf_fs *fs, const struct stat *root_st);
+struct jf_inode *jf_inode_get(fuse_ino_t ino);
+/* Find or create the inode for @st reached as @name in @parent, add one
+ * lookup reference. Returns NULL on ENOMEM. */
+struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
+			      enum jf_zone zone, const struct jf_rule *rule, bool *created);
+/* Find an inode already in the table (no reference taken) by (dev, ino). */
+struct jf_inode *jf_inode_find(dev_t dev, ino_t ino);
+void jf_inode_forget(struct jf_inode *inode, uint64_t n);
+/* View-relative path of @inode into @buf (JF_PATH_MAX+1 bytes). Returns the
+ * length, -ENOENT when the inode was unlinked, -ENAMETOOLONG. */
+int jf_inode_path(struct jf_inode *inode, char *buf, size_t size);
+/* Re-attach @inode under @parent/@name (after a rename); NULL parent detaches. */
+void jf_inode_move(struct jf_inode *inode, struct jf_inode *parent, const char *name);
+void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule);
+uint64_t jf_view_ino(const struct jf_inode *inode);
+void jf_inode_free_all(void);
+
+/* ---- backing access (backing.c) ---- */
+
+/* "" -> "." for openat2. */
+static inline const char *jf_rel(const char *path)
+{
+	return path[0] ? path : ".";
+}
+
+/* openat2(root_fd, path, flags, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS);
+ * O_CLOEXEC|O_NOFOLLOW always added. Returns fd or -errno. */
+int jf_open_beneath(const char *path, int flags, mode_t mode);
+/* Open the inode by its path and check (dev, ino): -ESTALE on mismatch. */
+int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st);
+/* Open the parent directory of @inode's path; *name gets the last component
+ * (points into @buf). For creating names in dir inodes use jf_open_inode. */
+int jf_join(char *buf, size_t size, const char *dir, const char *name);
+/* Is the mount at @fd a pseudo filesystem (proc, sysfs...)? */
+bool jf_is_pseudo_fs(int fd);
+/* Apply a per-fd op that needs a path: "/proc/self/fd/N". */
+void jf_proc_fd_path(char *buf, size_t size, int fd);
+
+/* ---- symlinks (symlink.c) ---- */
+
+/* Decide how the symlink at view dir @dir with raw backing target @target is
+ * shown: returns 0 with the view target in @out (rewritten when absolute
+ * inside SOURCE), or -ENOENT when it must be hidden. */
+int jf_symlink_view(const char *dir, const char *target, char *out, size_t size);
+/* Check a target the agent wants to create in view dir @dir: 0 or -EACCES. */
+int jf_symlink_check_new(const char *dir, const char *target);
+
+/* ---- classification helpers (ops.c) ---- */
+
+/* Classify view path @path; names refused by jf_check_name are DENIED. */
+void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdict *v);
+/* Effective zone of an existing backing object (hard links, pseudo fs). */
+enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone,
+			       const struct jf_inode *existing);
+
+extern const struct fuse_lowlevel_ops jf_ops;

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inode table: one struct jf_inode per backing object the kernel knows
+ * (nlookup > 0), keyed by (st_dev, st_ino), holding NO file descriptor. Each
+ * inode stores a parent pointer and its name, like a dentry, so its
+ * view-relative path can be rebuilt and reopened below root_fd when needed.
+ * This keeps fds bounded by open files and directories, not by tree size
+ * (threat model invariant 9); memory is about 100 bytes + name per inode the
+ * kernel holds, and forget/batch_forget free them.
+ *
+ * Locking: one mutex (jf_fs.lock) guards the hash table and every inode's
+ * parent, name, nlookup and refs. Path building holds it only while copying
+ * names, never across a system call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+#define VIEW_INO_FOREIGN (1ULL << 63)
+
+static size_t hash_of(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4FULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
+{
+	fs->table_size = 1 << 14;
+	fs->table = calloc(fs->table_size, sizeof(*fs->table));
+	if (!fs->table)
+		return -ENOMEM;
+	pthread_mutex_init(&fs->lock, NULL);
+	memset(&fs->root, 0, sizeof(fs->root));
+	fs->root.dev = root_st->st_dev;
+	fs->root.ino = root_st->st_ino;
+	fs->root.type = S_IFDIR;
+	fs->root.nlookup = 2; /* never forgotten */
+	fs->root.view_ino = FUSE_ROOT_ID;
+	fs->root_dev = root_st->st_dev;
+	fs->next_view_ino = 1;
+	return 0;
+}
+
+struct jf_inode *jf_inode_get(fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &jf_fs.root;
+	return (struct jf_inode *)(uintptr_t)ino;
+}
+
+static struct jf_inode *find_locked(dev_t dev, ino_t ino)
+{
+	struct jf_inode *p = jf_fs.table[hash_of(dev, ino) & (jf_fs.table_size - 1)];
+
+	for (; p; p = p->hnext)
+		if (p->dev == dev && p->ino == ino)
+			return p;
+	return NULL;
+}
+
+struct jf_inode *jf_inode_find(dev_t dev, ino_t ino)
+{
+	struct jf_inode *p;
+
+	if (dev == jf_fs.root.dev && ino == jf_fs.root.ino)
+		return &jf_fs.root;
+	pthread_mutex_lock(&jf_fs.lock);
+	p = find_locked(dev, ino);
+	pthread_mutex_unlock(&jf_fs.lock);
+	return p;
+}
+
+static void grow_locked(void)
+{
+	size_t nsize = jf_fs.table_size * 2;
+	struct jf_inode **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return; /* keep the longer chains */
+	for (size_t i = 0; i < jf_fs.table_size; i++) {
+		struct jf_inode *p = jf_fs.table[i], *next;
+
+		for (; p; p = next) {
+			size_t b = hash_of(p->dev, p->ino) & (nsize - 1);
+
+			next = p->hnext;
+			p->hnext = nt[b];
+			nt[b] = p;
+		}
+	}
+	free(jf_fs.table);
+	jf_fs.table = nt;
+	jf_fs.table_size = nsize;
+}
+
+static void unhash_locked(struct jf_inode *inode)
+{
+	struct jf_inode **pp = &jf_fs.table[hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == inode) {
+			*pp = inode->hnext;
+			jf_fs.count--;
+			return;
+		}
+	}
+}
+
+/* Drop @inode if nothing refers to it any more, then its parent likewise. */
+static void maybe_free_locked(struct jf_inode *inode)
+{
+	while (inode && inode != &jf_fs.root && inode->nlookup == 0 && inode->refs == 0) {
+		struct jf_inode *parent = inode->parent;
+
+		unhash_locked(inode);
+		free(inode->name);
+		free(inode);
+		if (!parent)
+			break;
+		parent->refs--;
+		inode = parent;
+	}
+}
+
+/* Point @inode at @parent/@name; the old parent may be freed. Locked. */
+static int attach_locked(struct jf_inode *inode, struct jf_inode *parent, const char *name)
+{
+	struct jf_inode *old = inode->parent;
+	char *dup = NULL;
+
+	if (parent == old && name && inode->name && strcmp(name, inode->name) == 0)
+		return 0;
+	if (name) {
+		dup = strdup(name);
+		if (!dup)
+			return -ENOMEM;
+	}
+	free(inode->name);
+	inode->name = dup;
+	inode->parent = name ? parent : NULL;
+	if (inode->parent)
+		inode->parent->refs++;
+	if (old) {
+		old->refs--;
+		maybe_free_locked(old);
+	}
+	return 0;
+}
+
+struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
+			      enum jf_zone zone, const struct jf_rule *rule, bool *created)
+{
+	struct jf_inode *inode;
+
+	*created = false;
+	pthread_mutex_lock(&jf_fs.lock);
+	if (st->st_dev == jf_fs.root.dev && st->st_ino == jf_fs.root.ino) {
+		/* The root reached by another name (a bind mount of SOURCE below
+		 * itself): treat as a fresh inode would loop; hand out root. */
+		inode = &jf_fs.root;
+		inode->nlookup++;
+		pthread_mutex_unlock(&jf_fs.lock);
+		return inode;
+	}
+	inode = find_locked(st->st_dev, st->st_ino);
+	if (inode) {
+		inode->nlookup++;
+		if ((inode->type & S_IFMT) != (st->st_mode & S_IFMT))
+			inode->type = st->st_mode & S_IFMT;
+		attach_locked(inode, parent, name);
+		inode->zone = zone;
+		inode->rule = rule;
+		pthread_mutex_unlock(&jf_fs.lock);
+		return inode;
+	}
+	inode = calloc(1, sizeof(*inode));
+	if (!inode || attach_locked(inode, parent, name) < 0) {
+		free(inode);
+		pthread_mutex_unlock(&jf_fs.lock);
+		return NULL;
+	}
+	inode->dev = st->st_dev;
+	inode->ino = st->st_ino;
+	inode->type = st->st_mode & S_IFMT;
+	inode->zone = zone;
+	inode->rule = rule;
+	inode->nlookup = 1;
+	/* Objects on SOURCE's filesystem keep their inode number; others get a
+	 * serial number with the top bit set, which cannot collide with either. */
+	if (st->st_dev == jf_fs.root_dev && !(st->st_ino & VIEW_INO_FOREIGN))
+		inode->view_ino = st->st_ino;
+	else
+		inode->view_ino = VIEW_INO_FOREIGN | jf_fs.next_view_ino++;
+	size_t b = hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1);
+	inode->hnext = jf_fs.table[b];
+	jf_fs.table[b] = inode;
+	if (++jf_fs.count > jf_fs.table_size * 2)
+		grow_locked();
+	*created = true;
+	pthread_mutex_unlock(&jf_fs.lock);
+	return inode;
+}
+
+void jf_inode_forget(struct jf_inode *inode, uint64_t n)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	if (inode == &jf_fs.root) {
+		pthread_mutex_unlock(&jf_fs.lock);
+		return;
+	}
+	inode->nlookup = n >= inode->nlookup ? 0 : inode->nlookup - n;
+	maybe_free_locked(inode);
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
+{
+	const char *names[JF_PATH_MAX / 2];
+	size_t depth = 0, len = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	for (struct jf_inode *p = inode; p != &jf_fs.root; p = p->parent) {
+		if (!p->name || !p->parent) {
+			r = -ENOENT;
+			goto out;
+		}
+		if (depth == sizeof(names) / sizeof(names[0])) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		names[depth++] = p->name;
+	}
+	while (depth-- > 0) {
+		size_t n = strlen(names[depth]);
+
+		if (len + n + 2 > size) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		if (len)
+			buf[len++] = '/';
+		memcpy(buf + len, names[depth], n);
+		len += n;
+	}
+	buf[len] = '\0';
+	r = (int)len;
+out:
+	pthread_mutex_unlock(&jf_fs.lock);
+	return r;
+}
+
+void jf_inode_move(struct jf_inode *inode, struct jf_inode *parent, const char *name)
+{
+	if (inode == &jf_fs.root)
+		return;
+	pthread_mutex_lock(&jf_fs.lock);
+	inode->nlookup++; /* keep it alive across the detach */
+	attach_locked(inode, parent, name);
+	inode->nlookup--;
+	maybe_free_locked(inode);
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	inode->zone = zone;
+	inode->rule = rule;
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+uint64_t jf_view_ino(const struct jf_inode *inode)
+{
+	return inode->view_ino;
+}
+
+void jf_inode_free_all(void)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	for (size_t i = 0; i < jf_fs.table_size; i++) {
+		struct jf_inode *p = jf_fs.table[i], *next;
+
+		for (; p; p = next) {
+			next = p->hnext;
+			free(p->name);
+			free(p);
+		}
+	}
+	free(jf_fs.table);
+	jf_fs.table = NULL;
+	jf_fs.count = 0;
+	pthread_mutex_unlock(&jf_fs.lock);
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symlink targets (threat model invariant 5). The kernel follows a symlink
+ * on the caller's side, inside the view, so the daemon never follows one;
+ * what it decides is which targets the view may show.
+ *
+ * Rule: an absolute target inside SOURCE (compared component by component)
+ * is rewritten to the equivalent relative target. A relative target is
+ * shown only when it has the form (../)*rest, where "rest" has no ".."
+ * component, every name in it passes jf_check_name, the leading "../" do not
+ * climb above the view's root from the link's directory, and the path it
+ * names lexically is not DENIED. Everything else is hidden.
+ *
+ * Why not fold ".." lexically: with s/u -> .. and s/w -> u/../.., folding
+ * says s/w stays inside, but the kernel resolves u first (to the root) and
+ * the second ".." then climbs out of the mountpoint. With the rule above every
+ * "../" is taken from a real directory of the view, whose depth is known, and
+ * "rest" only descends through names the view itself classifies.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static size_t path_depth(const char *dir)
+{
+	size_t d = 0;
+
+	if (!dir[0])
+		return 0;
+	for (d = 1; *dir; dir++)
+		if (*dir == '/')
+			d++;
+	return d;
+}
+
+/* Truncate the view path @buf of @len bytes by @k components. */
+static size_t climb(char *buf, size_t len, size_t k)
+{
+	while (k-- > 0 && len > 0) {
+		while (len > 0 && buf[len - 1] != '/')
+			len--;
+		if (len > 0)
+			len--; /* the slash */
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+static bool denied(const char *path, size_t len)
+{
+	struct jf_verdict v;
+
+	jf_classify_path(path, len, false, &v);
+	if (v.zone == JF_DENIED)
+		return true;
+	jf_classify_path(path, len, true, &v);
+	if (v.zone == JF_DENIED)
+		return true;
+	/* The mountpoint inside SOURCE is not part of the view. */
+	if (jf_fs.mnt_rel) {
+		size_t m = strlen(jf_fs.mnt_rel);
+
+		if (len >= m && memcmp(path, jf_fs.mnt_rel, m) == 0 && (len == m || path[m] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Check a relative target from view dir @dir; 0 or -ENOENT. */
+static int check_relative(const char *dir, const char *target)
+{
+	char res[JF_PATH_MAX + 1];
+	size_t up = 0, len;
+	bool in_rest = false;
+	const char *p = target;
+
+	len = strlen(dir);
+	if (len >= sizeof(res))
+		return -ENOENT;
+	memcpy(res, dir, len + 1);
+	while (*p) {
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* empty or "." component: no movement */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (in_rest)
+				return -ENOENT;
+			up++;
+		} else {
+			if (!in_rest) {
+				if (up > path_depth(dir))
+					return -ENOENT;
+				len = climb(res, len, up);
+				in_rest = true;
+			}
+			if (jf_check_name(p, n) != JF_REFUSE_NONE)
+				return -ENOENT;
+			if (len + n + 2 > sizeof(res))
+				return -ENOENT;
+			if (len)
+				res[len++] = '/';
+			memcpy(res + len, p, n);
+			len += n;
+			res[len] = '\0';
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (!in_rest) {
+		if (up > path_depth(dir))
+			return -ENOENT;
+		len = climb(res, len, up);
+	}
+	return denied(res, len) ? -ENOENT : 0;
+}
+
+/* Rewrite absolute @target (inside SOURCE) relative to view dir @dir. */
+static int rewrite_absolute(const char *dir, const char *target, char *out, size_t size)
+{
+	struct jf_canon c;
+	const char *d = dir, *t;
+	size_t o = 0, up, n;
+
+	if (jf_canonicalize(jf_fs.source_abs, NULL, target, strlen(target), &c) < 0)
+		return -ENOENT;
+	t = c.path;
+	/* Skip the components dir and target have in common. */
+	while (*d && *t) {
+		size_t dn = strcspn(d, "/"), tn = strcspn(t, "/");
+
+		if (dn != tn || memcmp(d, t, dn) != 0)
+			break;
+		d += dn + (d[dn] == '/');
+		t += tn + (t[tn] == '/');
+	}
+	up = path_depth(d);
+	for (size_t k = 0; k < up; k++) {
+		if (o + 4 >= size)
+			return -ENOENT;
+		memcpy(out + o, "../", 3);
+		o += 3;
+	}
+	n = strlen(t);
+	if (o + n + 2 >= size)
+		return -ENOENT;
+	memcpy(out + o, t, n);
+	o += n;
+	if (o == 0)
+		out[o++] = '.';
+	else if (out[o - 1] == '/')
+		o--;
+	out[o] = '\0';
+	return 0;
+}
+
+int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
+{
+	int r;
+
+	if (!target[0])
+		return -ENOENT;
+	if (target[0] == '/') {
+		r = rewrite_absolute(dir, target, out, size);
+		if (r < 0)
+			return r;
+	} else {
+		size_t n = strlen(target);
+
+		if (n >= size)
+			return -ENOENT;
+		memcpy(out, target, n + 1);
+	}
+	return check_relative(dir, out);
+}
+
+int jf_symlink_check_new(const char *dir, const char *target)
+{
+	char out[JF_PATH_MAX + 1];
+
+	return jf_symlink_view(dir, target, out, sizeof(out)) < 0 ? -EACCES : 0;
+}

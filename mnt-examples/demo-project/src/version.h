@@ -1,0 +1,2 @@
+#pragma once
+#define TALLY_VERSION "1.0.0"

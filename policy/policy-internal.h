@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the policy library shared by glob.c, classify.c, parse.c and
+ * profiles.c. Not part of the API: other modules use policy.h only.
+ *
+ * A rule's pattern is compiled once, at load time, into a list of path
+ * segments. Classification never runs a general matcher over every rule:
+ * each rule is filed in an index by the shape of its last segment (a literal
+ * name goes into a hash table, "*.pem" into a table keyed by the last byte,
+ * ".env.*" into one keyed by the first byte, the few real globs into a short
+ * list with a first/last byte prefilter), so looking up one path component
+ * costs a hash probe and a handful of byte compares.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define JF_NONE UINT32_MAX
+/* Most components a canonical path can have ("a/b/..." with 1-byte names). */
+#define JF_MAX_COMPONENTS (JF_PATH_MAX / 2 + 1)
+
+enum jf_seg_kind {
+	JF_SEG_LIT,      /* literal name (escapes removed) */
+	JF_SEG_GLOB,     /* one component glob: * ? [...] \x */
+	JF_SEG_STARSTAR, /* "**": zero or more whole components */
+	JF_SEG_ANY1,     /* exactly one component, any name (from a trailing "/" "**") */
+};
+
+enum jf_last_kind {
+	JF_LAST_LIT,     /* hash table on the literal */
+	JF_LAST_SUFFIX,  /* "*LIT": bucket by last byte of LIT */
+	JF_LAST_PREFIX,  /* "LIT*": bucket by first byte of LIT */
+	JF_LAST_GENERIC, /* anything else: list with prefilter */
+	JF_LAST_ROOT,    /* the pattern "/": the view's root itself */
+};
+
+struct jf_seg {
+	const char *s; /* points into jf_cpat.buf */
+	uint16_t len;
+	uint8_t kind; /* enum jf_seg_kind */
+};
+
+/* A compiled pattern. */
+struct jf_cpat {
+	struct jf_seg *segs;
+	uint16_t nseg;
+	bool anchored; /* matched against the whole path prefix, not one name */
+	bool dir_only; /* trailing '/' */
+	bool negated;  /* leading '!' */
+	bool fold;     /* ASCII case folding (patterns stored lowercase) */
+	uint8_t last_kind;
+	const char *lit; /* JF_LAST_LIT/SUFFIX/PREFIX: the literal part (unescaped) */
+	uint16_t litlen;
+	int16_t first, last; /* JF_LAST_GENERIC prefilter bytes, -1 = any */
+	uint16_t speclen;    /* pattern length as written: second specificity key */
+	uint32_t next;       /* next rule in the same index bucket, JF_NONE ends */
+	char *buf;           /* owned storage for segs and their text */
+};
+
+/* The index of the rules of one zone. */
+struct jf_group {
+	uint32_t *slots; /* hash table: first rule index of a literal, JF_NONE empty */
+	uint32_t hmask;  /* table size - 1; 0 with slots == NULL when empty */
+	uint32_t suffix[256];
+	uint32_t prefix[256];
+	uint32_t *generic;
+	uint32_t ngeneric;
+	uint32_t *root;
+	uint32_t nroot;
+	bool fold;     /* DENIED and RESTRICTED fold case and trailing dots/spaces */
+	bool nonempty; /* any rule at all */
+};
+
+#define JF_RUN_NLISTS 4
+
+struct jf_policy {
+	struct jf_rule *rules; /* evaluation order: profiles, then the file */
+	struct jf_cpat *cpats; /* parallel to rules */
+	size_t nrules;
+	struct jf_group groups[3]; /* by enum jf_zone */
+	enum jf_zone def;
+	bool read_only;
+	enum jf_hardlinks hardlinks;
+	uint64_t max_file_size[3];
+	char **run_lists[JF_RUN_NLISTS]; /* NULL-terminated; NULL = empty */
+	uint64_t timeout;
+	uint64_t max_output;
+	char *file; /* source name of file rules */
+};
+
+/* glob.c */
+
+/* Compile @len bytes of pattern text (trimmed, may begin with '!'). @fold
+ * lowercases it for case-insensitive matching. Returns 0, or -EINVAL with
+ * *why set to a static problem description, or -ENOMEM. On success the caller
+ * owns out->buf and out->segs (free with jf_cpat_free). */
+int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out,
+		    const char **why);
+void jf_cpat_free(struct jf_cpat *c);
+
+/* One-component glob match, gitignore(5)/fnmatch(3) rules without FNM_PATHNAME
+ * concerns (names hold no '/'): * ? [abc] [a-z] [!x] [^x] [[:alpha:]] \x.
+ * Iterative, O(plen * slen) worst case, no recursion. */
+bool jf_glob_match(const char *p, size_t plen, const char *s, size_t slen);
+
+/* Checks a glob for syntax errors; returns NULL or a static problem. */
+const char *jf_glob_check(const char *p, size_t plen);
+
+/* classify.c */
+int jf_policy_build_index(struct jf_policy *p);
+void jf_policy_free_index(struct jf_policy *p);
+
+/* profiles.c */
+/* Text of a built-in profile in policy-file syntax, or NULL if unknown. */
+const char *jf_profile_text(const char *name);

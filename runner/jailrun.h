@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jailrun internals shared between the runner's source files.
+ *
+ * Topics and files:
+ *   resolve.c  the jail's file namespace as seen from jailrun (jr_map) and
+ *              exec-style path resolution inside it (jr_resolve)
+ *   guard.c    the guardrails: pure checks of a request, decided before any
+ *              process is spawned (jr_guard_*)
+ *   view.c     --root mountinfo check, the one-shot jailfs mount
+ *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
+ *   capture.c  bounded output capture, timeout, tree kill
+ *   result.c   exit statuses and the --json result
+ *   main.c     options, --request JSON, the flow
+ *
+ * Conventions: functions return 0 or a negative errno; nothing here is
+ * thread-safe unless said (jailrun is single-threaded).
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+/* Exit statuses (bash and coreutils timeout(1) conventions). */
+#define JR_EXIT_TIMEOUT 124 /* the command ran out of time */
+#define JR_EXIT_ERROR 125   /* jailrun itself failed (setup, bad usage) */
+#define JR_EXIT_DENIED 126  /* a guardrail refused the command */
+#define JR_JSON_DENIED (-100)
+#define JR_JSON_TIMEOUT (-101)
+
+/*
+ * The project as the jail shows it. The child sees the view at @project (the
+ * project's own absolute path, i.e. the jailfs SOURCE); jailrun reaches the
+ * same files at @host (the jailfs mountpoint, or the source directory itself
+ * while guardrails run before a one-shot mount exists).
+ */
+struct jr_view {
+	char project[PATH_MAX]; /* absolute, no trailing slash ("/" never allowed) */
+	char host[PATH_MAX];    /* absolute path jailrun uses to reach the files */
+	const struct jf_policy *policy; /* classifies view-relative paths; not owned */
+	bool host_is_source;    /* @host is the raw source: hide DENIED names ourselves */
+	const char *const *expose; /* extra host paths bound read-only, NULL-terminated */
+};
+
+/* ---- resolve.c ---- */
+
+/* Host directories bound read-only (or re-created as symlinks) in the jail. */
+extern const char *const jr_system_dirs[];
+/* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
+extern const char *const jr_etc_entries[];
+
+/*
+ * Map the absolute jail path @jail to the host path jailrun can lstat() to see
+ * what the child would see. Returns 0 and writes @host (@size bytes), -ENOENT
+ * when the path is not visible in the jail at all (home, /run, host /tmp...),
+ * -EACCES when it is a DENIED name of the project, -ENAMETOOLONG.
+ */
+int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size);
+
+/* Names met while resolving the last component (each symlink hop). */
+struct jr_chain {
+	int n;
+	char name[8][NAME_MAX + 1];
+};
+
+/*
+ * Resolve @in the way the kernel would inside the jail: relative to @cwd (an
+ * absolute jail path), "." and ".." folded, symlinks followed (at most 40),
+ * /proc/self/root, /proc/thread-self/root and /proc/PID/root folded to "/",
+ * /proc/self/cwd and /proc/PID/cwd to @cwd. Components that do not exist are
+ * kept lexically. Writes the absolute jail path to @out (PATH_MAX bytes) and,
+ * when @chain is not NULL, the last component's name at every symlink hop.
+ * Returns 0 or -ELOOP / -ENAMETOOLONG.
+ */
+int jr_resolve(const struct jr_view *v, const char *cwd, const char *in, char *out,
+	       struct jr_chain *chain);
+
+/*
+ * Find the executable exec(3)/execvp would run for @name: a name with a '/'
+ * is resolved against @cwd, otherwise each entry of @path_env (":"-separated,
+ * empty entries mean the cwd) is tried in order for a regular file with an
+ * execute bit. Writes the absolute jail path to @out (PATH_MAX bytes).
+ * Returns 0, or -ENOENT when nothing was found.
+ */
+int jr_find_exec(const struct jr_view *v, const char *cwd, const char *path_env,
+		 const char *name, char *out, struct jr_chain *chain);
+
+/* ---- guard.c ---- */
+
+struct jr_verdict {
+	bool denied;
+	char rule[64];    /* machine-readable rule id, e.g. "inline-code" */
+	char reason[640]; /* human text, e.g. "interpreter inline code (python3 -c)" */
+};
+
+struct jr_guard {
+	const struct jr_view *view;
+	const char *cwd;      /* absolute jail path of the command's working directory */
+	const char *path_env; /* PATH as the child will get it */
+	const char *home;     /* HOME inside the jail (for "~") */
+	bool shell;           /* --shell given */
+	const char **deny;    /* effective denylist (fnmatch patterns), NULL-terminated */
+	const char **allow;   /* names exempted from the built-in rules, NULL-terminated */
+	/* lazily built table of denied binaries in PATH (renamed-copy check) */
+	struct jr_ident *idents;
+	size_t n_idents;
+	bool idents_built;
+};
+
+/* The built-in executable denylist (fnmatch patterns), NULL-terminated. */
+extern const char *const jr_default_denylist[];
+
+/*
+ * Strip a version suffix from an executable basename: "python3.11" ->
+ * "python", "perl5.36" -> "perl", "lua5.4" -> "lua", "node" unchanged.
+ * Writes at most @size bytes to @out.
+ */
+void jr_strip_version(const char *name, char *out, size_t size);
+
+/*
+ * Check @argc arguments (argv mode) and fill @out. With g->shell, argv is
+ * joined with spaces into one shell command and checked as jr_guard_shell
+ * would. Never spawns anything; reads the filesystem only through jr_map.
+ * Returns 0 (the answer is in out->denied) or -ENOMEM.
+ */
+int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_verdict *out);
+
+/* Check a shell command string (best effort: simple commands, pipelines,
+ * lists, redirections, $(...) and `...` are split out and checked one by one).
+ * Same return convention as jr_guard_argv. */
+int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out);
+
+/* Release the lazily built tables. The struct may be reused. */
+void jr_guard_release(struct jr_guard *g);
+
+/* ---- view.c ---- */
+
+/*
+ * Look @mnt up in /proc/self/mountinfo: it must be the mountpoint of a
+ * fuse.jailfs filesystem. Writes the mount's source (the project's absolute
+ * path, from the fsname) to @source (PATH_MAX bytes) and the canonical
+ * mountpoint to @mnt_out. Returns 0, -ENOENT (no such mount), -EMEDIUMTYPE
+ * (mounted, but not fuse.jailfs), or another negative errno.
+ */
+int jr_view_check_root(const char *mnt, char *source, char *mnt_out);
+
+struct jr_oneshot {
+	char dir[PATH_MAX]; /* private mountpoint (mode 0700), "" when none */
+	pid_t daemon;       /* jailfs -f, our child; 0 when none */
+	int pidfd;
+	bool mounted;
+};
+
+/*
+ * Start `jailfs -f [--policy P] [--audit A --audit-level all] SOURCE DIR` on a
+ * fresh private directory and wait (at most 10 s) until the mount shows in
+ * mountinfo. @self_dir is the directory of jailrun's own binary. On failure
+ * everything started is torn down. Returns 0 or a negative errno with a
+ * message in @err.
+ */
+int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *policy,
+		     const char *audit, char *err, size_t errsz);
+
+/* Unmount, stop the daemon (SIGTERM, waits so the audit log is flushed),
+ * remove the directory. Idempotent; safe on a zeroed struct. */
+void jr_oneshot_stop(struct jr_oneshot *o);
+
+/* ---- sandbox.c / capture.c ---- */
+
+struct jr_limits {
+	uint64_t cpu_s, as_bytes, nproc, fsize_bytes; /* 0 = unlimited */
+};
+
+struct jr_spawn {
+	const struct jr_view *view; /* host = the mounted view */
+	const char *cwd;            /* absolute jail path */
+	const char *exec_path;      /* resolved jail path to execve, or NULL: execvp */
+	char *const *argv;
+	char *const *envp;
+	bool net;
+	bool stdin_null;       /* --json: stdin is /dev/null */
+	bool pipe_output;      /* capture stdout/stderr through pipes */
+	struct jr_limits limits;
+};
+
+struct jr_stream {
+	char *buf; /* captured bytes (--json), malloc'ed, at most limit */
+	size_t len;
+	uint64_t total; /* everything the command wrote */
+	bool truncated;
+};
+
+struct jr_outcome {
+	int exit_code; /* command's exit status when exited */
+	int signal;    /* terminating signal, 0 if exited */
+	bool timed_out;
+	bool interrupted; /* jailrun got SIGINT/SIGTERM/SIGHUP */
+	int64_t duration_ms;
+	struct jr_stream out, err;
+	char error[256]; /* setup failure reported by the jail, "" if none */
+};
+
+/*
+ * Run the command in the jail: clone the namespaces, build the root, start the
+ * command under a small pid-1, capture output into buffers of @max_output
+ * bytes per stream (or stream it live when !s->pipe_output... see capture.c),
+ * enforce @timeout_ms (0 = none) with SIGTERM then SIGKILL after @grace_ms.
+ * Returns 0 with @res filled, or a negative errno when nothing could be run.
+ */
+int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
+	   bool live, struct jr_outcome *res);
+
+/* Internal to sandbox.c/capture.c: clone the jail; returns the pid of its
+ * pid-1 and a pidfd, the read end of the status pipe. */
+int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
+		     int *status_fd);
+
+/* Status record pid-1 writes to the status pipe. */
+struct jr_status_msg {
+	int kind;  /* 1 = command ended, 2 = setup error */
+	int code;  /* exit code, or errno for errors */
+	int signo; /* terminating signal */
+	char msg[200];
+};

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The view the command runs in: checking that --root is a jailfs mount, and
+ * the one-shot mount (--source) that lives exactly as long as one command.
+ *
+ * The one-shot daemon runs in the foreground (-f) as our child, so we know
+ * its pid, can wait for it after the unmount (its audit log is then flushed)
+ * and it gets PR_SET_PDEATHSIG=SIGTERM: if jailrun is killed outright the
+ * daemon unmounts itself (SIGTERM unmounts cleanly) instead of leaving a
+ * dead mount behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+
+/* Undo mountinfo's octal escapes (\040 for space, \011, \012, \134). */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * Find the topmost mount at @mnt (canonical path) in /proc/self/mountinfo
+ * (proc(5)): "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE
+ * SUPEROPTS". Fills @fstype and @source of the last matching line.
+ */
+static int find_mount(const char *mnt, char *fstype, size_t fsz, char *source, size_t ssz)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *tok, *mp = NULL, *sep;
+		int field = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+			if (++field == 5)
+				mp = tok;
+		if (!mp)
+			continue;
+		unescape(mp);
+		if (strcmp(mp, mnt) != 0)
+			continue;
+		save = NULL;
+		tok = strtok_r(sep + 3, " ", &save);
+		snprintf(fstype, fsz, "%s", tok ? tok : "");
+		tok = strtok_r(NULL, " ", &save);
+		snprintf(source, ssz, "%s", tok ? tok : "");
+		unescape(source);
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int jr_view_check_root(const char *mnt, char *source, char *mnt_out)
+{
+	char fstype[64];
+	int r;
+
+	if (!realpath(mnt, mnt_out))
+		return -errno;
+	r = find_mount(mnt_out, fstype, sizeof(fstype), source, PATH_MAX);
+	if (r < 0)
+		return r;
+	if (strcmp(fstype, "fuse.jailfs") != 0)
+		return -EMEDIUMTYPE;
+	if (source[0] != '/')
+		return -EMEDIUMTYPE; /* fsname must be the absolute source */
+	return 0;
+}
+
+/* jailfs: env JAILFS, else next to our own binary (installed side by side),
+ * else ../fs/jailfs (the build tree), else PATH. */
+static void find_jailfs(char *out, size_t size)
+{
+	const char *env = getenv("JAILFS");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(out, size, "%s/jailfs", self);
+		if (access(out, X_OK) == 0)
+			return;
+		snprintf(out, size, "%s/../fs/jailfs", self);
+		if (access(out, X_OK) == 0)
+			return;
+	}
+	snprintf(out, size, "jailfs");
+}
+
+static int make_private_dir(char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char base[PATH_MAX];
+
+	if (geteuid() == 0)
+		snprintf(base, sizeof(base), "/run/jailrun");
+	else if (xdg && xdg[0] == '/')
+		snprintf(base, sizeof(base), "%s/jailrun", xdg);
+	else
+		snprintf(base, sizeof(base), "/tmp/jailrun-%u", (unsigned)geteuid());
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* an existing base must be ours and private (no one else may swap it) */
+	struct stat st;
+	if (lstat(base, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077))
+		return -EPERM;
+	if ((size_t)snprintf(out, size, "%s/view.XXXXXX", base) >= size)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(out))
+		return -errno;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until @dir shows as fuse.jailfs, the daemon dies, or 10 s pass. */
+static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
+{
+	_cleanup_close_ int mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	int64_t deadline = now_ms() + 10000;
+	char fstype[64], source[PATH_MAX];
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = mfd, .events = POLLPRI}, {.fd = o->pidfd, .events = POLLIN}};
+		int64_t left = deadline - now_ms();
+		char buf[4096];
+
+		/* mountinfo signals POLLPRI on every change after a read (proc(5)) */
+		if (mfd >= 0) {
+			lseek(mfd, 0, SEEK_SET);
+			while (read(mfd, buf, sizeof(buf)) > 0)
+				;
+		}
+		if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0 &&
+		    strcmp(fstype, "fuse.jailfs") == 0)
+			return 0;
+		if (left <= 0) {
+			snprintf(err, errsz, "jailfs did not mount %s within 10 s", o->dir);
+			return -ETIMEDOUT;
+		}
+		if (poll(p, 2, left > 50 ? 50 : (int)left) < 0 && errno != EINTR)
+			return -errno;
+		if (p[1].revents & POLLIN) {
+			int status = 0;
+
+			if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0 &&
+			    strcmp(fstype, "fuse.jailfs") == 0)
+				return 0;
+			waitpid(o->daemon, &status, 0);
+			o->daemon = 0;
+			snprintf(err, errsz, "jailfs exited (status %d) before mounting %s",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+				 o->dir);
+			return -ECHILD;
+		}
+	}
+}
+
+int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *policy,
+		     const char *audit, char *err, size_t errsz)
+{
+	char jailfs[PATH_MAX];
+	const char *argv[16];
+	int argc = 0, r;
+	pid_t parent = getpid();
+
+	memset(o, 0, sizeof(*o));
+	o->pidfd = -1;
+	r = make_private_dir(o->dir, sizeof(o->dir));
+	if (r < 0) {
+		snprintf(err, errsz, "cannot create a private mountpoint: %s", strerror(-r));
+		o->dir[0] = '\0';
+		return r;
+	}
+	find_jailfs(jailfs, sizeof(jailfs));
+	argv[argc++] = jailfs;
+	argv[argc++] = "-f";
+	if (policy) {
+		argv[argc++] = "--policy";
+		argv[argc++] = policy;
+	}
+	if (audit) {
+		argv[argc++] = "--audit";
+		argv[argc++] = audit;
+		argv[argc++] = "--audit-level";
+		argv[argc++] = "all";
+	}
+	argv[argc++] = source;
+	argv[argc++] = o->dir;
+	argv[argc] = NULL;
+
+	o->daemon = fork();
+	if (o->daemon < 0) {
+		r = -errno;
+		snprintf(err, errsz, "fork: %s", strerror(errno));
+		jr_oneshot_stop(o);
+		return r;
+	}
+	if (o->daemon == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		/* an empty set: jailrun may have SIGINT etc. blocked for signalfd */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "jailrun: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	o->pidfd = (int)syscall(SYS_pidfd_open, o->daemon, 0);
+	r = wait_mounted(o, err, errsz);
+	if (r < 0) {
+		jr_oneshot_stop(o);
+		return r;
+	}
+	o->mounted = true;
+	return 0;
+}
+
+void jr_oneshot_stop(struct jr_oneshot *o)
+{
+	if (o->mounted && o->daemon > 0) {
+		/* SIGTERM: the daemon unmounts, flushes its audit log, exits */
+		kill(o->daemon, SIGTERM);
+	} else if (o->mounted) {
+		if (umount2(o->dir, 0) < 0 && umount2(o->dir, MNT_DETACH) < 0) {
+			pid_t p = fork();
+
+			if (p == 0) {
+				execlp("fusermount3", "fusermount3", "-u", "-z", o->dir, (char *)NULL);
+				_exit(127);
+			}
+			if (p > 0)
+				waitpid(p, NULL, 0);
+		}
+	} else if (o->daemon > 0) {
+		kill(o->daemon, SIGTERM);
+	}
+	if (o->daemon > 0) {
+		struct pollfd p = {.fd = o->pidfd, .events = POLLIN};
+
+		/* a daemon stuck on a busy mount gets 5 s, then SIGKILL and a lazy unmount */
+		if (o->pidfd >= 0 && poll(&p, 1, 5000) == 0) {
+			kill(o->daemon, SIGKILL);
+			umount2(o->dir, MNT_DETACH);
+		}
+		waitpid(o->daemon, NULL, 0);
+		o->daemon = 0;
+	}
+	o->mounted = false;
+	if (o->pidfd >= 0)
+		close(o->pidfd);
+	o->pidfd = -1;
+	if (o->dir[0]) {
+		char fstype[64], source[PATH_MAX];
+
+		/* still mounted (daemon died badly)? detach before removing */
+		if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+			umount2(o->dir, MNT_DETACH);
+		rmdir(o->dir);
+		o->dir[0] = '\0';
+	}
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the mount suite; see mount-util.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mount-util.h"
+
+#define MAX_MOUNTS 16
+static struct jf_mnt *live[MAX_MOUNTS];
+static bool atexit_done;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void cleanup_all(void)
+{
+	for (int i = 0; i < MAX_MOUNTS; i++)
+		if (live[i] && live[i]->mounted)
+			mu_umount(live[i], SIGTERM);
+}
+
+void mu_require_fuse(void)
+{
+	const char *ci = getenv("CI");
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	fprintf(stderr, "mount tests need /dev/fuse: %s\n", strerror(errno));
+	exit(ci && strcmp(ci, "true") == 0 ? 1 : 77);
+}
+
+void mu_tree_new(struct jf_mnt *m)
+{
+	const char *tmp = getenv("JF_MOUNT_TMPDIR");
+
+	if (!tmp)
+		tmp = "/tmp";
+	memset(m, 0, sizeof(*m));
+	snprintf(m->dir, sizeof(m->dir), "%s/jf-mount-XXXXXX", tmp);
+	if (!mkdtemp(m->dir))
+		die("mkdtemp %s: %s", m->dir, strerror(errno));
+	chmod(m->dir, 0755);
+	snprintf(m->src, sizeof(m->src), "%s/src", m->dir);
+	snprintf(m->mnt, sizeof(m->mnt), "%s/mnt", m->dir);
+	if (mkdir(m->src, 0755) < 0 || mkdir(m->mnt, 0755) < 0)
+		die("mkdir: %s", strerror(errno));
+	if (!atexit_done) {
+		atexit(cleanup_all);
+		atexit_done = true;
+	}
+}
+
+void mu_tree_free(struct jf_mnt *m)
+{
+	if (m->mounted)
+		mu_umount(m, SIGTERM);
+	if (m->dir[0] && !mu_is_mounted(m->mnt, NULL))
+		mu_sh("rm -rf '%s'", m->dir);
+	m->dir[0] = '\0';
+}
+
+static char *rot(void)
+{
+	static __thread char bufs[8][4200];
+	static __thread int i;
+
+	return bufs[i++ & 7];
+}
+
+const char *mu_v(const struct jf_mnt *m, const char *rel)
+{
+	char *b = rot();
+
+	snprintf(b, 4200, "%s/%s", m->mnt, rel);
+	return b;
+}
+
+const char *mu_s(const struct jf_mnt *m, const char *rel)
+{
+	char *b = rot();
+
+	snprintf(b, 4200, "%s/%s", m->src, rel);
+	return b;
+}
+
+void mu_mkdir(const struct jf_mnt *m, const char *rel)
+{
+	if (mu_sh("mkdir -p '%s'", mu_s(m, rel)) != 0)
+		die("mkdir -p %s failed", rel);
+}
+
+void mu_write(const struct jf_mnt *m, const char *rel, const char *content)
+{
+	char dir[4200];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", mu_s(m, rel));
+	*strrchr(dir, '/') = '\0';
+	mu_sh("mkdir -p '%s'", dir);
+	f = fopen(mu_s(m, rel), "we");
+	if (!f)
+		die("fopen %s: %s", rel, strerror(errno));
+	fputs(content, f);
+	fclose(f);
+}
+
+void mu_symlink(const struct jf_mnt *m, const char *target, const char *rel)
+{
+	if (symlink(target, mu_s(m, rel)) < 0)
+		die("symlink %s: %s", rel, strerror(errno));
+}
+
+bool mu_is_mounted(const char *path, const char *type)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char mp[4096], fstype[256];
+
+		/* id parent maj:min root mountpoint opts ... - fstype source */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(dash + 3, "%255s", fstype) != 1)
+			continue;
+		if (strcmp(mp, path) == 0 && (!type || strcmp(fstype, type) == 0))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int mu_mount(struct jf_mnt *m, const char *const *args, long nofile)
+{
+	const char *jailfs = getenv("JAILFS");
+	const char *argv[32];
+	int n = 0, status;
+
+	if (!jailfs)
+		die("JAILFS not set");
+	argv[n++] = jailfs;
+	argv[n++] = "-f";
+	for (; args && *args && n < 28; args++)
+		argv[n++] = *args;
+	argv[n++] = m->src;
+	argv[n++] = m->mnt;
+	argv[n] = NULL;
+	m->pid = fork();
+	if (m->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (m->pid == 0) {
+		if (nofile > 0) {
+			struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
+
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		execv(jailfs, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		if (mu_is_mounted(m->mnt, "fuse.jailfs")) {
+			m->mounted = true;
+			for (int k = 0; k < MAX_MOUNTS; k++)
+				if (!live[k] || live[k] == m) {
+					live[k] = m;
+					break;
+				}
+			return 0;
+		}
+		if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
+			m->pid = 0;
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, &status, 0);
+	m->pid = 0;
+	return -1;
+}
+
+int mu_umount(struct jf_mnt *m, int sig)
+{
+	int status = -1;
+
+	if (m->pid > 0) {
+		kill(m->pid, sig);
+		for (int i = 0; i < 500; i++) {
+			if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
+				m->pid = 0;
+				break;
+			}
+			sleep_ms(10);
+		}
+		if (m->pid > 0) {
+			kill(m->pid, SIGKILL);
+			waitpid(m->pid, &status, 0);
+			m->pid = 0;
+		}
+	}
+	if (mu_is_mounted(m->mnt, NULL) && sig != SIGKILL)
+		umount2(m->mnt, MNT_DETACH) < 0 ? (void)mu_sh("fusermount3 -uz '%s'", m->mnt)
+						: (void)0;
+	m->mounted = mu_is_mounted(m->mnt, NULL);
+	return status;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t sum_at(int dirfd, const char *rel, const char *skip, uint64_t h)
+{
+	DIR *dp;
+	struct dirent *de;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *names[4096];
+	int n = 0;
+
+	if (fd < 0 || !(dp = fdopendir(fd)))
+		return h;
+	while ((de = readdir(dp)) && n < 4096)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			names[n++] = strdup(de->d_name);
+	/* Sort for a stable order. */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		char path[4200], buf[8192];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
+		if (skip && strncmp(path, skip, strlen(skip)) == 0)
+			goto next;
+		if (fstatat(dirfd(dp), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			goto next;
+		h = fnv(h, path, strlen(path) + 1);
+		h = fnv(h, &st.st_mode, sizeof(st.st_mode));
+		h = fnv(h, &st.st_uid, sizeof(st.st_uid));
+		h = fnv(h, &st.st_nlink, sizeof(st.st_nlink));
+		h = fnv(h, &st.st_mtim, sizeof(st.st_mtim));
+		if (S_ISREG(st.st_mode)) {
+			int f = openat(dirfd(dp), names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			ssize_t k;
+
+			h = fnv(h, &st.st_size, sizeof(st.st_size));
+			while (f >= 0 && (k = read(f, buf, sizeof(buf))) > 0)
+				h = fnv(h, buf, (size_t)k);
+			if (f >= 0) {
+				char px[64];
+				ssize_t x;
+
+				snprintf(px, sizeof(px), "/proc/self/fd/%d", f);
+				x = listxattr(px, buf, sizeof(buf));
+				if (x > 0)
+					h = fnv(h, buf, (size_t)x);
+				close(f);
+			}
+		} else if (S_ISLNK(st.st_mode)) {
+			ssize_t k = readlinkat(dirfd(dp), names[i], buf, sizeof(buf));
+
+			if (k > 0)
+				h = fnv(h, buf, (size_t)k);
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(dp), names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW);
+
+			if (sub >= 0) {
+				h = sum_at(sub, path, skip, h);
+				close(sub);
+			}
+		}
+next:
+		free(names[i]);
+	}
+	closedir(dp);
+	return h;
+}
+
+uint64_t mu_tree_sum(const struct jf_mnt *m, const char *skip_prefix)
+{
+	int fd = open(m->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	uint64_t h = sum_at(fd, "", skip_prefix, 0xcbf29ce484222325ULL);
+
+	close(fd);
+	return h;
+}
+
+uint64_t mu_file_sum(const struct jf_mnt *m, const char *rel)
+{
+	int fd = open(mu_s(m, rel), O_RDONLY | O_CLOEXEC);
+	char buf[8192];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	ssize_t k;
+
+	if (fd < 0)
+		return 0;
+	while ((k = read(fd, buf, sizeof(buf))) > 0)
+		h = fnv(h, buf, (size_t)k);
+	close(fd);
+	return h;
+}
+
+int mu_sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	r = system(cmd);
+	free(cmd);
+	if (r == -1 || !WIFEXITED(r))
+		return -1;
+	return WEXITSTATUS(r);
+}
+
+int mu_count_fds(pid_t pid)
+{
+	char path[64];
+	DIR *dp;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dp = opendir(path);
+	if (!dp)
+		return -1;
+	while (readdir(dp))
+		n++;
+	closedir(dp);
+	return n - 2;
+}
+
+long mu_peak_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}

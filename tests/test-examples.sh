@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# Runs every example in mnt-examples/ so none rots:
+#   - each policy file, through `jailfs --check` (zones asserted) and --scan;
+#   - the quick-start demo (mnt-examples/demo.sh) end to end, asserting every
+#     refusal and that the demo tree is left unchanged;
+#   - the Python agent harness against jailrun --request -;
+#   - the fstab line, mounted for real by `mount -T FILE` (mount(8) ->
+#     mount.fuse3 -> jailfs) in a private mount namespace;
+#   - the systemd unit: `systemd-analyze verify`, then its ExecStart run as
+#     systemd would run it, and stopped the way systemd stops it (SIGTERM).
+# Suite 'mount' (real FUSE mounts, not parallel). Needs /dev/fuse: with
+# CI=true a missing /dev/fuse or a non-root run is a failure, never a skip.
+set -uo pipefail
+
+: "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}" "${JF_SRCDIR:?set by meson}"
+ex=$JF_SRCDIR/mnt-examples
+failures=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfexamples.XXXXXX")
+mounts=()
+
+cleanup() {
+	local m
+	for m in "${mounts[@]}"; do
+		grep -q " $m fuse" /proc/self/mountinfo &&
+			{ fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { printf 'ok    %s\n' "$*"; }
+bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
+mounted() { grep -q " $1 fuse" /proc/self/mountinfo; }
+wait_mount() { # MNT want(1|0)
+	local _
+	for _ in $(seq 100); do
+		if mounted "$1"; then [ "$2" = 1 ] && return 0; else [ "$2" = 0 ] && return 0; fi
+		sleep 0.05
+	done
+	return 1
+}
+
+if [ ! -c /dev/fuse ]; then
+	echo "FAIL  /dev/fuse is missing"
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	# The fstab and systemd parts mount as root, as they would on a host.
+	[ "${CI:-}" = true ] && { echo "FAIL  CI=true but not root"; exit 1; }
+	echo "SKIP  needs root (mount -T, systemd unit)"
+	exit 77
+fi
+
+# ---------------------------------------------------------------- policies
+# A tree holding every kind of name the policies talk about.
+t=$tmp/tree
+cp -a "$ex/demo-project" "$t"
+mkdir -p "$t/.git/hooks" "$t/vendor/patches" "$t/.vscode" "$t/node_modules/x"
+: >"$t/.git/config"; : >"$t/.git/HEAD"; : >"$t/.git/hooks/pre-commit"
+: >"$t/vendor/lib.c"; : >"$t/vendor/patches/fix.patch"; : >"$t/.vscode/settings.json"
+: >"$t/node_modules/x/index.js"; : >"$t/build.log"; : >"$t/db.sqlite3"
+
+expect_zones() { # POLICY(or -) SOURCE ZONE:PATH...
+	local pol=$1 src=$2 want path got args=()
+	shift 2
+	[ "$pol" != - ] && args=(--policy "$pol")
+	for spec in "$@"; do
+		want=${spec%%:*}
+		path=${spec#*:}
+		got=$("$JAILFS" --check "${args[@]}" --source "$src" "$path" 2>&1 | head -n1)
+		if [ "${got%%$'\t'*}" = "$want" ]; then
+			ok "$(basename "$pol") $path -> $want (${got#*$'\t'})"
+		else
+			bad "$(basename "$pol") $path: want $want, got '$got'"
+		fi
+	done
+}
+
+expect_zones - "$t" \
+	SAFE:src/main.c SAFE:.env.example DENIED:.env DENIED:config/.env.production \
+	DENIED:keys/server.pem DENIED:.aws/credentials DENIED:home/.ssh/id_ed25519 \
+	RESTRICTED:.git/hooks/pre-commit RESTRICTED:.git/config RESTRICTED:.vscode/settings.json
+
+expect_zones "$ex/project.ini" "$t" \
+	SAFE:src/main.c SAFE:.env.example SAFE:config/settings.ini DENIED:.env \
+	DENIED:config/.env.production DENIED:keys/server.pem DENIED:.aws/credentials \
+	DENIED:home/.ssh/id_ed25519 DENIED:db.sqlite3 RESTRICTED:.git/hooks/pre-commit \
+	RESTRICTED:.git/config RESTRICTED:.vscode/settings.json RESTRICTED:vendor/lib.c \
+	SAFE:vendor/patches/fix.patch REFUSED:../etc/passwd
+
+expect_zones "$ex/share.ini" "$t" \
+	RESTRICTED:src/main.c RESTRICTED:.env.example RESTRICTED:Makefile DENIED:.env \
+	DENIED:keys/server.pem DENIED:home/.ssh/id_ed25519 DENIED:.git/HEAD \
+	DENIED:.git/config DENIED:node_modules/x/index.js DENIED:build.log
+
+expect_zones "$ex/audit.ini" "$t" \
+	SAFE:src/main.c SAFE:.env.example SAFE:.git/hooks/pre-commit SAFE:.vscode/settings.json \
+	DENIED:.env DENIED:.aws/credentials DENIED:home/.ssh/id_ed25519
+
+expect_zones "$ex/system.ini" / \
+	RESTRICTED:/usr/bin/make RESTRICTED:/usr/lib SAFE:/srv/agent/main.c \
+	RESTRICTED:/srv/other/file DENIED:/etc/shadow DENIED:/root/.ssh/id_rsa \
+	DENIED:/proc/1/environ DENIED:/home/me/notes.txt DENIED:/srv/agent/.env
+
+for pol in "$ex"/*.ini; do
+	if out=$("$JAILFS" --scan --policy "$pol" "$t" 2>&1); then
+		if grep -q 'home/.ssh' <<<"$out"; then
+			ok "--scan --policy $(basename "$pol") lists home/.ssh"
+		else
+			bad "--scan --policy $(basename "$pol") does not list home/.ssh: $out"
+		fi
+	else
+		bad "--scan --policy $(basename "$pol") failed: $out"
+	fi
+	head -n1 "$pol" | grep -q "^# $(basename "$pol"): " && ok "$(basename "$pol") has its header" ||
+		bad "$(basename "$pol") lacks the '# NAME: purpose' header"
+done
+
+# ---------------------------------------------------------------- the demo
+sum_demo() { (cd "$ex/demo-project" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum); }
+before=$(sum_demo)
+out=$(JAILFS=$JAILFS JAILRUN=$JAILRUN TMPDIR=$tmp bash "$ex/demo.sh" 2>&1)
+rc=$?
+printf '%s\n' "$out" | sed 's/^/  demo| /'
+[ $rc -eq 0 ] && ok "demo.sh exited 0" || bad "demo.sh exited $rc"
+row() { # LABEL RESULT
+	grep -E "^ *[0-9]+  $1 .* $2 " <<<"$out" >/dev/null && ok "demo: '$1' $2" ||
+		bad "demo: no table row '$1' with $2"
+}
+for l in "list the tree" "read a source file" "edit a source file" "build it" "test it" \
+	"commit with git"; do
+	row "$l" ALLOWED
+done
+for l in "read .env" "read config/.env.production" "read the SSH key in the tree" \
+	"read ~/.ssh/id_rsa" "inline Python to read .env" "symlink to /etc/passwd" \
+	"write .git/hooks/pre-commit" "rm -rf the tree" "outlive a 2 s timeout"; do
+	row "$l" REFUSED
+done
+grep -q 'jailrun refused it' <<<"$out" && ok "demo: a refusal names jailrun's reason" ||
+	bad "demo: no jailrun reason in the table"
+grep -qi 'read-only file system' <<<"$out" && ok "demo: the hook write got EROFS" ||
+	bad "demo: no 'Read-only file system' for the hook write"
+grep -q '^  FAIL' <<<"$out" && bad "demo: a disk check failed" || ok "demo: every disk check ok"
+[ "$(sum_demo)" = "$before" ] && ok "demo-project unchanged" || bad "demo-project changed"
+grep -q "jailfs-demo" /proc/self/mountinfo && bad "demo left a mount behind" ||
+	ok "demo left no mount"
+ls -d "$tmp"/jailfs-demo.* >/dev/null 2>&1 && bad "demo left its temp dir" || ok "demo cleaned up"
+
+# ---------------------------------------------------------------- harness
+h=$tmp/harness
+cp -a "$ex/demo-project" "$h"
+harness() { python3 "$ex/agent-harness.py" --jailrun "$JAILRUN" --source "$h" "$@"; }
+field() { python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(json.dumps(r.get(sys.argv[1])))' "$1"; }
+out=$(harness --timeout 60 -- make test 2>"$tmp/h.err"); rc=$?
+if [ $rc -eq 0 ] && [ "$(field exit_code <<<"$out")" = 0 ] &&
+	field stdout <<<"$out" | grep -q 'all tests passed'; then
+	ok "harness: make test ran, exit_code 0, stdout has 'all tests passed'"
+else
+	bad "harness make test: rc $rc $(cat "$tmp/h.err") $out"
+fi
+out=$(harness -- python3 -c 'print(1)' 2>"$tmp/h.err"); rc=$?
+[ $rc -eq 2 ] && [ "$(field exit_code <<<"$out")" = -100 ] && [ "$(field denied <<<"$out")" = true ] &&
+	ok "harness: python3 -c refused, exit_code -100, reason $(field reason <<<"$out")" ||
+	bad "harness python3 -c: rc $rc $out"
+out=$(harness --timeout 1 -- sleep 30 2>"$tmp/h.err"); rc=$?
+[ $rc -eq 2 ] && [ "$(field exit_code <<<"$out")" = -101 ] && [ "$(field timed_out <<<"$out")" = true ] &&
+	ok "harness: sleep 30 timed out, exit_code -101" || bad "harness timeout: rc $rc $out"
+out=$(harness -- cat .env 2>"$tmp/h.err"); rc=$?
+[ $rc -eq 1 ] && field stderr <<<"$out" | grep -q 'No such file' &&
+	ok "harness: cat .env -> No such file or directory" || bad "harness cat .env: rc $rc $out"
+
+# ---------------------------------------------------------------- fstab
+line=$(grep -vE '^[[:space:]]*(#|$)' "$ex/fstab.example")
+read -r f_src f_mnt f_type f_opts f_dump f_pass <<<"$line"
+if [ "$f_type" = fuse.jailfs ] && [[ $f_opts == *policy=* ]] && [ -n "$f_pass" ]; then
+	ok "fstab.example: one line, type $f_type, options $f_opts"
+else
+	bad "fstab.example: unexpected line '$line'"
+fi
+fs_src=$tmp/fstab-src
+fs_mnt=$tmp/fstab-mnt
+cp -a "$ex/demo-project" "$fs_src"
+mkdir -p "$fs_mnt" "$tmp/bin"
+ln -s "$JAILFS" "$tmp/bin/jailfs"
+# The same line, with this machine's paths (the policy from mnt-examples/).
+pol=$(sed -E 's/.*policy=([^,]*).*/\1/' <<<"$f_opts")
+printf '%s %s %s %s %s %s\n' "$fs_src" "$fs_mnt" "$f_type" \
+	"${f_opts/policy=$pol/policy=$ex/$(basename "$pol")}" "$f_dump" "$f_pass" >"$tmp/fstab"
+# mount(8) runs helpers with PATH=/usr/local/sbin:/usr/local/bin:..., where
+# `meson install` puts jailfs; a private mount namespace stands that in.
+out=$(unshare -m --propagation private bash -c '
+	set -e
+	mount --bind "$1" /usr/local/bin
+	mount -T "$2" "$3"
+	grep " $3 " /proc/self/mountinfo
+	ls -A "$3"
+	umount "$3"
+	for _ in $(seq 100); do grep -q " $3 " /proc/self/mountinfo || break; sleep 0.05; done
+	grep -q " $3 " /proc/self/mountinfo && echo STILL-MOUNTED || echo UNMOUNTED
+' _ "$tmp/bin" "$tmp/fstab" "$fs_mnt" 2>&1)
+rc=$?
+printf '%s\n' "$out" | sed 's/^/  fstab| /'
+mi=$(grep " $fs_mnt " <<<"$out" || true)
+[ $rc -eq 0 ] && [[ $mi == *" - fuse.jailfs $fs_src "* ]] &&
+	ok "mount -T: fuse.jailfs mounted, fsname $fs_src" || bad "mount -T failed (rc $rc)"
+[[ $mi == *nosuid* && $mi == *nodev* ]] && ok "mount -T: nosuid,nodev" || bad "mount -T: not nosuid,nodev"
+grep -qx '.env.example' <<<"$out" && ! grep -qx '.env' <<<"$out" && ! grep -qx 'keys' <<<"$out" &&
+	ok "mount -T: .env and keys/ hidden, .env.example shown" || bad "mount -T: wrong listing"
+grep -qx UNMOUNTED <<<"$out" && ok "mount -T: umount clean" || bad "mount -T: umount"
+
+# ---------------------------------------------------------------- systemd unit
+unit=$ex/jailfs@.service
+u_src=$tmp/unitsrc
+cp -a "$ex/demo-project" "$u_src"
+inst=$(systemd-escape --path "$u_src" 2>/dev/null || python3 -c '
+import sys; p = sys.argv[1].strip("/")
+print("".join(c if c.isalnum() or c in "_." else "-" if c == "/" else "\\x%02x" % ord(c) for c in p))' "$u_src")
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$tmp/units"
+	sed "s|/usr/local/bin/jailfs|$JAILFS|" "$unit" >"$tmp/units/jailfs@$inst.service"
+	if v=$(systemd-analyze verify "$tmp/units/jailfs@$inst.service" 2>&1) && [ -z "$v" ]; then
+		ok "systemd-analyze verify jailfs@$inst.service: clean"
+	else
+		bad "systemd-analyze verify: $v"
+	fi
+elif [ "${CI:-}" = true ]; then
+	bad "systemd-analyze missing"
+fi
+grep -q '^Type=forking' "$unit" || bad "unit: expected Type=forking (jailfs detaches when mounted)"
+exec_line=$(sed -n 's/^ExecStart=//p' "$unit")
+u_run=$tmp/run
+conf_opts="--policy $ex/project.ini"
+# systemd: %f = unescaped path, %i = instance, $JAILFS_OPTS from EnvironmentFile,
+# /run/jailfs/%i made by RuntimeDirectory= (here under $tmp).
+cmd=${exec_line//\/usr\/local\/bin\/jailfs/$JAILFS}
+cmd=${cmd//\/run\/jailfs\//$u_run/}
+cmd=${cmd//%f/$u_src}
+cmd=${cmd//%i/$inst}
+cmd=${cmd//\$JAILFS_OPTS/$conf_opts}
+u_mnt=$u_run/$inst
+mkdir -p "$u_mnt"
+mounts+=("$u_mnt" "$fs_mnt")
+read -ra argv <<<"$cmd"
+echo "  unit| ${argv[*]}"
+if timeout 20 "${argv[@]}" && wait_mount "$u_mnt" 1; then
+	ok "unit ExecStart returned with the view mounted at $u_mnt"
+	[ -e "$u_mnt/.env.example" ] && [ ! -e "$u_mnt/.env" ] && [ -f "$u_mnt/src/main.c" ] &&
+		ok "unit view hides .env, shows .env.example and src/" || bad "unit view listing wrong"
+	pid=""
+	for p in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		[ "$c" = "${argv[*]} " ] && pid=${p#/proc/}
+	done
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid"
+		wait_mount "$u_mnt" 0 && ok "unit stop (SIGTERM to $pid) unmounted" ||
+			bad "still mounted after SIGTERM"
+		sleep 0.5
+		[ -d "/proc/$pid" ] && bad "daemon $pid alive after SIGTERM" || ok "daemon exited"
+	else
+		bad "no daemon process with argv '${argv[*]}'"
+	fi
+else
+	bad "unit ExecStart did not mount"
+fi
+
+# ---------------------------------------------------------------- README
+# The "Three uses" blocks of README.md, run as written, with temporary
+# paths for ~/src/myproject, /mnt/ and /tmp/, from the source root.
+r=$tmp/readme
+mkdir -p "$r/bin" "$r/mnt" "$r/out"
+ln -s "$JAILFS" "$r/bin/jailfs"
+ln -s "$JAILRUN" "$r/bin/jailrun"
+readme_block() { # NAME: the fenced block after <!-- readme-test: NAME -->
+	awk -v tag="<!-- readme-test: $1 -->" '
+		$0 == tag { armed = 1; next }
+		armed && /^```/ { if (inside) exit; inside = 1; next }
+		inside { print }' "$JF_SRCDIR/README.md"
+}
+for use in agent share audit; do
+	block=$(readme_block "$use")
+	if [ -z "$block" ]; then
+		bad "README: no block for <!-- readme-test: $use -->"
+		continue
+	fi
+	rm -rf "$r/proj"
+	cp -a "$ex/demo-project" "$r/proj"     # a fresh project for each use
+	block=${block//\~\/src\/myproject/$r/proj}
+	block=${block//\/mnt\//$r/mnt/}
+	block=${block//\/tmp\//$r/out/}
+	mounts+=("$r/mnt/$use")
+	out=$(cd "$JF_SRCDIR" && PATH=$r/bin:$PATH bash -e -o pipefail -x -c "$block" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -n 25 | sed "s/^/  readme-$use| /"
+	[ $rc -eq 0 ] && ok "README use '$use' ran as written" || bad "README use '$use' failed (rc $rc)"
+	mounted "$r/mnt/$use" && bad "README use '$use' left $r/mnt/$use mounted"
+done
+if [ -f "$r/out/myproject-shared.tar.gz" ]; then
+	list=$(tar -tzf "$r/out/myproject-shared.tar.gz")
+	grep -qx './.env.example' <<<"$list" && grep -qx './src/main.c' <<<"$list" &&
+		! grep -qE '^\./(\.env|keys/.*|\.aws/.*|home/\.ssh/.*)$' <<<"$list" &&
+		ok "README share: tarball has src/ and .env.example, no secret" ||
+		bad "README share: tarball content wrong: $(tr '\n' ' ' <<<"$list")"
+else
+	bad "README share: no tarball"
+fi
+if [ -s "$r/out/audit.jsonl" ]; then
+	jq -r 'select(.bytes_written > 0) | .path' "$r/out/audit.jsonl" | grep -qx tally &&
+		ok "README audit: the audit log shows make writing 'tally'" ||
+		bad "README audit: no write of 'tally' in the audit log"
+else
+	bad "README audit: no audit log"
+fi
+
+echo
+if [ "$failures" -ne 0 ]; then
+	echo "$failures failure(s)"
+	exit 1
+fi
+echo "all examples ok"
