@@ -64,7 +64,7 @@ static int collect(const char *path, const struct stat *st, int type, struct FTW
 		exit(1);
 	}
 	memcpy(arena + arena_len, rel, len + 1);
-	entries[nentries++] = (struct entry){ arena_len, len, type == FTW_D || type == FTW_DP };
+	entries[nentries++] = (struct entry){arena_len, len, type == FTW_D || type == FTW_DP};
 	arena_len += len + 1;
 	return 0;
 }
@@ -127,13 +127,13 @@ static double best_rate(const struct jf_policy *pol, enum mode m, int rounds, un
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
-					      { "rounds", required_argument, NULL, 'n' },
-					      { "help", no_argument, NULL, 'h' },
-					      { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = {{"policy", required_argument, NULL, 'p'},
+					     {"rounds", required_argument, NULL, 'n'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	const char *policy_file = NULL;
 	struct jf_policy *pol = NULL;
-	unsigned long sink = 0, counts[3] = { 0 };
+	unsigned long sink = 0, counts[3] = {0};
 	int rounds = 10, c;
 	double base, cls, canon;
 	char err[512];
@@ -176,10 +176,10 @@ int main(int argc, char **argv)
 	       "best of %d rounds, one core (thread CPU time)\n",
 	       argv[optind], nentries, counts[0], counts[1], counts[2],
 	       policy_file ? policy_file : "built-in default (secrets + project)", rounds);
-	printf("classify:              %10.0f paths/s  %7.1f ns/path\n", cls, 1e9 / cls);
-	printf("canonicalize+classify: %10.0f paths/s  %7.1f ns/path\n", canon, 1e9 / canon);
-	printf("baseline (hash path):  %10.0f paths/s  ratio classify/baseline %.3f\n", base,
-	       cls / base);
+	printf("%-24s%12.0f paths/s %8.1f ns/path\n", "classify:", cls, 1e9 / cls);
+	printf("%-24s%12.0f paths/s %8.1f ns/path\n", "canonicalize+classify:", canon, 1e9 / canon);
+	printf("%-24s%12.0f paths/s %8.1f ns/path  (classify/baseline %.3f)\n",
+	       "baseline (hash bytes):", base, 1e9 / base, cls / base);
 	jf_policy_free(pol);
 	free(arena);
 	free(entries);

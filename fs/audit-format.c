@@ -18,21 +18,6 @@
 
 #include "audit.h"
 
-/* TEMPORARY (remove once policy/ defines jf_rule_format): a weak reference
- * keeps the tree linking while the policy library is being written. */
-#pragma weak jf_rule_format
-
-static int rule_format(const struct jf_rule *rule, char *buf, size_t size)
-{
-	if (jf_rule_format)
-		return jf_rule_format(rule, buf, size);
-	if (!rule)
-		return snprintf(buf, size, "default");
-	if (rule->builtin)
-		return snprintf(buf, size, "profile:%s", rule->source);
-	return snprintf(buf, size, "%s:%u", rule->source, rule->line);
-}
-
 /* An output buffer sized from an upper bound computed before formatting. */
 struct jbuf {
 	char *p;
@@ -315,14 +300,14 @@ char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts
 	if (ev->refusal) {
 		rule = (char *)ev->refusal;
 	} else {
-		n = rule_format(ev->rule, rbuf, sizeof(rbuf));
+		n = jf_rule_format(ev->rule, rbuf, sizeof(rbuf));
 		if (n < 0)
 			rbuf[0] = '\0';
 		else if ((size_t)n >= sizeof(rbuf)) {
 			heap_rule = malloc((size_t)n + 1);
 			if (!heap_rule)
 				return NULL;
-			rule_format(ev->rule, heap_rule, (size_t)n + 1);
+			jf_rule_format(ev->rule, heap_rule, (size_t)n + 1);
 			rule = heap_rule;
 		}
 	}

@@ -299,7 +299,14 @@ static void print_ops(struct report *r)
 			tot[k] += c[k];
 			sum += c[k];
 		}
-		printf("  %-16.16s %7lld %6lld %6lld %6lld\n", rows[i].key, (long long)c[0],
+		char op[17];
+
+		/* ops come from the file: no control bytes to the terminal */
+		snprintf(op, sizeof(op), "%s", rows[i].key);
+		for (char *q = op; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
+		printf("  %-16s %7lld %6lld %6lld %6lld\n", op, (long long)c[0],
 		       (long long)c[1], (long long)c[2], (long long)sum);
 	}
 	printf("  %-16s %7lld %6lld %6lld %6lld\n", "total", (long long)tot[0], (long long)tot[1],

@@ -36,7 +36,7 @@
 struct slot {
 	char *line;
 	size_t len;
-	bool dropped_marker; /* a writer-made "dropped" line: not counted as written */
+	int prio; /* syslog priority: info (allow), notice (deny, hide), warning (dropped) */
 };
 
 static struct {
@@ -209,7 +209,7 @@ static void wait_written(uint64_t seq)
 	A.waiters--;
 }
 
-static void push(char *line, size_t len)
+static void push(char *line, size_t len, int prio)
 {
 	uint64_t seq;
 	bool wake;
@@ -230,7 +230,7 @@ static void push(char *line, size_t len)
 		free(line);
 		return;
 	}
-	A.ring[(A.head + A.count++) % A.cap] = (struct slot){.line = line, .len = len};
+	A.ring[(A.head + A.count++) % A.cap] = (struct slot){.line = line, .len = len, .prio = prio};
 	seq = ++A.pushed;
 	wake = A.writer_sleeping;
 	A.writer_sleeping = false;
@@ -266,7 +266,7 @@ void jf_audit_emit(const struct jf_audit_event *ev)
 		pthread_mutex_unlock(&A.lock);
 		return;
 	}
-	push(line, len);
+	push(line, len, ev->decision == JF_AUDIT_ALLOW ? LOG_INFO : LOG_NOTICE);
 }
 
 void jf_audit_get_stats(struct jf_audit_stats *out)
@@ -332,13 +332,10 @@ static int writev_all(int fd, struct iovec **iov, int *n)
 
 static void send_syslog(struct slot *s, int n)
 {
-	for (int i = 0; i < n; i++) {
-		int prio = s[i].dropped_marker ? LOG_WARNING : LOG_INFO;
-
-		if (!s[i].dropped_marker && strstr(s[i].line, "\"decision\":\"allow\"") == NULL)
-			prio = LOG_NOTICE;
-		syslog(LOG_AUTHPRIV | prio, "%.*s", (int)s[i].len - 1, s[i].line);
-	}
+	/* The JSON line without its newline; authpriv: access decisions and
+	 * private path names stay out of world-readable logs. */
+	for (int i = 0; i < n; i++)
+		syslog(LOG_AUTHPRIV | s[i].prio, "%.*s", (int)s[i].len - 1, s[i].line);
 }
 
 /* Write one batch to the file (retrying while it fails) and to syslog. */
@@ -426,7 +423,7 @@ static void *writer_main(void *arg)
 		if (A.dropped_pend) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			batch[n].line = jf_audit_format_dropped(A.dropped_pend, &ts, &batch[n].len);
-			batch[n].dropped_marker = true;
+			batch[n].prio = LOG_WARNING;
 			if (batch[n].line) {
 				A.dropped_pend = 0;
 				n++;

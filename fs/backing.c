@@ -51,8 +51,11 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 	if (r < 0)
 		return r;
 	fd = jf_open_beneath(path, flags, 0);
+	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+		return -ESTALE; /* the name now holds something else: the kernel
+				 * retries once with a fresh lookup (LOOKUP_REVAL) */
 	if (fd < 0)
-		return fd == -ENOENT ? -ESTALE : fd;
+		return fd;
 	if (fstat(fd, st) < 0) {
 		r = -errno;
 		close(fd);

@@ -94,14 +94,10 @@ static const char scan_usage[] =
 enum { OPT_STDIN = 0x100, OPT_MODE };
 
 static const struct option long_opts[] = {
-	{ "check", no_argument, NULL, OPT_MODE },
-	{ "scan", no_argument, NULL, OPT_MODE },
-	{ "policy", required_argument, NULL, 'p' },
-	{ "source", required_argument, NULL, 's' },
-	{ "read-only", no_argument, NULL, 'r' },
-	{ "stdin", no_argument, NULL, OPT_STDIN },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	{"check", no_argument, NULL, OPT_MODE},	  {"scan", no_argument, NULL, OPT_MODE},
+	{"policy", required_argument, NULL, 'p'}, {"source", required_argument, NULL, 's'},
+	{"read-only", no_argument, NULL, 'r'},	  {"stdin", no_argument, NULL, OPT_STDIN},
+	{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
 };
 
 struct opts {
@@ -212,7 +208,7 @@ static void put_verdict(FILE *f, const struct jf_verdict *v, const char *path, s
 
 static long sys_openat2(int dfd, const char *path, int flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = flags, .resolve = resolve };
+	struct open_how how = {.flags = flags, .resolve = resolve};
 
 	return syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }
@@ -327,7 +323,7 @@ int jf_cmd_check(int argc, char **argv)
 	_cleanup_policy_ struct jf_policy *pol = NULL;
 	_cleanup_free_ char *root_lex = NULL, *root_real = NULL;
 	_cleanup_close_ int srcfd = -1;
-	struct opts o = { 0 };
+	struct opts o = {0};
 	struct checker ck;
 	int first = parse_opts(argc, argv, false, &o);
 
@@ -354,7 +350,7 @@ int jf_cmd_check(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	ck = (struct checker){ pol, srcfd, root_lex, root_real };
+	ck = (struct checker){pol, srcfd, root_lex, root_real};
 	for (int i = first; i < argc; i++)
 		check_one(&ck, argv[i], strlen(argv[i]));
 	if (o.use_stdin && check_stdin(&ck) < 0) {
@@ -382,11 +378,25 @@ struct scan {
 static bool pseudo_fs(int fd)
 {
 	static const unsigned long magic[] = {
-		PROC_SUPER_MAGIC, SYSFS_MAGIC,	   DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
-		CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC,	SECURITYFS_MAGIC,
-		BPF_FS_MAGIC,	     PSTOREFS_MAGIC, BINFMTFS_MAGIC,	EFIVARFS_MAGIC,
-		SELINUX_MAGIC,	     SMACK_MAGIC,    NSFS_MAGIC,	AUTOFS_SUPER_MAGIC,
-		HUGETLBFS_MAGIC,     0x65735543 /* fusectl */, 0x62656570 /* configfs */,
+		PROC_SUPER_MAGIC,
+		SYSFS_MAGIC,
+		DEVPTS_SUPER_MAGIC,
+		CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC,
+		DEBUGFS_MAGIC,
+		TRACEFS_MAGIC,
+		SECURITYFS_MAGIC,
+		BPF_FS_MAGIC,
+		PSTOREFS_MAGIC,
+		BINFMTFS_MAGIC,
+		EFIVARFS_MAGIC,
+		SELINUX_MAGIC,
+		SMACK_MAGIC,
+		NSFS_MAGIC,
+		AUTOFS_SUPER_MAGIC,
+		HUGETLBFS_MAGIC,
+		0x65735543 /* fusectl */,
+		0x62656570 /* configfs */,
 		0x19800202 /* mqueue */,
 	};
 	struct statfs sf;
@@ -555,7 +565,7 @@ static void scan_dir(struct scan *s, int fd, dev_t dev)
 int jf_cmd_scan(int argc, char **argv)
 {
 	_cleanup_policy_ struct jf_policy *pol = NULL;
-	struct opts o = { 0 };
+	struct opts o = {0};
 	struct scan *s;
 	struct jf_verdict v;
 	struct stat st;

@@ -51,6 +51,8 @@ void jf_options_usage(const char *prog);
 
 /* ---- the filesystem ---- */
 
+struct jf_file;
+
 struct jf_inode {
 	struct jf_inode *hnext;  /* hash chain by (dev, ino) */
 	struct jf_inode *parent; /* holds a reference; NULL for root or when unlinked */
@@ -68,6 +70,7 @@ struct jf_inode {
 	struct timespec open_mtime;
 	off_t open_size;
 	uint32_t symlink_len; /* length of the (rewritten) symlink target */
+	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
 };
 
 struct jf_fs {
@@ -91,6 +94,8 @@ struct jf_fs {
 
 extern struct jf_fs jf_fs;
 
+struct jf_file;
+
 /* Open file handle (fi->fh). */
 struct jf_file {
 	int fd;
@@ -99,6 +104,9 @@ struct jf_file {
 	bool writable;
 	atomic_int_fast64_t bytes_read;
 	atomic_int_fast64_t bytes_written;
+	struct jf_file *next_open; /* inode->open_files list, under jf_fs.lock */
+	pid_t pid; /* opener, for the release record (release has no caller) */
+	uid_t uid;
 };
 
 /* ---- inode table (inode.c); all functions take jf_fs.lock themselves ---- */

@@ -170,7 +170,10 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 		inode->nlookup++;
 		if ((inode->type & S_IFMT) != (st->st_mode & S_IFMT))
 			inode->type = st->st_mode & S_IFMT;
-		attach_locked(inode, parent, name);
+		/* A file with several names keeps the name it has while that is
+		 * attached: the kernel may hold dentries for each of them. */
+		if (!(inode->name && inode->parent && !S_ISDIR(st->st_mode) && st->st_nlink > 1))
+			attach_locked(inode, parent, name);
 		inode->zone = zone;
 		inode->rule = rule;
 		pthread_mutex_unlock(&jf_fs.lock);
@@ -225,7 +228,7 @@ int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
 	pthread_mutex_lock(&jf_fs.lock);
 	for (struct jf_inode *p = inode; p != &jf_fs.root; p = p->parent) {
 		if (!p->name || !p->parent) {
-			r = -ENOENT;
+			r = -ESTALE; /* detached: the kernel relooks the name up */
 			goto out;
 		}
 		if (depth == sizeof(names) / sizeof(names[0])) {

@@ -163,6 +163,13 @@ static int add_mount_options(struct jf_options *o)
 		return -ENOMEM;
 	if (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 || fuse_opt_add_arg(&o->fuse_args, opt) < 0)
 		return -ENOMEM;
+	/* An ordinary user who cannot open /dev/fuse (mode 0600 on some hosts)
+	 * can still mount through the set-uid fusermount3; libfuse only goes
+	 * there directly when auto_unmount is asked for. */
+	if (geteuid() != 0 && access("/dev/fuse", R_OK | W_OK) < 0 &&
+	    (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 ||
+	     fuse_opt_add_arg(&o->fuse_args, "auto_unmount") < 0))
+		return -ENOMEM;
 	return 0;
 }
 

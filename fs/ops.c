@@ -340,6 +340,19 @@ static void jf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
+/* fstat through an open handle of @inode, if any: cheaper than reopening the
+ * path, and the only way for a file unlinked while open. 0 or -ENOENT. */
+static int fstat_open_file(struct jf_inode *inode, struct stat *st)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	if (inode->open_files && fstat(inode->open_files->fd, st) == 0)
+		r = 0;
+	pthread_mutex_unlock(&jf_fs.lock);
+	return r;
+}
+
 static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct stat *st)
 {
 	int fd;
@@ -350,10 +363,10 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 	} else if (inode == &jf_fs.root) {
 		if (fstat(jf_fs.root_fd, st) < 0)
 			return -errno;
-	} else {
+	} else if (fstat_open_file(inode, st) < 0) {
 		fd = jf_open_inode(inode, O_PATH, st);
 		if (fd < 0)
-			return fd == -ESTALE ? -ENOENT : fd;
+			return fd;
 		close(fd);
 	}
 	fill_attr(st, inode);
@@ -969,18 +982,23 @@ static void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 /* ---------- open / create / read / write ---------- */
 
+static void drop_file(struct jf_file *f);
+
 static bool wants_write(int flags)
 {
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
-static int new_file(struct jf_inode *inode, int fd, int flags, struct fuse_file_info *fi,
-		    const struct stat *st)
+static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
+		    struct fuse_file_info *fi, const struct stat *st)
 {
 	struct jf_file *f = calloc(1, sizeof(*f));
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
 	if (!f)
 		return -ENOMEM;
+	f->pid = ctx->pid;
+	f->uid = ctx->uid;
 	f->fd = fd;
 	f->inode = inode;
 	f->zone = inode->zone;
@@ -995,13 +1013,15 @@ static int new_file(struct jf_inode *inode, int fd, int flags, struct fuse_file_
 		fi->keep_cache = 1;
 	inode->open_size = st->st_size;
 	inode->open_mtime = st->st_mtim;
+	f->next_open = inode->open_files;
+	inode->open_files = f;
 	pthread_mutex_unlock(&jf_fs.lock);
 	if (flags & O_DIRECT)
 		fi->direct_io = 1;
 	return 0;
 }
 
-static int do_open(struct jf_inode *inode, struct fuse_file_info *fi)
+static int do_open(fuse_req_t req, struct jf_inode *inode, struct fuse_file_info *fi)
 {
 	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC);
 	struct stat st;
@@ -1023,7 +1043,7 @@ static int do_open(struct jf_inode *inode, struct fuse_file_info *fi)
 	}
 	if (fi->flags & O_TRUNC)
 		st.st_size = -1; /* never keep the cache of a truncated file */
-	r = new_file(inode, fd, fi->flags, fi, &st);
+	r = new_file(req, inode, fd, fi->flags, fi, &st);
 	if (r < 0)
 		close(fd);
 	return r;
@@ -1036,7 +1056,7 @@ static void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool w = wants_write(fi->flags);
 	int r;
 
-	r = do_open(inode, fi);
+	r = do_open(req, inode, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
 		audit(req, "open", path, NULL, inode->zone, inode->rule,
@@ -1045,7 +1065,7 @@ static void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (fuse_reply_open(req, fi) == -ENOENT)
-		close(file_of(fi)->fd), free(file_of(fi));
+		drop_file(file_of(fi));
 }
 
 static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
@@ -1090,7 +1110,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		goto fail;
 	}
 	e->attr.st_size = created ? 0 : e->attr.st_size;
-	r = new_file(inode, fd, fi->flags, fi, &e->attr);
+	r = new_file(req, inode, fd, fi->flags, fi, &e->attr);
 	if (r < 0) {
 		jf_inode_forget(inode, 1);
 		goto fail;
@@ -1113,7 +1133,7 @@ static void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		close(file_of(fi)->fd), free(file_of(fi));
+		drop_file(file_of(fi));
 }
 
 static bool audit_all(void)
@@ -1200,6 +1220,21 @@ static void jf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+/* Unlink @f from its inode's open list, close and free it. */
+static void drop_file(struct jf_file *f)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	for (struct jf_file **pp = &f->inode->open_files; *pp; pp = &(*pp)->next_open) {
+		if (*pp == f) {
+			*pp = f->next_open;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	close(f->fd);
+	free(f);
+}
+
 static void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_file *f = file_of(fi);
@@ -1212,15 +1247,14 @@ static void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		struct jf_audit_event ev = {
 			.op = "release", .path = path, .zone = f->zone,
 			.decision = JF_AUDIT_ALLOW, .mutation = atomic_load(&f->bytes_written) > 0,
-			.rule = f->inode->rule, .pid = ctx->pid, .uid = ctx->uid,
-			.bytes_read = atomic_load(&f->bytes_read),
+			.rule = f->inode->rule, .pid = f->pid ? f->pid : ctx->pid,
+			.uid = f->pid ? f->uid : ctx->uid, .bytes_read = atomic_load(&f->bytes_read),
 			.bytes_written = atomic_load(&f->bytes_written),
 		};
 		jf_inode_path(f->inode, path, sizeof(path));
 		jf_audit_emit(&ev);
 	}
-	close(f->fd);
-	free(f);
+	drop_file(f);
 	fuse_reply_err(req, 0);
 }
 

@@ -25,6 +25,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 demo_src=$top/mnt-examples/demo-project
 
+is_mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 say() { printf '%s\n' "$*"; }
 die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
@@ -91,7 +92,7 @@ audit=$work/audit.jsonl
 mounted=0
 
 cleanup() {
-	if [ "$mounted" = 1 ] && grep -q " $mnt fuse" /proc/self/mountinfo; then
+	if [ -n "${mnt:-}" ] && is_mounted "$mnt"; then
 		fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || umount -l "$mnt" || true
 	fi
 	if [ "${JAILFS_DEMO_KEEP:-0}" = 1 ]; then
@@ -125,10 +126,10 @@ say "   at $mnt with the default policy (profiles secrets + project), audit leve
 	die "jailfs failed to mount $proj"
 mounted=1
 for _ in $(seq 50); do
-	grep -q " $mnt fuse" /proc/self/mountinfo && break
+	is_mounted "$mnt" && break
 	sleep 0.1
 done
-grep -q " $mnt fuse" /proc/self/mountinfo || die "no mount at $mnt"
+is_mounted "$mnt" || die "no mount at $mnt"
 
 # --- 3. the session ---------------------------------------------------------
 
@@ -149,7 +150,9 @@ except ValueError:
 def last(s):
     lines = [l for l in (s or "").splitlines() if l.strip()]
     return lines[-1].strip() if lines else ""
-if r.get("denied") or r.get("exit_code") == -100:
+if r.get("error"):
+    print("ERROR\tjailrun could not run it: " + str(r["error"]))
+elif r.get("denied") or r.get("exit_code") == -100:
     print("REFUSED\tjailrun refused it: " + str(r.get("reason")))
 elif r.get("timed_out") or r.get("exit_code") == -101:
     print("REFUSED\ttimed out after %.1f s, whole process tree killed" % (r.get("duration_ms", 0) / 1000))
@@ -262,13 +265,13 @@ say "== audit summary (jailfs --audit-report $audit)"
 fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
 mounted=0
 for _ in $(seq 50); do
-	grep -q " $mnt fuse" /proc/self/mountinfo || break
+	is_mounted "$mnt" || break
 	sleep 0.1
 done
 "$JAILFS" --audit-report "$audit" || fail_check "jailfs --audit-report failed"
 
 say ""
-grep -q " $mnt fuse" /proc/self/mountinfo && fail_check "$mnt is still mounted" ||
+is_mounted "$mnt" && fail_check "$mnt is still mounted" ||
 	pass_check "unmounted $mnt"
 [ "$(tree_sum "$demo_src")" = "$demo_sum_before" ] &&
 	pass_check "mnt-examples/demo-project unchanged (the session ran on a copy)" ||

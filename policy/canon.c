@@ -45,16 +45,18 @@ static const struct {
 	const char *reason;
 	const char *message;
 } refusals[] = {
-	[JF_REFUSE_NONE] = { "none", "accepted" },
-	[JF_REFUSE_DOTDOT] = { "dotdot", "'..' component leaves the view" },
-	[JF_REFUSE_ENCODED] = { "encoded", "URL-encoded dot, slash or backslash (%2e %2f %5c %25..)" },
-	[JF_REFUSE_NUL] = { "nul", "embedded NUL byte" },
-	[JF_REFUSE_PATH_TOO_LONG] = { "path_too_long", "path longer than 4096 bytes (PATH_MAX)" },
-	[JF_REFUSE_NAME_TOO_LONG] = { "name_too_long", "component longer than 255 bytes (NAME_MAX)" },
-	[JF_REFUSE_OUTSIDE_ROOT] = { "outside_root", "absolute path outside the source directory" },
-	[JF_REFUSE_CONTROL] = { "control", "control character in a name" },
-	[JF_REFUSE_LOOKALIKE] = { "lookalike", "fullwidth or lookalike dot/slash (U+FF0E, U+FF0F...)" },
-	[JF_REFUSE_EMPTY] = { "empty", "empty path" },
+	[JF_REFUSE_NONE] = {"none", "accepted"},
+	[JF_REFUSE_DOTDOT] = {"dotdot", "'..' component leaves the view"},
+	[JF_REFUSE_ENCODED] = {"encoded",
+			       "URL-encoded dot, slash or backslash (%2e %2f %5c %25..)"},
+	[JF_REFUSE_NUL] = {"nul", "embedded NUL byte"},
+	[JF_REFUSE_PATH_TOO_LONG] = {"path_too_long", "path longer than 4096 bytes (PATH_MAX)"},
+	[JF_REFUSE_NAME_TOO_LONG] = {"name_too_long", "component longer than 255 bytes (NAME_MAX)"},
+	[JF_REFUSE_OUTSIDE_ROOT] = {"outside_root", "absolute path outside the source directory"},
+	[JF_REFUSE_CONTROL] = {"control", "control character in a name"},
+	[JF_REFUSE_LOOKALIKE] = {"lookalike",
+				 "fullwidth or lookalike dot/slash (U+FF0E, U+FF0F...)"},
+	[JF_REFUSE_EMPTY] = {"empty", "empty path"},
 };
 
 const char *jf_refusal_reason(enum jf_refusal r)
@@ -107,7 +109,8 @@ static bool lookalike_at(const unsigned char *s, size_t len, size_t i)
 	if (i + 2 >= len)
 		return false;
 	if (s[i] == 0xef && s[i + 1] == 0xbc)
-		return s[i + 2] == 0x8e || s[i + 2] == 0x8f || s[i + 2] == 0xbc; /* U+FF0E/F, FF3C */
+		return s[i + 2] == 0x8e || s[i + 2] == 0x8f ||
+		       s[i + 2] == 0xbc; /* U+FF0E/F, FF3C */
 	if (s[i] == 0xef && s[i + 1] == 0xb9)
 		return s[i + 2] == 0x92; /* U+FE52 */
 	if (s[i] == 0xe2 && s[i + 1] == 0x80)

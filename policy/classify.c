@@ -110,8 +110,7 @@ static uint32_t better(const struct jf_policy *p, enum pick how, uint32_t best, 
 }
 
 /* Rule @r's last segment matched component @i: check the rest. */
-static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct cview *v,
-		    size_t i)
+static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct cview *v, size_t i)
 {
 	if (c->dir_only && i + 1 == x->n && !x->is_dir)
 		return false;
@@ -230,7 +229,7 @@ static void split(struct cctx *x, const char *path, size_t len)
 static uint32_t denied_level(const struct jf_policy *p, const struct cctx *x, size_t i)
 {
 	const struct jf_group *g = &p->groups[JF_DENIED];
-	struct cview v = { x->fold, x->len, 0 };
+	struct cview v = {x->fold, x->len, 0};
 	uint32_t best;
 
 	v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
@@ -249,7 +248,7 @@ static uint32_t zoned_level(const struct jf_policy *p, const struct cctx *x, siz
 	uint32_t best = JF_NONE;
 
 	if (rg->nonempty) {
-		struct cview v = { x->fold, x->len, 0 };
+		struct cview v = {x->fold, x->len, 0};
 
 		v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
 		best = scan_level(p, rg, PICK_SPECIFIC, best, x, &v, i);
@@ -260,7 +259,7 @@ static uint32_t zoned_level(const struct jf_policy *p, const struct cctx *x, siz
 		}
 	}
 	if (sg->nonempty) {
-		struct cview v = { x->exact, x->len, 0 };
+		struct cview v = {x->exact, x->len, 0};
 
 		if (sg->slots)
 			v.hash = hash_bytes(x->exact + x->off[i], x->len[i]);

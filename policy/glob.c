@@ -31,10 +31,9 @@ static int named_class(const char *name, size_t len, unsigned char c)
 		const char *name;
 		int (*fn)(int);
 	} classes[] = {
-		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank },
-		{ "cntrl", iscntrl }, { "digit", isdigit }, { "graph", isgraph },
-		{ "lower", islower }, { "print", isprint }, { "punct", ispunct },
-		{ "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
+		{"alnum", isalnum}, {"alpha", isalpha}, {"blank", isblank}, {"cntrl", iscntrl},
+		{"digit", isdigit}, {"graph", isgraph}, {"lower", islower}, {"print", isprint},
+		{"punct", ispunct}, {"space", isspace}, {"upper", isupper}, {"xdigit", isxdigit},
 	};
 
 	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
@@ -271,7 +270,8 @@ static int split_segments(struct jf_cpat *c, char *s, size_t len, const char **w
 			*why = "empty path component in pattern";
 			return -EINVAL;
 		}
-		if ((sl == 1 && s[start] == '.') || (sl == 2 && s[start] == '.' && s[start + 1] == '.')) {
+		if ((sl == 1 && s[start] == '.') ||
+		    (sl == 2 && s[start] == '.' && s[start + 1] == '.')) {
 			*why = "'.' or '..' component in pattern";
 			return -EINVAL;
 		}
@@ -315,8 +315,7 @@ static void simplify(struct jf_cpat *c)
 	}
 }
 
-int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out,
-		    const char **why)
+int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out, const char **why)
 {
 	char *s, *spare;
 	int r;

@@ -45,12 +45,12 @@ enum section {
 };
 
 static const char *const section_names[] = {
-	[SEC_SAFE] = "safe",       [SEC_RESTRICTED] = "restricted", [SEC_DENIED] = "denied",
-	[SEC_LIMITS] = "limits",   [SEC_OPTIONS] = "options",       [SEC_RUN] = "run",
+	[SEC_SAFE] = "safe",	 [SEC_RESTRICTED] = "restricted", [SEC_DENIED] = "denied",
+	[SEC_LIMITS] = "limits", [SEC_OPTIONS] = "options",	  [SEC_RUN] = "run",
 };
 
-static const char *const run_list_keys[JF_RUN_NLISTS] = { "deny_exec", "allow_exec", "env",
-							   "expose" };
+static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
+							 "expose"};
 
 struct spec {
 	const char *source;
@@ -162,7 +162,8 @@ static void specs_free(struct specs *sv)
 
 static int parse_pattern(struct pstate *st, const char *s, size_t len)
 {
-	struct spec sp = { .source = st->name, .builtin = st->builtin, .zone = (enum jf_zone)st->sec };
+	struct spec sp = {
+		.source = st->name, .builtin = st->builtin, .zone = (enum jf_zone)st->sec};
 	const char *why;
 	char q[96];
 	int r;
@@ -170,8 +171,10 @@ static int parse_pattern(struct pstate *st, const char *s, size_t len)
 	if (len > JF_PATH_MAX)
 		return perr(st, "pattern longer than %d bytes", JF_PATH_MAX);
 	if (s[0] == '!' && st->sec != SEC_DENIED)
-		return perr(st, "'!' exception '%s' outside [denied] (only denied rules have exceptions)",
-			    shown(q, sizeof(q), s, len));
+		return perr(
+			st,
+			"'!' exception '%s' outside [denied] (only denied rules have exceptions)",
+			shown(q, sizeof(q), s, len));
 	r = jf_cpat_compile(s, len, st->sec != SEC_SAFE, &sp.cp, &why);
 	if (r == -EINVAL)
 		return perr(st, "invalid pattern '%s': %s", shown(q, sizeof(q), s, len), why);
@@ -244,7 +247,7 @@ static bool value_is(const char *v, size_t len, const char *word)
 
 static int parse_limits(struct pstate *st, const char *k, size_t klen, const char *v, size_t vlen)
 {
-	static const char *const keys[] = { "safe.max_file_size", "restricted.max_file_size" };
+	static const char *const keys[] = {"safe.max_file_size", "restricted.max_file_size"};
 	char q[96];
 
 	for (int z = JF_SAFE; z <= JF_RESTRICTED; z++) {
@@ -255,13 +258,13 @@ static int parse_limits(struct pstate *st, const char *k, size_t klen, const cha
 		st->seen_max[z] = true;
 		return parse_size(st, keys[z], v, vlen, &st->max_file_size[z]);
 	}
-	return perr(st, "unknown key '%s' in [limits] (expected safe.max_file_size or "
-			"restricted.max_file_size)",
+	return perr(st,
+		    "unknown key '%s' in [limits] (expected safe.max_file_size or "
+		    "restricted.max_file_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 
-static int parse_options(struct pstate *st, const char *k, size_t klen, const char *v,
-			 size_t vlen)
+static int parse_options(struct pstate *st, const char *k, size_t klen, const char *v, size_t vlen)
 {
 	char q[96];
 
@@ -278,7 +281,7 @@ static int parse_options(struct pstate *st, const char *k, size_t klen, const ch
 			    shown(q, sizeof(q), v, vlen));
 	}
 	if (value_is(k, klen, "hardlinks")) {
-		static const char *const modes[] = { "restricted", "zone", "deny" };
+		static const char *const modes[] = {"restricted", "zone", "deny"};
 
 		if (st->seen_hardlinks)
 			return perr(st, "duplicate key 'hardlinks' in [options]");
@@ -311,8 +314,8 @@ static bool env_name_ok(const char *s, size_t len)
 	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 0x20) >= 'a' &&
-									(s[i] | 0x20) <= 'z')))
+		if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') ||
+		      ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')))
 			return false;
 	return true;
 }
@@ -373,8 +376,9 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		st->seen_max_output = true;
 		return parse_size(st, "max_output", v, vlen, &st->max_output);
 	}
-	return perr(st, "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
-			"timeout or max_output)",
+	return perr(st,
+		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
+		    "timeout or max_output)",
 		    shown(q, sizeof(q), k, klen));
 }
 
@@ -430,8 +434,9 @@ static int parse_header(struct pstate *st, const char *s, size_t len)
 			return 0;
 		}
 	}
-	return perr(st, "unknown section %s (expected [safe], [restricted], [denied], [limits], "
-			"[options] or [run])",
+	return perr(st,
+		    "unknown section %s (expected [safe], [restricted], [denied], [limits], "
+		    "[options] or [run])",
 		    shown(q, sizeof(q), s, len));
 }
 
@@ -455,8 +460,9 @@ static int parse_line(struct pstate *st, const char *s, size_t len)
 	if (is_header(s, len))
 		return parse_header(st, s, len);
 	if (st->sec == SEC_NONE)
-		return perr(st, "'%s' outside a section (start with [safe], [restricted], "
-				"[denied], [limits], [options] or [run])",
+		return perr(st,
+			    "'%s' outside a section (start with [safe], [restricted], "
+			    "[denied], [limits], [options] or [run])",
 			    shown(q, sizeof(q), s, len));
 	if (st->sec <= SEC_DENIED)
 		return parse_pattern(st, s, len);
@@ -485,7 +491,7 @@ static int parse_text(struct pstate *st, const char *buf, size_t len)
  * unless listed at another position or removed with "-secrets". */
 static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 {
-	bool listed[3] = { false }, removed = false;
+	bool listed[3] = {false}, removed = false;
 	char q[96];
 
 	*n = 0;
@@ -505,12 +511,14 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 			if (value_is(t + minus, len - minus, jf_profile_names[p]))
 				break;
 		if (!jf_profile_names[p])
-			return perr(st, "unknown profile '%s' (expected secrets, project, system or "
-					"-secrets)",
+			return perr(st,
+				    "unknown profile '%s' (expected secrets, project, system or "
+				    "-secrets)",
 				    shown(q, sizeof(q), t, len));
 		if (minus && p != 0)
-			return perr(st, "only 'secrets' can be removed, not '%s' (the others are "
-					"used only when listed)",
+			return perr(st,
+				    "only 'secrets' can be removed, not '%s' (the others are "
+				    "used only when listed)",
 				    jf_profile_names[p]);
 		if ((minus && listed[0]) || (!minus && p == 0 && removed))
 			return perr(st, "profile 'secrets' both listed and removed");
@@ -539,8 +547,11 @@ static int load_profiles(struct pstate *st, struct specs *all)
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const char *text = jf_profile_text(names[i]);
-		struct pstate ps = { .name = names[i], .builtin = true, .out = all,
-				     .err = st->err, .errsz = st->errsz };
+		struct pstate ps = {.name = names[i],
+				    .builtin = true,
+				    .out = all,
+				    .err = st->err,
+				    .errsz = st->errsz};
 
 		r = parse_text(&ps, text, strlen(text));
 	}
@@ -591,10 +602,12 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 	for (size_t i = 0; i < all->n; i++) {
 		struct spec *s = &all->v[i];
 
-		p->rules[i] = (struct jf_rule){ .source = s->builtin ? s->source : p->file,
-						.builtin = s->builtin, .line = s->line,
-						.pattern = s->pattern, .zone = s->zone,
-						.negated = s->cp.negated };
+		p->rules[i] = (struct jf_rule){.source = s->builtin ? s->source : p->file,
+					       .builtin = s->builtin,
+					       .line = s->line,
+					       .pattern = s->pattern,
+					       .zone = s->zone,
+					       .negated = s->cp.negated};
 		p->cpats[i] = s->cp;
 		s->pattern = NULL;
 		memset(&s->cp, 0, sizeof(s->cp));
@@ -623,9 +636,13 @@ oom:
 int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_policy **out,
 		    char *err, size_t errsz)
 {
-	struct specs file = { 0 }, all = { 0 };
-	struct pstate st = { .name = name, .out = &file, .err = err, .errsz = errsz,
-			     .def = JF_RESTRICTED, .hardlinks = JF_HARDLINKS_RESTRICTED };
+	struct specs file = {0}, all = {0};
+	struct pstate st = {.name = name,
+			    .out = &file,
+			    .err = err,
+			    .errsz = errsz,
+			    .def = JF_RESTRICTED,
+			    .hardlinks = JF_HARDLINKS_RESTRICTED};
 	int r;
 
 	*out = NULL;
@@ -657,6 +674,7 @@ int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t e
 	_cleanup_free_ char *buf = NULL;
 	struct stat stb;
 	size_t got = 0;
+	int r;
 
 	*out = NULL;
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -667,8 +685,9 @@ int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t e
 		goto sys;
 	}
 	if ((uint64_t)stb.st_size > JF_POLICY_FILE_MAX) {
-		snprintf(err, errsz, "%s: policy file larger than %u bytes", file,
-			 JF_POLICY_FILE_MAX);
+		if (err && errsz)
+			snprintf(err, errsz, "%s: policy file larger than %u bytes", file,
+				 JF_POLICY_FILE_MAX);
 		return -EFBIG;
 	}
 	buf = malloc(stb.st_size + 1);
@@ -687,9 +706,10 @@ int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t e
 	}
 	return jf_policy_parse(file, buf, got, out, err, errsz);
 sys:
+	r = -errno;
 	if (err && errsz)
-		snprintf(err, errsz, "%s: %s", file, strerror(errno));
-	return -errno;
+		snprintf(err, errsz, "%s: %s", file, strerror(-r));
+	return r;
 }
 
 int jf_policy_default(struct jf_policy **out)
@@ -732,7 +752,7 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy)
 
 const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key)
 {
-	static const char *const empty[] = { NULL };
+	static const char *const empty[] = {NULL};
 
 	for (int li = 0; li < JF_RUN_NLISTS; li++)
 		if (strcmp(key, run_list_keys[li]) == 0)

@@ -24,18 +24,18 @@
 #define JF_MAX_COMPONENTS (JF_PATH_MAX / 2 + 1)
 
 enum jf_seg_kind {
-	JF_SEG_LIT,      /* literal name (escapes removed) */
-	JF_SEG_GLOB,     /* one component glob: * ? [...] \x */
+	JF_SEG_LIT,	 /* literal name (escapes removed) */
+	JF_SEG_GLOB,	 /* one component glob: * ? [...] \x */
 	JF_SEG_STARSTAR, /* "**": zero or more whole components */
-	JF_SEG_ANY1,     /* exactly one component, any name (from a trailing "/" "**") */
+	JF_SEG_ANY1,	 /* exactly one component, any name (from a trailing "/" "**") */
 };
 
 enum jf_last_kind {
-	JF_LAST_LIT,     /* hash table on the literal */
-	JF_LAST_SUFFIX,  /* "*LIT": bucket by last byte of LIT */
-	JF_LAST_PREFIX,  /* "LIT*": bucket by first byte of LIT */
+	JF_LAST_LIT,	 /* hash table on the literal */
+	JF_LAST_SUFFIX,	 /* "*LIT": bucket by last byte of LIT */
+	JF_LAST_PREFIX,	 /* "LIT*": bucket by first byte of LIT */
 	JF_LAST_GENERIC, /* anything else: list with prefilter */
-	JF_LAST_ROOT,    /* the pattern "/": the view's root itself */
+	JF_LAST_ROOT,	 /* the pattern "/": the view's root itself */
 };
 
 struct jf_seg {
@@ -57,14 +57,14 @@ struct jf_cpat {
 	uint16_t litlen;
 	int16_t first, last; /* JF_LAST_GENERIC prefilter bytes, -1 = any */
 	uint16_t speclen;    /* pattern length as written: second specificity key */
-	uint32_t next;       /* next rule in the same index bucket, JF_NONE ends */
-	char *buf;           /* owned storage for segs and their text */
+	uint32_t next;	     /* next rule in the same index bucket, JF_NONE ends */
+	char *buf;	     /* owned storage for segs and their text */
 };
 
 /* The index of the rules of one zone. */
 struct jf_group {
 	uint32_t *slots; /* hash table: first rule index of a literal, JF_NONE empty */
-	uint32_t hmask;  /* table size - 1; 0 with slots == NULL when empty */
+	uint32_t hmask;	 /* table size - 1; 0 with slots == NULL when empty */
 	uint32_t suffix[256];
 	uint32_t prefix[256];
 	uint32_t *generic;
@@ -98,8 +98,7 @@ struct jf_policy {
  * lowercases it for case-insensitive matching. Returns 0, or -EINVAL with
  * *why set to a static problem description, or -ENOMEM. On success the caller
  * owns out->buf and out->segs (free with jf_cpat_free). */
-int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out,
-		    const char **why);
+int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out, const char **why);
 void jf_cpat_free(struct jf_cpat *c);
 
 /* One-component glob match, gitignore(5)/fnmatch(3) rules without FNM_PATHNAME

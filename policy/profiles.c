@@ -11,7 +11,7 @@
 
 #include "policy-internal.h"
 
-const char *const jf_profile_names[] = { "secrets", "project", "system", NULL };
+const char *const jf_profile_names[] = {"secrets", "project", "system", NULL};
 
 /* threat-model.md, "Secret names the default policy hides", minus .git/config
  * and .git/hooks/ (the project profile makes those RESTRICTED). */

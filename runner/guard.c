@@ -402,16 +402,22 @@ static bool check_path(struct walk *w, const char *arg, const char *p)
 			    jf_refusal_message(c->refusal));
 	if (jr_resolve(v, w->cwd, p, abs, NULL) < 0)
 		return deny(w, "path-refused", "path '%s' cannot be resolved (symlink loop)", arg);
-	if (is_private_path(abs))
-		return false;
-	if (strncmp(abs, v->project, plen) != 0 || (abs[plen] && abs[plen] != '/'))
+	if (strncmp(abs, v->project, plen) != 0 || (abs[plen] && abs[plen] != '/')) {
+		/* the jail's own /tmp and /dev nodes, when named as such (an
+		 * absolute spelling); "../../x" landing there still leaves the view.
+		 * The project may itself live below /tmp: tested first, above. */
+		if (p[0] == '/' && is_private_path(abs))
+			return false;
 		return deny(w, "path-outside-view", "path '%s' leaves the view (%s)", arg, abs);
+	}
 	r = jf_canonicalize(v->project, NULL, abs, strlen(abs), c);
 	if (r < 0)
 		return deny(w, "path-refused", "path '%s': %s", arg,
 			    jf_refusal_message(c->refusal));
 	/* classify on the raw source; through a view DENIED names do not exist */
-	snprintf(host, sizeof(host), "%s%s%s", v->host, c->len ? "/" : "", c->path);
+	if ((size_t)snprintf(host, sizeof(host), "%s%s%s", v->host, c->len ? "/" : "", c->path) >=
+	    sizeof(host))
+		host[0] = '\0';
 	jf_classify(v->policy, c->path, c->len, lstat(host, &st) == 0 && S_ISDIR(st.st_mode),
 		    &verdict);
 	if (verdict.zone == JF_DENIED) {
@@ -810,7 +816,7 @@ static bool git_config_runs_code(const char *kv)
 	for (size_t i = 0; i < n; i++)
 		key[i] = tolower((unsigned char)kv[i]);
 	key[n] = '\0';
-	if (strncmp(key, "alias.", 6) == 0) {
+	if (n > 6 && memcmp(key, "alias.", 6) == 0) {
 		const char *val = kv[n] ? kv + n + 1 : "";
 
 		return val[strspn(val, " \t")] == '!';
@@ -856,13 +862,12 @@ static bool check_loader(struct walk *w, int argc, char *const argv[])
 					       "preload", "argv0", "glibc-hwcaps-prepend",
 					       "glibc-hwcaps-mask", NULL};
 	int i = skip_options(argc, argv, 1, "", arg_long);
+	struct walk inner = *w;
 
-	if (check_paths(w, 1, i, argv))
+	inner.depth++;
+	if (i < argc && check_cmd(&inner, argc - i, argv + i))
 		return true;
-	if (i >= argc)
-		return false;
-	w->depth++;
-	return check_cmd(w, argc - i, argv + i);
+	return check_paths(w, 1, i, argv);
 }
 
 static const struct wrapper *find_wrapper(const char *name)
@@ -890,13 +895,13 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 		if (strcmp(wr->name, "script") == 0)
 			return false;
 	}
-	if (check_paths(w, 1, i, argv))
+	struct walk inner = *w;
+
+	inner.depth++;
+	if (i + wr->positional < argc &&
+	    check_cmd(&inner, argc - i - wr->positional, argv + i + wr->positional))
 		return true;
-	i += wr->positional;
-	if (i >= argc)
-		return false;
-	w->depth++;
-	return check_cmd(w, argc - i, argv + i);
+	return check_paths(w, 1, i, argv);
 }
 
 /* Shell builtins and exec-like words that run their operand. */
@@ -1271,6 +1276,15 @@ oom:
 
 static const char metachars[] = ";|&><`\n";
 
+static bool find_exec_before(int argc, char *const argv[], int i)
+{
+	for (int k = 0; k < i && k < argc; k++)
+		if (!strcmp(argv[k], "-exec") || !strcmp(argv[k], "-execdir") ||
+		    !strcmp(argv[k], "-ok") || !strcmp(argv[k], "-okdir"))
+			return true;
+	return false;
+}
+
 int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 {
 	struct walk w = {.g = g, .v = out, .cwd = g->cwd, .path_env = g->path_env};
@@ -1303,10 +1317,15 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 		}
 		return jr_guard_shell(g, s, out);
 	}
+	/* the command's own rules first: they name the more useful rule */
+	if (check_cmd(&w, argc, argv))
+		return 0;
 	for (int i = 0; i < argc; i++) {
 		const char *m = strpbrk(argv[i], metachars);
 		const char *d = strstr(argv[i], "$(");
 
+		if (strcmp(argv[i], ";") == 0 && find_exec_before(argc, argv, i))
+			continue; /* find ... -exec CMD {} ; is find's syntax, not a shell's */
 		if (m || d) {
 			char shown[8];
 
@@ -1319,7 +1338,6 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 			return 0;
 		}
 	}
-	check_cmd(&w, argc, argv);
 	return 0;
 }
 

@@ -200,6 +200,7 @@ struct jr_outcome {
 	int signal;    /* terminating signal, 0 if exited */
 	bool timed_out;
 	bool interrupted; /* jailrun got SIGINT/SIGTERM/SIGHUP */
+	int interrupt_sig; /* which one (the exit status is then 128 + it) */
 	int64_t duration_ms;
 	struct jr_stream out, err;
 	char error[256]; /* setup failure reported by the jail, "" if none */
@@ -208,7 +209,7 @@ struct jr_outcome {
 /*
  * Run the command in the jail: clone the namespaces, build the root, start the
  * command under a small pid-1, capture output into buffers of @max_output
- * bytes per stream (or stream it live when !s->pipe_output... see capture.c),
+ * bytes per stream (or forward them live to our stdout/stderr when @live),
  * enforce @timeout_ms (0 = none) with SIGTERM then SIGKILL after @grace_ms.
  * Returns 0 with @res filled, or a negative errno when nothing could be run.
  */

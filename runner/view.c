@@ -120,11 +120,10 @@ static void find_jailfs(char *out, size_t size)
 	if (n > 0) {
 		self[n] = '\0';
 		*strrchr(self, '/') = '\0';
-		snprintf(out, size, "%s/jailfs", self);
-		if (access(out, X_OK) == 0)
+		if ((size_t)snprintf(out, size, "%s/jailfs", self) < size && access(out, X_OK) == 0)
 			return;
-		snprintf(out, size, "%s/../fs/jailfs", self);
-		if (access(out, X_OK) == 0)
+		if ((size_t)snprintf(out, size, "%s/../fs/jailfs", self) < size &&
+		    access(out, X_OK) == 0)
 			return;
 	}
 	snprintf(out, size, "jailfs");

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers for the mount suite; see mount-util.h. */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,13 +43,18 @@ static void cleanup_all(void)
 void mu_require_fuse(void)
 {
 	const char *ci = getenv("CI");
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	struct stat st;
+	const char *why = NULL;
 
-	if (fd >= 0) {
-		close(fd);
+	if (stat("/dev/fuse", &st) < 0 || !S_ISCHR(st.st_mode))
+		why = "/dev/fuse is missing";
+	else if (geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+		why = "/dev/fuse is not usable";
+	else if (geteuid() != 0 && mu_sh("command -v fusermount3 >/dev/null") != 0)
+		why = "fusermount3 is missing (package fuse3)";
+	if (!why)
 		return;
-	}
-	fprintf(stderr, "mount tests need /dev/fuse: %s\n", strerror(errno));
+	fprintf(stderr, "mount tests need FUSE: %s\n", why);
 	exit(ci && strcmp(ci, "true") == 0 ? 1 : 77);
 }
 
@@ -253,11 +257,11 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static uint64_t sum_at(int dirfd, const char *rel, const char *skip, uint64_t h)
+static uint64_t sum_at(int at, const char *rel, const char *skip, uint64_t h)
 {
 	DIR *dp;
 	struct dirent *de;
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char *names[4096];
 	int n = 0;
 

@@ -884,6 +884,26 @@ static void test_start_errors(void **state)
 	jf_audit_stop();
 }
 
+/* Syslog only (no file): records go out, nothing is dropped. Whether they
+ * reach a journal depends on the host; the counters say they were sent. */
+static void test_syslog_only(void **state)
+{
+	struct jf_audit_config cfg = {.level = JF_AUDIT_DENIED, .syslog = true, .sync = true};
+	struct jf_audit_event ev = ev_simple("lookup", "test-audit/syslog-probe.pem");
+	struct jf_audit_stats st;
+
+	ev.decision = JF_AUDIT_HIDE;
+	assert_int_equal(jf_audit_start(&cfg), 0);
+	for (int i = 0; i < 3; i++)
+		jf_audit_emit(&ev);
+	jf_audit_get_stats(&st);
+	assert_int_equal(st.written, 3); /* sync: sent before emit returned */
+	jf_audit_stop();
+	jf_audit_get_stats(&st);
+	assert_int_equal(st.queued, 3);
+	assert_int_equal(st.dropped, 0);
+}
+
 /* The file is created 0600 and appended to, never truncated. */
 static void test_append_mode(void **state)
 {
@@ -1048,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_async_no_torn_line),
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_append_mode),
+		cmocka_unit_test(test_syslog_only),
 		cmocka_unit_test(test_report_known_file),
 		cmocka_unit_test(test_report_errors),
 	};

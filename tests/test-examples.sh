@@ -21,7 +21,7 @@ mounts=()
 cleanup() {
 	local m
 	for m in "${mounts[@]}"; do
-		grep -q " $m fuse" /proc/self/mountinfo &&
+		mounted "$m" &&
 			{ fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	rm -rf "$tmp"
@@ -30,7 +30,8 @@ trap cleanup EXIT
 
 ok() { printf 'ok    %s\n' "$*"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
-mounted() { grep -q " $1 fuse" /proc/self/mountinfo; }
+# Field 5 of mountinfo is the mountpoint (proc(5)).
+mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 wait_mount() { # MNT want(1|0)
 	local _
 	for _ in $(seq 100); do
@@ -98,7 +99,7 @@ expect_zones "$ex/audit.ini" "$t" \
 	DENIED:.env DENIED:.aws/credentials DENIED:home/.ssh/id_ed25519
 
 expect_zones "$ex/system.ini" / \
-	RESTRICTED:/usr/bin/make RESTRICTED:/usr/lib SAFE:/srv/agent/main.c \
+	RESTRICTED:/usr/bin/make RESTRICTED:/usr/lib RESTRICTED:/etc/passwd SAFE:/srv/agent/main.c \
 	RESTRICTED:/srv/other/file DENIED:/etc/shadow DENIED:/root/.ssh/id_rsa \
 	DENIED:/proc/1/environ DENIED:/home/me/notes.txt DENIED:/srv/agent/.env
 
@@ -193,7 +194,7 @@ out=$(unshare -m --propagation private bash -c '
 	mount --bind "$1" /usr/local/bin
 	mount -T "$2" "$3"
 	grep " $3 " /proc/self/mountinfo
-	ls -A "$3"
+	(cd "$3" && find . | LC_ALL=C sort)
 	umount "$3"
 	for _ in $(seq 100); do grep -q " $3 " /proc/self/mountinfo || break; sleep 0.05; done
 	grep -q " $3 " /proc/self/mountinfo && echo STILL-MOUNTED || echo UNMOUNTED
@@ -204,8 +205,11 @@ mi=$(grep " $fs_mnt " <<<"$out" || true)
 [ $rc -eq 0 ] && [[ $mi == *" - fuse.jailfs $fs_src "* ]] &&
 	ok "mount -T: fuse.jailfs mounted, fsname $fs_src" || bad "mount -T failed (rc $rc)"
 [[ $mi == *nosuid* && $mi == *nodev* ]] && ok "mount -T: nosuid,nodev" || bad "mount -T: not nosuid,nodev"
-grep -qx '.env.example' <<<"$out" && ! grep -qx '.env' <<<"$out" && ! grep -qx 'keys' <<<"$out" &&
-	ok "mount -T: .env and keys/ hidden, .env.example shown" || bad "mount -T: wrong listing"
+grep -qxF './.env.example' <<<"$out" && grep -qxF './keys' <<<"$out" &&
+	! grep -qxF './.env' <<<"$out" && ! grep -qxF './keys/server.pem' <<<"$out" &&
+	! grep -qF './home/.ssh' <<<"$out" &&
+	ok "mount -T: .env, keys/server.pem, home/.ssh hidden, .env.example shown" ||
+	bad "mount -T: wrong listing"
 grep -qx UNMOUNTED <<<"$out" && ok "mount -T: umount clean" || bad "mount -T: umount"
 
 # ---------------------------------------------------------------- systemd unit
@@ -248,15 +252,15 @@ if timeout 20 "${argv[@]}" && wait_mount "$u_mnt" 1; then
 		ok "unit view hides .env, shows .env.example and src/" || bad "unit view listing wrong"
 	pid=""
 	for p in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 		[ "$c" = "${argv[*]} " ] && pid=${p#/proc/}
 	done
 	if [ -n "$pid" ]; then
 		kill -TERM "$pid"
 		wait_mount "$u_mnt" 0 && ok "unit stop (SIGTERM to $pid) unmounted" ||
 			bad "still mounted after SIGTERM"
-		sleep 0.5
-		[ -d "/proc/$pid" ] && bad "daemon $pid alive after SIGTERM" || ok "daemon exited"
+		for _ in $(seq 100); do [ -d "/proc/$pid" ] || break; sleep 0.05; done
+		[ -d "/proc/$pid" ] && bad "daemon $pid alive 5 s after SIGTERM" || ok "daemon exited"
 	else
 		bad "no daemon process with argv '${argv[*]}'"
 	fi
@@ -285,20 +289,26 @@ for use in agent share audit; do
 	fi
 	rm -rf "$r/proj"
 	cp -a "$ex/demo-project" "$r/proj"     # a fresh project for each use
-	block=${block//\~\/src\/myproject/$r/proj}
-	block=${block//\/mnt\//$r/mnt/}
-	block=${block//\/tmp\//$r/out/}
+	block=${block//\~\/src\/myproject/@PROJ@}
+	block=${block//\/mnt\//@MNT@/}
+	block=${block//\/tmp\//@OUT@/}
+	block=${block//@PROJ@/$r/proj}
+	block=${block//@MNT@/$r/mnt}
+	block=${block//@OUT@/$r/out}
 	mounts+=("$r/mnt/$use")
 	out=$(cd "$JF_SRCDIR" && PATH=$r/bin:$PATH bash -e -o pipefail -x -c "$block" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | tail -n 25 | sed "s/^/  readme-$use| /"
 	[ $rc -eq 0 ] && ok "README use '$use' ran as written" || bad "README use '$use' failed (rc $rc)"
-	mounted "$r/mnt/$use" && bad "README use '$use' left $r/mnt/$use mounted"
+	if mounted "$r/mnt/$use"; then
+		bad "README use '$use' left $r/mnt/$use mounted"
+		fusermount3 -u "$r/mnt/$use"
+	fi
 done
 if [ -f "$r/out/myproject-shared.tar.gz" ]; then
 	list=$(tar -tzf "$r/out/myproject-shared.tar.gz")
 	grep -qx './.env.example' <<<"$list" && grep -qx './src/main.c' <<<"$list" &&
-		! grep -qE '^\./(\.env|keys/.*|\.aws/.*|home/\.ssh/.*)$' <<<"$list" &&
+		! grep -qE '^\./(\.env|keys/.+|\.aws(/.*)?|home/\.ssh(/.*)?)$' <<<"$list" &&
 		ok "README share: tarball has src/ and .env.example, no secret" ||
 		bad "README share: tarball content wrong: $(tr '\n' ' ' <<<"$list")"
 else

@@ -35,7 +35,8 @@ phase() {
 	printf '\n== %s   (+%ds, %ds total)\n' "$*" $((now - phase_t)) $((now - t0))
 	phase_t=$now
 }
-mounted() { grep -q " $1 fuse" /proc/self/mountinfo; }
+# Field 5 of mountinfo is the mountpoint (proc(5)).
+mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 cleanup() {
 	local m
 	for m in "${mounts[@]}"; do
@@ -90,7 +91,15 @@ if [ ! -f "$linux/Makefile" ]; then
 	[ -f "$linux/Makefile" ] || { echo "FAIL  could not extract $tarball to $(dirname "$linux")"; exit 1; }
 fi
 
-work=$(mktemp -d /var/tmp/jf-realtree.XXXXXX)
+# The copy goes to tmpfs when there is room (a copy and removal of 1.5 GB
+# take 12 s there against 90 s on this disk); JF_REALTREE_TMP overrides.
+tmpbase=${JF_REALTREE_TMP:-}
+if [ -z "$tmpbase" ]; then
+	tmpbase=/var/tmp
+	shm_free=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ "${shm_free:-0}" -gt $((4 * 1024 * 1024)) ] && tmpbase=/dev/shm
+fi
+work=$(mktemp -d "$tmpbase/jf-realtree.XXXXXX")
 src=$work/linux
 cp -a "$linux" "$src" || { echo "FAIL  cannot copy $linux"; exit 1; }
 native_before=$(find "$src" | wc -l)
@@ -245,16 +254,19 @@ grep -qxF "$control_path" "$work/denied" && bad "--scan hides the control $contr
 phase "mount the view (default policy) and grep for the markers"
 view=$work/view
 mount_view "$view" "$src" || { bad "jailfs did not mount $src"; exit 1; }
-native_hits=$(grep -rlF -f "$work/markers" "$src" | wc -l)
+# One pass each: the planted markers plus the control marker.
+cp "$work/markers" "$work/patterns"
+echo "$control_marker" >>"$work/patterns"
+native_hits=$(grep -rlF -f "$work/patterns" "$src" | grep -vcxF "$src/$control_path")
 [ "$native_hits" -eq "$nmark" ] && ok "natively grep -rl finds all $nmark planted secrets" ||
 	bad "natively grep -rl finds $native_hits of $nmark"
-view_hits=$(grep -rlF -f "$work/markers" "$view" 2>"$work/grep.err")
-if [ -z "$view_hits" ]; then
+view_hits=$(grep -rlF -f "$work/patterns" "$view" 2>"$work/grep.err")
+if ! grep -vxF "$view/$control_path" <<<"$view_hits" | grep -q .; then
 	ok "through the view grep -rl finds none of the $nmark markers"
 else
-	bad "through the view grep -rl finds: $(head -n 5 <<<"$view_hits")"
+	bad "through the view grep -rl finds: $(grep -vxF "$view/$control_path" <<<"$view_hits" | head -n 5)"
 fi
-grep -rlF "$control_marker" "$view" | grep -q . &&
+grep -qxF "$view/$control_path" <<<"$view_hits" &&
 	ok "through the view grep -rl finds the control marker ($control_path)" ||
 	bad "through the view the control marker in $control_path is not found"
 
@@ -312,7 +324,7 @@ tail -n 5 "$work/rw.log" | sed 's/^/        /'
 [ $rc -eq 0 ] && ok "the build succeeded" || bad "the build failed (exit $rc)"
 [ -f "$src/.config" ] && [ -f "$src/fs/ext4/inode.o" ] && ok "fs/ext4/inode.o and .config on disk" ||
 	bad "no fs/ext4/inode.o or .config on disk"
-grep -q "$view" /proc/self/mountinfo && bad "a view is still mounted"
+mounted "$view" && bad "a view is still mounted"
 grep -q "jf-realtree" /proc/self/mountinfo && bad "jailrun left a mount behind" ||
 	ok "no mount left behind"
 

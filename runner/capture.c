@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output capture and the timeout. One poll(2) loop watches the two output
+ * pipes, the jail's status pipe, its pid-1 (pidfd) and a signalfd for
+ * SIGINT/SIGTERM/SIGHUP. Pipes are always drained, so the command never
+ * blocks on a full pipe; what is kept is bounded: at most max_output bytes
+ * per stream (--json), or forwarded live up to that many bytes. Memory stays
+ * at the limit plus one 64 KiB read buffer whatever the command prints.
+ *
+ * Timeout and interruption: SIGTERM to the jail's pid 1, which forwards it to
+ * every process of the namespace; after the grace period SIGKILL to pid 1,
+ * whose death makes the kernel kill everything left (pid_namespaces(7)).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* our reader went away: keep draining, drop the bytes */
+		p += w;
+		n -= w;
+	}
+}
+
+/* Account @n bytes read from a stream: keep or forward up to @limit. */
+static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit,
+		       bool live, int live_fd)
+{
+	size_t keep = 0;
+
+	if (st->total < limit)
+		keep = limit - st->total < n ? limit - st->total : n;
+	st->total += n;
+	if (keep < n)
+		st->truncated = true;
+	if (!keep)
+		return 0;
+	if (live) {
+		write_all(live_fd, data, keep);
+		return 0;
+	}
+	if (!st->buf) {
+		st->buf = malloc(limit ? limit : 1);
+		if (!st->buf)
+			return -ENOMEM;
+	}
+	memcpy(st->buf + st->len, data, keep);
+	st->len += keep;
+	return 0;
+}
+
+static void kill_jail(pid_t pid, int pidfd, int sig)
+{
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
+		return;
+	kill(pid, sig);
+}
+
+struct loop {
+	struct pollfd p[5]; /* out, err, status, pidfd, signalfd */
+	struct jr_outcome *res;
+	pid_t pid;
+	int64_t deadline, kill_at;
+	bool exited;
+};
+
+static void escalate(struct loop *l, uint64_t grace_ms)
+{
+	if (l->kill_at) {
+		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		return;
+	}
+	kill_jail(l->pid, l->p[3].fd, SIGTERM);
+	l->kill_at = now_ms() + (int64_t)grace_ms;
+}
+
+static void read_status(struct loop *l)
+{
+	struct jr_status_msg m;
+	ssize_t n = read(l->p[2].fd, &m, sizeof(m));
+
+	if (n != (ssize_t)sizeof(m)) {
+		l->p[2].fd = -1; /* EOF (pid 1 gone) */
+		return;
+	}
+	if (m.kind == 1) {
+		l->res->exit_code = m.code;
+		l->res->signal = m.signo;
+	} else {
+		snprintf(l->res->error, sizeof(l->res->error), "%s", m.msg);
+	}
+}
+
+static int handle_signal(struct loop *l, uint64_t grace_ms)
+{
+	struct signalfd_siginfo si;
+
+	if (read(l->p[4].fd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (!l->res->interrupted && !l->kill_at) {
+		/* first: pass the same signal on (Ctrl-C stays Ctrl-C), SIGKILL later */
+		l->res->interrupted = true;
+		l->res->interrupt_sig = (int)si.ssi_signo;
+		kill_jail(l->pid, l->p[3].fd, (int)si.ssi_signo);
+		l->kill_at = now_ms() + (int64_t)grace_ms;
+		return 0;
+	}
+	l->res->interrupted = true;
+	if (!l->res->interrupt_sig)
+		l->res->interrupt_sig = (int)si.ssi_signo;
+	escalate(l, grace_ms);
+	return 0;
+}
+
+static int loop_timeout(struct loop *l)
+{
+	int64_t now = now_ms(), t = -1;
+
+	if (l->exited)
+		return 200; /* only draining is left; pipes close momentarily */
+	if (l->deadline && !l->kill_at)
+		t = l->deadline - now;
+	if (l->kill_at)
+		t = l->kill_at - now;
+	if (t < 0 && (l->deadline || l->kill_at))
+		t = 0;
+	return (int)(t > 1000000 ? 1000000 : t);
+}
+
+int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
+	   bool live, struct jr_outcome *res)
+{
+	static char chunk[65536];
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, status_fd = -1, pidfd = -1, r;
+	_cleanup_close_ int sfd = -1;
+	struct loop l = {.res = res};
+	sigset_t mask;
+	int64_t start;
+
+	memset(res, 0, sizeof(*res));
+	for (int i = 0; i < 5; i++)
+		l.p[i].fd = -1;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return -errno;
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		r = -errno;
+		if (po[0] >= 0) {
+			close(po[0]);
+			close(po[1]);
+		}
+		return r;
+	}
+	l.p[0].fd = po[0];
+	l.p[1].fd = pe[0];
+	/* bigger pipes: fewer wakeups when a command prints a lot */
+	fcntl(po[0], F_SETPIPE_SZ, 1 << 20);
+	fcntl(pe[0], F_SETPIPE_SZ, 1 << 20);
+	start = now_ms();
+	r = jr_sandbox_spawn(s, po[1], pe[1], &l.pid, &pidfd, &status_fd);
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	if (r < 0)
+		goto out;
+	l.p[0] = (struct pollfd){.fd = po[0], .events = POLLIN};
+	l.p[1] = (struct pollfd){.fd = pe[0], .events = POLLIN};
+	l.p[2] = (struct pollfd){.fd = status_fd, .events = POLLIN};
+	l.p[3] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+	l.p[4] = (struct pollfd){.fd = sfd, .events = POLLIN};
+	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
+
+	while (l.p[0].fd >= 0 || l.p[1].fd >= 0 || !l.exited) {
+		int n = poll(l.p, 5, loop_timeout(&l));
+
+		if (n < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			ssize_t got;
+
+			if (!(l.p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			got = read(l.p[i].fd, chunk, sizeof(chunk));
+			if (got > 0) {
+				struct jr_stream *st = i == 0 ? &res->out : &res->err;
+
+				if (stream_take(st, chunk, got, max_output, live, i + 1) < 0) {
+					r = -ENOMEM;
+					escalate(&l, 0);
+				}
+			} else if (got == 0 || errno != EINTR) {
+				close(l.p[i].fd);
+				l.p[i].fd = -1;
+			}
+		}
+		if (l.p[2].fd >= 0 && (l.p[2].revents & (POLLIN | POLLHUP)))
+			read_status(&l);
+		if (l.p[4].revents & POLLIN)
+			handle_signal(&l, grace_ms);
+		if (!l.exited && (l.p[3].revents & POLLIN)) {
+			l.exited = true;
+			res->duration_ms = now_ms() - start;
+			l.p[3].events = 0;
+			l.p[4].events = 0;
+		}
+		if (!l.exited && l.deadline && !l.kill_at && now_ms() >= l.deadline) {
+			res->timed_out = true;
+			escalate(&l, grace_ms);
+		} else if (!l.exited && l.kill_at && now_ms() >= l.kill_at) {
+			kill_jail(l.pid, pidfd, SIGKILL);
+			l.kill_at = now_ms() + 1000000;
+		}
+	}
+	if (l.p[2].fd >= 0)
+		while (l.p[2].fd >= 0)
+			read_status(&l);
+	waitpid(l.pid, NULL, 0);
+	if (!res->duration_ms)
+		res->duration_ms = now_ms() - start;
+	if (r == 0 && res->error[0] && !res->exit_code && !res->signal)
+		r = -EIO;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (l.p[i].fd >= 0)
+			close(l.p[i].fd);
+	}
+	if (po[1] >= 0)
+		close(po[1]);
+	if (pe[1] >= 0)
+		close(pe[1]);
+	if (status_fd >= 0)
+		close(status_fd);
+	if (pidfd >= 0)
+		close(pidfd);
+	return r;
+}

@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jailrun: run one command with a jailfs view as its working root, behind
+ * guardrails (guard.c) and a namespace wall (sandbox.c), and report what it
+ * did. This file: options, the --request JSON, the environment allowlist,
+ * and the flow: decide -> mount (one-shot) -> run -> unmount -> report.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+#include "result.h"
+
+#define DEFAULT_TIMEOUT_MS 120000ULL
+#define DEFAULT_MAX_OUTPUT (1ULL << 20)
+#define DEFAULT_GRACE_MS 2000ULL
+#define MAX_LIST 256
+
+struct opts {
+	const char *root, *source, *policy_file, *cwd, *audit, *request;
+	bool shell, net, json, check_only, plain_root;
+	uint64_t timeout_ms, max_output, grace_ms;
+	bool timeout_set, max_output_set;
+	const char *env[MAX_LIST];
+	int n_env;
+	const char *deny[MAX_LIST], *allow[MAX_LIST];
+	int n_deny, n_allow;
+	struct jr_limits limits;
+	char **argv;
+	int argc;
+	char *shell_cmd; /* --shell or request "command" */
+};
+
+static const char usage_text[] =
+	"Usage: jailrun [OPTIONS] -- COMMAND [ARG...]\n"
+	"       jailrun [OPTIONS] --shell -- 'COMMAND STRING'\n"
+	"       jailrun [OPTIONS] --request FILE|-\n"
+	"\n"
+	"Run COMMAND with a jailfs view of a project as its only view of the project,\n"
+	"in its own mount, PID, IPC, UTS (and network, user) namespaces, after refusing\n"
+	"the obviously dangerous. The guardrails are decided before anything starts;\n"
+	"the namespace is what actually holds.\n"
+	"\n"
+	"Where it runs:\n"
+	"  --root MOUNTPOINT   run in an existing jailfs mount (checked in\n"
+	"                      /proc/self/mountinfo to be fuse.jailfs; anything else is\n"
+	"                      refused). The jail shows it at the project's own path\n"
+	"                      (the mount's source) and starts there.\n"
+	"  --source DIR        one-shot: mount a private jailfs view of DIR for this\n"
+	"                      command only (default: --source .)\n"
+	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
+	"                      (default: the built-in profiles secrets + project);\n"
+	"                      its [run] section adds deny_exec, allow_exec, env,\n"
+	"                      expose, timeout, max_output\n"
+	"  --cwd DIR           working directory inside the view (relative to the\n"
+	"                      view's root, or absolute under the project path)\n"
+	"\n"
+	"What it runs:\n"
+	"  --shell             COMMAND is one string for /bin/sh -c; metacharacters\n"
+	"                      are then allowed and `sh -c` itself too (the string is\n"
+	"                      still split into simple commands and each is checked)\n"
+	"  --request FILE|-    the request as one JSON object: {\"argv\": [...]} or\n"
+	"                      {\"command\": \"...\", \"shell\": true}, and optional \"cwd\",\n"
+	"                      \"timeout_ms\", \"max_output_bytes\", \"env\" (object or\n"
+	"                      array of NAME / NAME=VALUE). Its fields override options.\n"
+	"  --env NAME          pass NAME from jailrun's environment (also secret-looking\n"
+	"                      names: only an exact --env passes those)\n"
+	"  --env NAME=VALUE    set NAME in the command's environment\n"
+	"  --net               keep the host network (default: a private network\n"
+	"                      namespace with only loopback)\n"
+	"\n"
+	"Limits:\n"
+	"  --timeout SECONDS   wall-clock limit, fractions allowed (default 120; 0 = none).\n"
+	"                      Then SIGTERM to every process of the jail, SIGKILL after\n"
+	"                      --grace SECONDS (default 2). Grandchildren that called\n"
+	"                      setsid or double-forked die too (PID namespace).\n"
+	"  --max-output BYTES  per stream, suffixes K M G (default 1M). Output beyond is\n"
+	"                      drained and dropped; the command is never blocked.\n"
+	"  --rlimit-cpu SEC, --rlimit-as BYTES, --rlimit-nproc N, --rlimit-fsize BYTES\n"
+	"                      resource limits of the command (defaults: cpu 3600 s,\n"
+	"                      as 16G, nproc 4096, fsize 16G; 0 = unlimited)\n"
+	"\n"
+	"Guardrails (refusal: exit 126, \"jailrun: denied: REASON [rule]\" on stderr):\n"
+	"  - executable denylist, after resolving the command like exec would (PATH in\n"
+	"    the jail, symlinks, ../ and /proc/self/root spellings, version suffixes:\n"
+	"    python3.11 is python; renamed copies found by content). Default:\n"
+	"    rm sudo su doas pkexec runuser mkfs* mke2fs mkswap wipefs dd shred mount\n"
+	"    umount reboot halt poweroff shutdown killall5; plus chmod -R to a\n"
+	"    world-writable mode, chown/chgrp -R, kill ... -1.\n"
+	"  --deny-exec NAME    add a name or fnmatch pattern to the denylist\n"
+	"  --allow-exec NAME   take a name off (also lifts its chmod/chown/kill rule)\n"
+	"  - interpreter inline code: sh bash dash zsh ksh fish python* node deno perl*\n"
+	"    ruby* php* lua* Rscript osascript with -c -e -E -r --eval --command or a\n"
+	"    cluster holding them (-ce, -xc); shells are allowed with --shell\n"
+	"  - wrappers are looked through: env (-S too), nice, nohup, timeout, stdbuf,\n"
+	"    setsid, time, xargs, busybox, find -exec/-ok/-delete, git -c alias.x=!...,\n"
+	"    ld-linux*.so, command, exec, strace, flock -c, watch\n"
+	"  - shell metacharacters ; | & > < ` $( newline without --shell\n"
+	"  - path arguments (containing /, starting with ~, naming an existing entry,\n"
+	"    --opt=VALUE) must stay in the view and not be DENIED; the jail's private\n"
+	"    /tmp and /dev/null-style devices are fine\n"
+	"  --check             only decide: print the verdict, run nothing (exit 0 or 126)\n"
+	"\n"
+	"Output and status:\n"
+	"  Without --json, output streams through live; past the limit a note goes to\n"
+	"  stderr. Exit status: the command's, 128+N when killed by signal N, 124 timed\n"
+	"  out, 126 refused, 125 jailrun itself failed.\n"
+	"  --json              one JSON object on stdout: exit_code (the command's; -100\n"
+	"                      denied, -101 timed out; 128+N for a signal), signal,\n"
+	"                      stdout, stderr (invalid UTF-8 bytes become U+FFFD),\n"
+	"                      stdout_truncated, stderr_truncated, stdout_bytes,\n"
+	"                      stderr_bytes, timed_out, denied, reason, rule,\n"
+	"                      duration_ms (+ audit). stdin is /dev/null.\n"
+	"  --audit FILE        one-shot only: jailfs records everything the command did\n"
+	"                      (JSON Lines, level all) and the result gains\n"
+	"                      \"audit\": {denied, hidden, written_files, records}\n"
+	"\n"
+	"The jail: the project at its own path (rw per the policy, nosuid, nodev),\n"
+	"/usr /bin /sbin /lib* read-only, a reduced /etc, fresh /proc, minimal /dev,\n"
+	"private /tmp (HOME=/tmp/home), no home directory, no host sockets.\n"
+	"no_new_privs, no capabilities, seccomp (mount, unshare, setns, ptrace, bpf,\n"
+	"keyctl, io_uring, kexec, modules, open_by_handle_at... fail with EPERM).\n"
+	"Environment: only PATH LANG LC_* TERM TZ USER, HOME, and --env / [run] env;\n"
+	"names holding TOKEN SECRET KEY PASSWORD CREDENTIAL or starting AWS_ GITHUB_\n"
+	"SSH_AUTH_SOCK pass only when named exactly.\n"
+	"\n"
+	"Environment of jailrun: JAILFS overrides the jailfs binary used for --source.\n"
+	"\n"
+	"  -h, --help          this text\n"
+	"  -V, --version       print the version\n";
+
+_printf_(1, 2) static _Noreturn void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("jailrun: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(JR_EXIT_ERROR);
+}
+
+static uint64_t parse_size(const char *s, const char *opt)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		die("%s: not a number: '%s'", opt, s);
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	}
+	if (*end)
+		die("%s: not a size: '%s' (bytes, or with K M G)", opt, s);
+	return v;
+}
+
+static uint64_t parse_seconds_ms(const char *s, const char *opt)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 1e9)
+		die("%s: not a number of seconds: '%s'", opt, s);
+	return (uint64_t)(v * 1000 + 0.5);
+}
+
+static void push(const char **list, int *n, const char *v, const char *opt)
+{
+	if (*n >= MAX_LIST - 1)
+		die("too many %s options", opt);
+	list[(*n)++] = v;
+}
+
+enum {
+	OPT_ROOT = 256, OPT_SOURCE, OPT_POLICY, OPT_SHELL, OPT_CWD, OPT_TIMEOUT, OPT_MAX_OUTPUT,
+	OPT_NET, OPT_ENV, OPT_JSON, OPT_REQUEST, OPT_DENY, OPT_ALLOW, OPT_AUDIT, OPT_CHECK,
+	OPT_GRACE, OPT_RL_CPU, OPT_RL_AS, OPT_RL_NPROC, OPT_RL_FSIZE, OPT_PLAIN_ROOT,
+};
+
+static void parse_args(struct opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"source", required_argument, NULL, OPT_SOURCE},
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"shell", no_argument, NULL, OPT_SHELL},
+		{"cwd", required_argument, NULL, OPT_CWD},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
+		{"net", no_argument, NULL, OPT_NET},
+		{"env", required_argument, NULL, OPT_ENV},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"request", required_argument, NULL, OPT_REQUEST},
+		{"deny-exec", required_argument, NULL, OPT_DENY},
+		{"allow-exec", required_argument, NULL, OPT_ALLOW},
+		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"grace", required_argument, NULL, OPT_GRACE},
+		{"rlimit-cpu", required_argument, NULL, OPT_RL_CPU},
+		{"rlimit-as", required_argument, NULL, OPT_RL_AS},
+		{"rlimit-nproc", required_argument, NULL, OPT_RL_NPROC},
+		{"rlimit-fsize", required_argument, NULL, OPT_RL_FSIZE},
+		/* hidden, for the test suite only: accept a plain directory as --root */
+		{"test-plain-root", no_argument, NULL, OPT_PLAIN_ROOT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT: o->root = optarg; break;
+		case OPT_SOURCE: o->source = optarg; break;
+		case OPT_POLICY: o->policy_file = optarg; break;
+		case OPT_SHELL: o->shell = true; break;
+		case OPT_CWD: o->cwd = optarg; break;
+		case OPT_TIMEOUT:
+			o->timeout_ms = parse_seconds_ms(optarg, "--timeout");
+			o->timeout_set = true;
+			break;
+		case OPT_MAX_OUTPUT:
+			o->max_output = parse_size(optarg, "--max-output");
+			o->max_output_set = true;
+			break;
+		case OPT_NET: o->net = true; break;
+		case OPT_ENV: push(o->env, &o->n_env, optarg, "--env"); break;
+		case OPT_JSON: o->json = true; break;
+		case OPT_REQUEST: o->request = optarg; break;
+		case OPT_DENY: push(o->deny, &o->n_deny, optarg, "--deny-exec"); break;
+		case OPT_ALLOW: push(o->allow, &o->n_allow, optarg, "--allow-exec"); break;
+		case OPT_AUDIT: o->audit = optarg; break;
+		case OPT_CHECK: o->check_only = true; break;
+		case OPT_GRACE: o->grace_ms = parse_seconds_ms(optarg, "--grace"); break;
+		case OPT_RL_CPU: o->limits.cpu_s = parse_size(optarg, "--rlimit-cpu"); break;
+		case OPT_RL_AS: o->limits.as_bytes = parse_size(optarg, "--rlimit-as"); break;
+		case OPT_RL_NPROC: o->limits.nproc = parse_size(optarg, "--rlimit-nproc"); break;
+		case OPT_RL_FSIZE: o->limits.fsize_bytes = parse_size(optarg, "--rlimit-fsize"); break;
+		case OPT_PLAIN_ROOT: o->plain_root = true; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("jailrun %s\n", JAILFS_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'jailrun --help'.\n");
+			exit(JR_EXIT_ERROR);
+		}
+	}
+	o->argv = argv + optind;
+	o->argc = argc - optind;
+	if (o->root && o->source)
+		die("--root and --source exclude each other");
+	if (o->audit && o->root)
+		die("--audit needs the one-shot view (--source): a running jailfs has its own "
+		    "--audit");
+}
+
+/* --request: the whole request as one JSON object. */
+static void load_request(struct opts *o, json_t **keep)
+{
+	json_error_t jerr;
+	json_t *r, *v;
+	const char *key;
+
+	r = strcmp(o->request, "-") == 0 ? json_loadf(stdin, 0, &jerr)
+					 : json_load_file(o->request, 0, &jerr);
+	if (!r)
+		die("--request %s:%d: %s", o->request, jerr.line, jerr.text);
+	if (!json_is_object(r))
+		die("--request %s: not a JSON object", o->request);
+	*keep = r;
+	if (o->argc > 0)
+		die("--request and a COMMAND after -- exclude each other");
+	json_object_foreach(r, key, v) {
+		if (!strcmp(key, "argv")) {
+			size_t n = json_array_size(v);
+
+			if (!json_is_array(v) || n == 0)
+				die("--request: \"argv\" must be a non-empty array of strings");
+			o->argv = calloc(n + 1, sizeof(char *));
+			if (!o->argv)
+				die("out of memory");
+			for (size_t i = 0; i < n; i++) {
+				const char *s = json_string_value(json_array_get(v, i));
+
+				if (!s)
+					die("--request: \"argv\"[%zu] is not a string", i);
+				o->argv[i] = (char *)s;
+			}
+			o->argc = (int)n;
+		} else if (!strcmp(key, "command")) {
+			if (!json_is_string(v))
+				die("--request: \"command\" must be a string");
+			o->shell_cmd = (char *)json_string_value(v);
+		} else if (!strcmp(key, "shell")) {
+			if (!json_is_boolean(v))
+				die("--request: \"shell\" must be true or false");
+			o->shell = json_is_true(v);
+		} else if (!strcmp(key, "cwd")) {
+			if (!json_is_string(v))
+				die("--request: \"cwd\" must be a string");
+			o->cwd = json_string_value(v);
+		} else if (!strcmp(key, "timeout_ms")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0)
+				die("--request: \"timeout_ms\" must be a non-negative integer");
+			o->timeout_ms = json_integer_value(v);
+			o->timeout_set = true;
+		} else if (!strcmp(key, "max_output_bytes")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0)
+				die("--request: \"max_output_bytes\" must be a non-negative integer");
+			o->max_output = json_integer_value(v);
+			o->max_output_set = true;
+		} else if (!strcmp(key, "env")) {
+			const char *name;
+			json_t *val;
+			size_t i;
+
+			if (json_is_object(v)) {
+				json_object_foreach(v, name, val) {
+					char *s;
+
+					if (!json_is_string(val))
+						die("--request: \"env\".%s must be a string", name);
+					if (asprintf(&s, "%s=%s", name, json_string_value(val)) < 0)
+						die("out of memory");
+					push(o->env, &o->n_env, s, "env");
+				}
+			} else if (json_is_array(v)) {
+				json_array_foreach(v, i, val) {
+					if (!json_is_string(val))
+						die("--request: \"env\"[%zu] must be a string", i);
+					push(o->env, &o->n_env, json_string_value(val), "env");
+				}
+			} else {
+				die("--request: \"env\" must be an object or an array");
+			}
+		} else {
+			die("--request: unknown field \"%s\"", key);
+		}
+	}
+	if (o->shell_cmd && o->argc > 0)
+		die("--request: give \"argv\" or \"command\", not both");
+	if (o->shell_cmd && !o->shell)
+		die("--request: \"command\" needs \"shell\": true (or give \"argv\")");
+}
+
+/* ---- environment ---- */
+
+static bool secretish(const char *name, size_t n)
+{
+	static const char *const parts[] = {"TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL",
+					    NULL};
+	char up[256];
+
+	if (n >= sizeof(up))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[n] = '\0';
+	for (const char *const *p = parts; *p; p++)
+		if (strstr(up, *p))
+			return true;
+	return !strncmp(up, "AWS_", 4) || !strncmp(up, "GITHUB_", 7) ||
+	       !strncmp(up, "SSH_AUTH_SOCK", 13);
+}
+
+static bool allowlisted(const char *name, size_t n)
+{
+	static const char *const exact[] = {"PATH", "LANG", "TERM", "TZ", "USER", NULL};
+
+	if (secretish(name, n))
+		return false;
+	for (const char *const *e = exact; *e; e++)
+		if (strlen(*e) == n && !strncmp(*e, name, n))
+			return true;
+	return n > 3 && !strncmp(name, "LC_", 3);
+}
+
+static void env_set(char **envp, int *n, const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (int i = 0; i < *n; i++)
+		if (!strncmp(envp[i], entry, len) && envp[i][len] == '=') {
+			envp[i] = (char *)entry;
+			return;
+		}
+	if (*n < MAX_LIST * 2 - 1)
+		envp[(*n)++] = (char *)entry;
+}
+
+static void env_pass(char **envp, int *n, const char *item)
+{
+	const char *v;
+	char *s;
+
+	if (strchr(item, '=')) {
+		env_set(envp, n, item);
+		return;
+	}
+	v = getenv(item);
+	if (!v)
+		return;
+	if (asprintf(&s, "%s=%s", item, v) < 0)
+		die("out of memory");
+	env_set(envp, n, s);
+}
+
+static char **build_env(const struct opts *o, const struct jf_policy *policy)
+{
+	extern char **environ;
+	char **envp = calloc(MAX_LIST * 2, sizeof(char *));
+	const char *const *pe;
+	int n = 0;
+
+	if (!envp)
+		die("out of memory");
+	for (char **e = environ; *e; e++) {
+		size_t len = strcspn(*e, "=");
+
+		if ((*e)[len] == '=' && allowlisted(*e, len))
+			env_set(envp, &n, *e);
+	}
+	if (!getenv("PATH"))
+		env_set(envp, &n, "PATH=/usr/local/bin:/usr/bin:/bin");
+	env_set(envp, &n, "HOME=/tmp/home");
+	pe = jf_policy_run_list(policy, "env");
+	for (; pe && *pe; pe++)
+		env_pass(envp, &n, *pe);
+	for (int i = 0; i < o->n_env; i++)
+		env_pass(envp, &n, o->env[i]);
+	envp[n] = NULL;
+	return envp;
+}
+
+static const char *env_get(char **envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; *envp; envp++)
+		if (!strncmp(*envp, name, len) && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+/* ---- the flow ---- */
+
+struct run {
+	struct opts o;
+	struct jf_policy *policy;
+	struct jr_view view;
+	char cwd[PATH_MAX];
+	char **envp;
+	const char *deny[MAX_LIST * 2], *allow[MAX_LIST * 2];
+	char *const *argv; /* what is executed */
+	int argc;
+	struct jr_oneshot oneshot;
+};
+
+static void setup_view(struct run *r)
+{
+	char mnt[PATH_MAX];
+	int e;
+
+	if (r->o.root) {
+		e = jr_view_check_root(r->o.root, r->view.project, mnt);
+		if (e == -EMEDIUMTYPE || (e == -ENOENT && realpath(r->o.root, mnt))) {
+			if (!r->o.plain_root)
+				die("--root %s: not a jailfs mount (no fuse.jailfs mount there in "
+				    "/proc/self/mountinfo); refusing to run in it",
+				    r->o.root);
+			/* test-only: a plain directory stands for the view of itself */
+			snprintf(r->view.project, sizeof(r->view.project), "%s", mnt);
+		} else if (e < 0) {
+			die("--root %s: %s", r->o.root, strerror(-e));
+		}
+		snprintf(r->view.host, sizeof(r->view.host), "%s", mnt);
+	} else {
+		const char *src = r->o.source ? r->o.source : ".";
+		struct stat st;
+
+		if (!realpath(src, r->view.project))
+			die("--source %s: %s", src, strerror(errno));
+		if (stat(r->view.project, &st) < 0 || !S_ISDIR(st.st_mode))
+			die("--source %s: not a directory", src);
+		snprintf(r->view.host, sizeof(r->view.host), "%s", r->view.project);
+		r->view.host_is_source = true;
+	}
+	if (strcmp(r->view.project, "/") == 0)
+		die("the project cannot be / (the jail needs its own root)");
+	for (const char *const *d = jr_system_dirs; *d; d++)
+		if (!strncmp(r->view.project, *d, strlen(*d)) &&
+		    (r->view.project[strlen(*d)] == '/' || !r->view.project[strlen(*d)]))
+			die("project %s lies in %s, which the jail mounts read-only from the host",
+			    r->view.project, *d);
+	if (!strncmp(r->view.project, "/proc/", 6) || !strncmp(r->view.project, "/dev/", 5) ||
+	    !strncmp(r->view.project, "/etc/", 5))
+		die("project %s lies in a directory the jail replaces", r->view.project);
+	r->view.policy = r->policy;
+	r->view.expose = jf_policy_run_list(r->policy, "expose");
+}
+
+static void setup_cwd(struct run *r)
+{
+	char host[PATH_MAX];
+	struct jf_canon c;
+	struct stat st;
+	const char *in = r->o.cwd;
+	size_t plen = strlen(r->view.project);
+
+	if (!in || !*in) {
+		snprintf(r->cwd, sizeof(r->cwd), "%s", r->view.project);
+		return;
+	}
+	if (jr_resolve(&r->view, r->view.project, in, r->cwd, NULL) < 0)
+		die("--cwd %s: cannot be resolved", in);
+	if (strncmp(r->cwd, r->view.project, plen) || (r->cwd[plen] && r->cwd[plen] != '/'))
+		die("--cwd %s: leaves the view (%s)", in, r->cwd);
+	if (jf_canonicalize(r->view.project, NULL, r->cwd, strlen(r->cwd), &c) < 0)
+		die("--cwd %s: %s", in, jf_refusal_message(c.refusal));
+	if (jr_map(&r->view, r->cwd, host, sizeof(host)) < 0 || stat(host, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		die("--cwd %s: no such directory in the view", in);
+}
+
+static void build_lists(struct run *r)
+{
+	const char *const *p;
+	int nd = 0, na = 0;
+
+	for (p = jr_default_denylist; *p; p++)
+		r->deny[nd++] = *p;
+	for (p = jf_policy_run_list(r->policy, "deny_exec"); p && *p && nd < MAX_LIST; p++)
+		r->deny[nd++] = *p;
+	for (int i = 0; i < r->o.n_deny; i++)
+		r->deny[nd++] = r->o.deny[i];
+	for (p = jf_policy_run_list(r->policy, "allow_exec"); p && *p && na < MAX_LIST; p++)
+		r->allow[na++] = *p;
+	for (int i = 0; i < r->o.n_allow; i++)
+		r->allow[na++] = r->o.allow[i];
+	r->deny[nd] = NULL;
+	r->allow[na] = NULL;
+}
+
+static int report_denied(const struct run *r, const struct jr_verdict *v)
+{
+	if (r->o.json) {
+		struct jr_report rep = {.denied = true, .rule = v->rule, .reason = v->reason};
+
+		jr_result_print(&rep);
+	} else {
+		fprintf(stderr, "jailrun: denied: %s [%s]\n", v->reason, v->rule);
+	}
+	return JR_EXIT_DENIED;
+}
+
+static int report_error(const struct run *r, const char *msg)
+{
+	fprintf(stderr, "jailrun: %s\n", msg);
+	if (r->o.json) {
+		struct jr_report rep = {.error = msg};
+
+		jr_result_print(&rep);
+	}
+	return JR_EXIT_ERROR;
+}
+
+static void note_truncation(const char *name, const struct jr_stream *st, uint64_t limit)
+{
+	if (st->truncated)
+		fprintf(stderr,
+			"jailrun: %s truncated after %llu bytes (the command wrote %llu; raise "
+			"--max-output)\n",
+			name, (unsigned long long)limit, (unsigned long long)st->total);
+}
+
+static int finish(struct run *r, const struct jr_outcome *oc, int err)
+{
+	struct jr_audit_counts counts;
+	struct jr_report rep = {.outcome = oc};
+	char msg[512];
+	int status;
+
+	if (err < 0) {
+		snprintf(msg, sizeof(msg), "cannot run the jail: %s",
+			 oc->error[0] ? oc->error : strerror(-err));
+		return report_error(r, msg);
+	}
+	if (r->o.audit) {
+		if (jr_audit_count(r->o.audit, 0, &counts) == 0)
+			rep.audit = &counts;
+	}
+	if (oc->timed_out)
+		status = JR_EXIT_TIMEOUT;
+	else if (oc->interrupted)
+		status = 128 + oc->interrupt_sig;
+	else if (oc->signal)
+		status = 128 + oc->signal;
+	else
+		status = oc->exit_code;
+	if (r->o.json) {
+		jr_result_print(&rep);
+	} else {
+		note_truncation("stdout", &oc->out, r->o.max_output);
+		note_truncation("stderr", &oc->err, r->o.max_output);
+		if (oc->timed_out)
+			fprintf(stderr, "jailrun: timed out after %.3f s; killed\n",
+				(double)r->o.timeout_ms / 1000);
+	}
+	return status;
+}
+
+static void load_policy(struct run *r)
+{
+	char err[512];
+	int e;
+
+	if (r->o.policy_file)
+		e = jf_policy_load(r->o.policy_file, &r->policy, err, sizeof(err));
+	else
+		e = jf_policy_default(&r->policy);
+	if (e < 0)
+		die("%s", r->o.policy_file ? err : strerror(-e));
+}
+
+static void apply_defaults(struct run *r)
+{
+	uint64_t v;
+
+	if (!r->o.timeout_set)
+		r->o.timeout_ms = (v = jf_policy_run_number(r->policy, "timeout")) ? v * 1000
+									   : DEFAULT_TIMEOUT_MS;
+	if (!r->o.max_output_set)
+		r->o.max_output = (v = jf_policy_run_number(r->policy, "max_output"))
+					  ? v
+					  : DEFAULT_MAX_OUTPUT;
+}
+
+static void setup_command(struct run *r)
+{
+	static char *sh_argv[4];
+
+	if (r->o.shell) {
+		size_t len = 1;
+		char *s;
+
+		if (!r->o.shell_cmd) {
+			if (r->o.argc == 0)
+				die("--shell needs a command string after --");
+			for (int i = 0; i < r->o.argc; i++)
+				len += strlen(r->o.argv[i]) + 1;
+			s = calloc(len, 1);
+			if (!s)
+				die("out of memory");
+			for (int i = 0; i < r->o.argc; i++) {
+				if (i)
+					strcat(s, " ");
+				strcat(s, r->o.argv[i]);
+			}
+			r->o.shell_cmd = s;
+		}
+		sh_argv[0] = "/bin/sh";
+		sh_argv[1] = "-c";
+		sh_argv[2] = r->o.shell_cmd;
+		sh_argv[3] = NULL;
+		r->argv = sh_argv;
+		r->argc = 3;
+		return;
+	}
+	if (r->o.argc == 0)
+		die("no command given (jailrun [OPTIONS] -- COMMAND [ARG...]; see --help)");
+	r->argv = r->o.argv;
+	r->argc = r->o.argc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct run r = {.o = {.grace_ms = DEFAULT_GRACE_MS,
+				     .limits = {.cpu_s = 3600, .as_bytes = 16ULL << 30,
+						.nproc = 4096, .fsize_bytes = 16ULL << 30}}};
+	_cleanup_free_ struct jr_outcome *oc = calloc(1, sizeof(*oc));
+	struct jr_guard g = {0};
+	struct jr_verdict v;
+	char exec_path[PATH_MAX];
+	json_t *request = NULL;
+	sigset_t mask;
+	int e;
+
+	if (!oc)
+		die("out of memory");
+	parse_args(&r.o, argc, argv);
+	if (r.o.request)
+		load_request(&r.o, &request);
+	load_policy(&r);
+	apply_defaults(&r);
+	setup_command(&r);
+	setup_view(&r);
+	setup_cwd(&r);
+	r.envp = build_env(&r.o, r.policy);
+	build_lists(&r);
+
+	g = (struct jr_guard){.view = &r.view, .cwd = r.cwd, .path_env = env_get(r.envp, "PATH"),
+			      .home = "/tmp/home", .shell = r.o.shell, .deny = r.deny,
+			      .allow = r.allow};
+	if (r.o.shell)
+		e = jr_guard_shell(&g, r.o.shell_cmd, &v);
+	else
+		e = jr_guard_argv(&g, r.argc, r.argv, &v);
+	if (e < 0)
+		die("guardrails: %s", strerror(-e));
+	if (v.denied)
+		return report_denied(&r, &v);
+	if (r.o.check_only) {
+		if (r.o.json) {
+			struct jr_report rep = {0};
+
+			jr_result_print(&rep);
+		} else {
+			fprintf(stderr, "jailrun: allowed\n");
+		}
+		return 0;
+	}
+	if (jr_find_exec(&r.view, r.cwd, env_get(r.envp, "PATH"), r.argv[0], exec_path, NULL) < 0)
+		exec_path[0] = '\0';
+	jr_guard_release(&g);
+
+	/* From here on Ctrl-C, SIGTERM and SIGHUP are read from a signalfd so
+	 * that the mount is always removed. SIGPIPE: a closed stdout must not
+	 * kill us before cleanup. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!r.o.root) {
+		char err[512], audit_abs[PATH_MAX];
+
+		if (r.o.audit) {
+			/* the daemon appends; a fresh file makes the counts this run's */
+			FILE *f = fopen(r.o.audit, "we");
+
+			if (!f)
+				die("--audit %s: %s", r.o.audit, strerror(errno));
+			fclose(f);
+			if (!realpath(r.o.audit, audit_abs))
+				die("--audit %s: %s", r.o.audit, strerror(errno));
+		}
+		e = jr_oneshot_start(&r.oneshot, r.view.project, r.o.policy_file,
+				     r.o.audit ? audit_abs : NULL, err, sizeof(err));
+		if (e < 0)
+			return report_error(&r, err);
+		/* the jail binds the view; the resolved exec path is the same there */
+		snprintf(r.view.host, sizeof(r.view.host), "%s", r.oneshot.dir);
+		r.view.host_is_source = false;
+	}
+
+	struct jr_spawn s = {
+		.view = &r.view, .cwd = r.cwd, .exec_path = exec_path[0] ? exec_path : NULL,
+		.argv = r.argv, .envp = r.envp, .net = r.o.net, .stdin_null = r.o.json,
+		.pipe_output = true, .limits = r.o.limits,
+	};
+	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
+	jr_oneshot_stop(&r.oneshot);
+	e = finish(&r, oc, e);
+	free(oc->out.buf);
+	free(oc->err.buf);
+	jf_policy_free(r.policy);
+	json_decref(request);
+	return e;
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The --json result object and the audit counts.
+ *
+ * Output bytes that are not valid UTF-8 (RFC 3629: overlongs, surrogates,
+ * code points past U+10FFFF, truncated sequences) are replaced byte by byte
+ * with U+FFFD, the WHATWG/Unicode "maximal subpart" convention, so the
+ * result is always valid JSON text; NUL bytes are kept (as \u0000).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+#include "result.h"
+
+/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	char *out = malloc(n * 3 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq(p + i, n - i);
+
+		if (l == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(o, p + i, l);
+		o += l;
+		i += l;
+	}
+	*o = '\0';
+	*out_len = o - out;
+	return out;
+}
+
+static json_t *stream_json(const struct jr_stream *st)
+{
+	size_t len = 0;
+	_cleanup_free_ char *s = jr_utf8_sanitize(st->buf ? st->buf : "", st->len, &len);
+
+	return s ? json_stringn(s, len) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+int jr_result_print(const struct jr_report *r)
+{
+	json_t *o = json_object();
+	const struct jr_outcome *oc = r->outcome;
+	char *text;
+	int exit_code;
+
+	if (!o)
+		return -ENOMEM;
+	if (r->denied)
+		exit_code = JR_JSON_DENIED;
+	else if (oc && oc->timed_out)
+		exit_code = JR_JSON_TIMEOUT;
+	else if (r->error && *r->error)
+		exit_code = JR_EXIT_ERROR;
+	else if (oc && oc->signal)
+		exit_code = 128 + oc->signal;
+	else
+		exit_code = oc ? oc->exit_code : 0;
+	json_object_set_new(o, "exit_code", json_integer(exit_code));
+	json_object_set_new(o, "signal", json_integer(oc ? oc->signal : 0));
+	json_object_set_new(o, "stdout", oc ? stream_json(&oc->out) : json_string(""));
+	json_object_set_new(o, "stderr", oc ? stream_json(&oc->err) : json_string(""));
+	json_object_set_new(o, "stdout_truncated", json_boolean(oc && oc->out.truncated));
+	json_object_set_new(o, "stderr_truncated", json_boolean(oc && oc->err.truncated));
+	json_object_set_new(o, "stdout_bytes", json_integer(oc ? (json_int_t)oc->out.total : 0));
+	json_object_set_new(o, "stderr_bytes", json_integer(oc ? (json_int_t)oc->err.total : 0));
+	json_object_set_new(o, "timed_out", json_boolean(oc && oc->timed_out));
+	json_object_set_new(o, "denied", json_boolean(r->denied));
+	json_object_set_new(o, "reason", str_or_null(r->denied ? r->reason : r->error));
+	json_object_set_new(o, "rule", str_or_null(r->denied ? r->rule : NULL));
+	json_object_set_new(o, "duration_ms", json_integer(oc ? oc->duration_ms : 0));
+	if (r->error && *r->error)
+		json_object_set_new(o, "error", json_string(r->error));
+	if (r->audit) {
+		json_t *a = json_object();
+
+		json_object_set_new(a, "denied", json_integer(r->audit->denied));
+		json_object_set_new(a, "hidden", json_integer(r->audit->hidden));
+		json_object_set_new(a, "written_files", json_integer(r->audit->written_files));
+		json_object_set_new(a, "records", json_integer(r->audit->records));
+		json_object_set_new(o, "audit", a);
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	free(text);
+	return fflush(stdout) == 0 ? 0 : -errno;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_write_op(const char *op)
+{
+	static const char *const ops[] = {"create", "mknod", "mkdir", "symlink", "link",
+					  "unlink", "rmdir", "rename", "write", "truncate",
+					  "setattr", "fallocate", "setxattr", "removexattr",
+					  "copy_file_range", NULL};
+
+	for (const char *const *p = ops; *p; p++)
+		if (strcmp(*p, op) == 0)
+			return true;
+	return false;
+}
+
+int jr_audit_count(const char *file, long offset, struct jr_audit_counts *out)
+{
+	_cleanup_fclose_ FILE *f = fopen(file, "re");
+	_cleanup_free_ char *line = NULL;
+	char **paths = NULL;
+	size_t cap = 0, np = 0, pcap = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return -errno;
+	if (offset > 0 && fseek(f, offset, SEEK_SET) < 0)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *op, *dec, *path;
+		json_int_t wb;
+
+		if (!o)
+			continue;
+		out->records++;
+		op = json_string_value(json_object_get(o, "op"));
+		dec = json_string_value(json_object_get(o, "decision"));
+		path = json_string_value(json_object_get(o, "path"));
+		wb = json_integer_value(json_object_get(o, "bytes_written"));
+		if (dec && strcmp(dec, "deny") == 0)
+			out->denied++;
+		else if (dec && strcmp(dec, "hide") == 0)
+			out->hidden++;
+		else if (path && op && (wb > 0 || (is_write_op(op) && !json_object_get(o, "bytes_written")))) {
+			if (np == pcap) {
+				size_t nc = pcap ? pcap * 2 : 64;
+				char **n = realloc(paths, nc * sizeof(char *));
+
+				if (!n) {
+					json_decref(o);
+					break;
+				}
+				paths = n;
+				pcap = nc;
+			}
+			paths[np] = strdup(path);
+			if (paths[np])
+				np++;
+		}
+		json_decref(o);
+	}
+	qsort(paths, np, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < np; i++) {
+		if (i == 0 || strcmp(paths[i], paths[i - 1]) != 0)
+			out->written_files++;
+	}
+	for (size_t i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	return 0;
+}

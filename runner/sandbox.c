@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wall (threat model, invariant 10): the command runs in new mount, PID,
+ * IPC and UTS namespaces, a new user namespace when jailrun is not root, and
+ * a new network namespace unless --net. Its root is a fresh tmpfs holding:
+ *
+ *   /usr /bin /sbin /lib*   read-only, nosuid, nodev binds of the host's
+ *                           (or the same symlinks when the host has them)
+ *   /etc                    tmpfs with jr_etc_entries bound read-only
+ *   /dev                    tmpfs: null zero full random urandom tty bound
+ *                           from the host, fd/std* symlinks, /dev/shm tmpfs
+ *   /proc                   a fresh proc of the new PID namespace; /proc/sys,
+ *                           sysrq-trigger, irq, bus, fs read-only
+ *   /tmp                    private tmpfs (HOME is /tmp/home)
+ *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
+ *   [run] expose            read-only binds at the same path
+ *
+ * The tmpfs root is made read-only at the end. Binds take their source from
+ * O_PATH fds opened before anything is mounted, so a project or mountpoint
+ * below /tmp stays reachable after the private /tmp covers it.
+ *
+ * Why binds and not a jailfs view of / for system dirs: see README
+ * ("jailrun: system directories"). In short, binds cost nothing per file
+ * access, the policy has nothing to say about /usr, and the numbers say so.
+ *
+ * Process layout: jailrun -> pid 1 of the new PID namespace (sets the jail
+ * up, then only reaps and forwards SIGTERM/SIGINT/SIGHUP to every process in
+ * the namespace) -> the command (no_new_privs, no capabilities, seccomp,
+ * rlimits, every fd above 2 closed). When pid 1 exits the kernel kills every
+ * process left in the namespace: a setsid or double-forked grandchild
+ * cannot outlive the command's pid 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <sys/mman.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+
+#define NEWROOT "/tmp" /* mount point of the new root in our private namespace */
+
+struct bind {
+	char path[PATH_MAX]; /* jail path */
+	int fd;              /* O_PATH fd of the host source, -1 if absent */
+	bool is_dir;
+	bool ro;
+	bool copy;           /* small /etc file: copied into the tmpfs root, no mount */
+	char link[PATH_MAX]; /* host has a symlink here: recreate it */
+};
+
+struct plan {
+	struct bind b[64];
+	int n;
+	int status_fd;
+};
+
+static void report(int fd, int kind, int code, const char *what)
+{
+	struct jr_status_msg m = {.kind = kind, .code = code};
+
+	snprintf(m.msg, sizeof(m.msg), "%s", what);
+	if (write(fd, &m, sizeof(m)) < 0) {
+		/* nothing left to tell anyone */
+	}
+}
+
+_printf_(2, 3) static _Noreturn void fail(int fd, const char *fmt, ...)
+{
+	char buf[200];
+	int e = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ": %s", strerror(e));
+	report(fd, 2, e, buf);
+	_exit(JR_EXIT_ERROR);
+}
+
+static void plan_add(struct plan *p, const char *jail, const char *host, bool ro)
+{
+	struct bind *b;
+	struct stat st;
+
+	if (p->n >= (int)ARRAY_SIZE(p->b) || lstat(host, &st) < 0)
+		return;
+	b = &p->b[p->n++];
+	memset(b, 0, sizeof(*b));
+	snprintf(b->path, sizeof(b->path), "%s", jail);
+	b->ro = ro;
+	b->fd = -1;
+	if (S_ISLNK(st.st_mode) && strncmp(jail, "/etc/", 5) != 0) {
+		ssize_t n = readlink(host, b->link, sizeof(b->link) - 1);
+
+		b->link[n > 0 ? n : 0] = '\0';
+		return;
+	}
+	b->fd = open(host, O_PATH | O_CLOEXEC);
+	if (b->fd < 0 || fstat(b->fd, &st) < 0) {
+		p->n--;
+		return;
+	}
+	b->is_dir = S_ISDIR(st.st_mode);
+	/* a copy costs less than a mount and a remount; the tmpfs root is made
+	 * read-only at the end, so the copy is as read-only as a bind */
+	if (strncmp(jail, "/etc/", 5) == 0 && S_ISREG(st.st_mode) && st.st_size <= (1 << 20)) {
+		int fd = open(host, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+		if (fd >= 0) {
+			close(b->fd);
+			b->fd = fd;
+			b->copy = true;
+		}
+	}
+}
+
+static void mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		mkdir(buf, mode);
+		*s = '/';
+	}
+	mkdir(buf, mode);
+}
+
+static int set_attr(const char *path, uint64_t set, bool recursive)
+{
+	struct mount_attr a = {.attr_set = set};
+
+	return mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof(a));
+}
+
+/* Mount one planned bind below the new root (cwd is the new root). */
+static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
+{
+	char target[PATH_MAX + 2], src[64];
+
+	snprintf(target, sizeof(target), ".%s", b->path);
+	if (b->link[0]) {
+		if (symlink(b->link, target) < 0 && errno != EEXIST)
+			fail(p->status_fd, "symlink %s", b->path);
+		return;
+	}
+	if (b->copy) {
+		int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		ssize_t n;
+
+		if (fd < 0)
+			fail(p->status_fd, "create %s", b->path);
+		while ((n = copy_file_range(b->fd, NULL, fd, NULL, 1 << 20, 0)) > 0)
+			;
+		if (n < 0) {
+			char buf[8192];
+
+			lseek(b->fd, 0, SEEK_SET);
+			while ((n = read(b->fd, buf, sizeof(buf))) > 0)
+				if (write(fd, buf, n) != n)
+					fail(p->status_fd, "copy %s", b->path);
+		}
+		close(fd);
+		return;
+	}
+	if (b->is_dir) {
+		mkdir_p(target, 0755);
+	} else {
+		char parent[PATH_MAX + 2];
+		int fd;
+
+		snprintf(parent, sizeof(parent), "%s", target);
+		*strrchr(parent, '/') = '\0';
+		mkdir_p(parent, 0755);
+		fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", b->fd);
+	if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+		fail(p->status_fd, "bind %s", b->path);
+	if (!strncmp(b->path, "/dev/", 5))
+		return; /* device nodes: flags of a bound node change nothing */
+	if (set_attr(target, attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0), true) < 0)
+		fail(p->status_fd, "remount %s", b->path);
+}
+
+static void plan_build(struct plan *p, const struct jr_spawn *s)
+{
+	char jail[PATH_MAX];
+
+	for (const char *const *d = jr_system_dirs; *d; d++)
+		plan_add(p, *d, *d, true);
+	for (const char *const *e = jr_etc_entries; *e; e++) {
+		snprintf(jail, sizeof(jail), "/etc/%s", *e);
+		plan_add(p, jail, jail, true);
+	}
+	for (const char *const *e = (const char *const[]){"null", "zero", "full", "random",
+							  "urandom", "tty", NULL};
+	     *e; e++) {
+		snprintf(jail, sizeof(jail), "/dev/%s", *e);
+		plan_add(p, jail, jail, false);
+	}
+}
+
+static void mount_dev(const struct plan *p)
+{
+	if (mount("tmpfs", "./dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") < 0)
+		fail(p->status_fd, "tmpfs /dev");
+	for (int i = 0; i < p->n; i++)
+		if (strncmp(p->b[i].path, "/dev/", 5) == 0)
+			do_bind(p, &p->b[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	symlink("/proc/self/fd", "./dev/fd");
+	symlink("/proc/self/fd/0", "./dev/stdin");
+	symlink("/proc/self/fd/1", "./dev/stdout");
+	symlink("/proc/self/fd/2", "./dev/stderr");
+	mkdir("./dev/shm", 01777);
+	if (mount("tmpfs", "./dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		fail(p->status_fd, "tmpfs /dev/shm");
+	mkdir("./dev/pts", 0755);
+}
+
+static void mount_proc(const struct plan *p)
+{
+	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", NULL};
+	char path[64];
+
+	mkdir("./proc", 0555);
+	if (mount("proc", "./proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		fail(p->status_fd, "mount /proc");
+	/* uid 0 without capabilities could still write root-owned sysctls */
+	for (const char *const *r = ro; *r; r++) {
+		snprintf(path, sizeof(path), "./proc/%s", *r);
+		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) == 0)
+			set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+	}
+}
+
+static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
+{
+	const uint64_t sys_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	struct bind proj = {.fd = view_fd, .is_dir = true, .ro = false};
+
+	/* nothing we do below may propagate back to the host */
+	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+		fail(p->status_fd, "make / slave");
+	if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") < 0)
+		fail(p->status_fd, "tmpfs root");
+	if (chdir(NEWROOT) < 0)
+		fail(p->status_fd, "chdir new root");
+	for (int i = 0; i < p->n; i++)
+		if (strncmp(p->b[i].path, "/dev/", 5) != 0 && strncmp(p->b[i].path, "/etc/", 5) != 0)
+			do_bind(p, &p->b[i], sys_attrs);
+	mkdir("./etc", 0755);
+	for (int i = 0; i < p->n; i++)
+		if (strncmp(p->b[i].path, "/etc/", 5) == 0)
+			do_bind(p, &p->b[i], sys_attrs);
+	symlink("/proc/self/mounts", "./etc/mtab");
+	mkdir("./dev", 0755);
+	mount_dev(p);
+	mount_proc(p);
+	mkdir("./tmp", 01777);
+	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		fail(p->status_fd, "tmpfs /tmp");
+	mkdir("./tmp/home", 0700);
+	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
+	do_bind(p, &proj, sys_attrs);
+	for (const char *const *x = s->view->expose; x && *x; x++) {
+		struct plan one = {.status_fd = p->status_fd};
+
+		plan_add(&one, *x, *x, true);
+		if (one.n == 1) {
+			do_bind(&one, &one.b[0], sys_attrs);
+			if (one.b[0].fd >= 0)
+				close(one.b[0].fd);
+		}
+	}
+	/* pivot_root(".", "."): the old root ends up on top, detach it */
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		fail(p->status_fd, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		fail(p->status_fd, "detach old root");
+	if (chdir("/") < 0)
+		fail(p->status_fd, "chdir /");
+	if (mount(NULL, "/", NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+		fail(p->status_fd, "make / private");
+	if (set_attr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false) < 0)
+		fail(p->status_fd, "read-only root");
+}
+
+static void write_file(int status_fd, const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		fail(status_fd, "write %s", path);
+	close(fd);
+}
+
+static void setup_userns(int status_fd, uid_t uid, gid_t gid)
+{
+	char map[64];
+
+	write_file(status_fd, "/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	write_file(status_fd, "/proc/self/uid_map", map);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	write_file(status_fd, "/proc/self/gid_map", map);
+}
+
+static void loopback_up(int status_fd)
+{
+	struct ifreq ifr = {0};
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		fail(status_fd, "lo");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		fail(status_fd, "bring up lo");
+}
+
+/* ---- the command's own restrictions ---- */
+
+static void drop_caps(int status_fd)
+{
+	cap_t none;
+
+	for (int c = 0; c <= CAP_LAST_CAP; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			fail(status_fd, "drop capability %d from the bounding set", c);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	/* uid 0 must not regain capabilities at execve (capabilities(7)) */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+					     SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+					     SECBIT_NO_CAP_AMBIENT_RAISE |
+					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0) < 0)
+		fail(status_fd, "securebits");
+	none = cap_init();
+	if (!none || cap_set_proc(none) < 0)
+		fail(status_fd, "drop capabilities");
+	cap_free(none);
+}
+
+/*
+ * Syscalls refused with EPERM (kernel attack surface and ways around the
+ * wall): mounts, namespaces, tracing other processes, keyrings, BPF, perf,
+ * io_uring (bypasses seccomp for its ops), kexec, modules, handle-based opens
+ * (the "shocker" escape), userfaultfd, and TIOCSTI/TIOCLINUX which type into
+ * the controlling terminal. clone() with any namespace flag is refused;
+ * clone3 answers ENOSYS so libc falls back to clone, whose flags we can see.
+ */
+static struct sock_fprog seccomp_prog; /* built by jr_sandbox_spawn, loaded by the command */
+
+static int build_seccomp(void)
+{
+	static const int denied[] = {
+		SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
+		SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
+		SCMP_SYS(process_vm_writev), SCMP_SYS(keyctl), SCMP_SYS(add_key),
+		SCMP_SYS(request_key), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
+		SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
+		SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
+		SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(open_by_handle_at),
+		SCMP_SYS(name_to_handle_at), SCMP_SYS(userfaultfd), SCMP_SYS(fsopen),
+		SCMP_SYS(fsmount), SCMP_SYS(fsconfig), SCMP_SYS(move_mount), SCMP_SYS(open_tree),
+		SCMP_SYS(mount_setattr), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(acct),
+		SCMP_SYS(quotactl), SCMP_SYS(lookup_dcookie), SCMP_SYS(syslog),
+		SCMP_SYS(vhangup),
+	};
+	static const unsigned long ns_flags[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID,
+						 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS,
+						 CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */};
+	scmp_filter_ctx ctx;
+	int r = 0, fd;
+	off_t size;
+
+	if (seccomp_prog.filter)
+		return 0;
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+#ifdef __x86_64__
+	/* the 32-bit ABIs get the same rules (int 0x80 would skip them otherwise) */
+	seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	seccomp_arch_add(ctx, SCMP_ARCH_X32);
+#endif
+	for (size_t i = 0; i < ARRAY_SIZE(denied) && r == 0; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
+	for (size_t i = 0; i < ARRAY_SIZE(ns_flags) && r == 0; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX));
+	/* compiled once here, loaded with one prctl in the command (no libseccomp
+	 * work between fork and exec) */
+	fd = memfd_create("jailrun-seccomp", MFD_CLOEXEC);
+	if (r == 0 && fd < 0)
+		r = -errno;
+	if (r == 0)
+		r = seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	if (r == 0 && (size = lseek(fd, 0, SEEK_END)) > 0) {
+		seccomp_prog.filter = malloc(size);
+		if (seccomp_prog.filter && pread(fd, seccomp_prog.filter, size, 0) == size)
+			seccomp_prog.len = size / sizeof(struct sock_filter);
+		else
+			r = -EIO;
+	} else if (r == 0) {
+		r = -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static void load_seccomp(int status_fd)
+{
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &seccomp_prog, 0, 0) < 0)
+		fail(status_fd, "seccomp");
+}
+
+static void set_limit(int status_fd, int res, uint64_t v, const char *name)
+{
+	struct rlimit rl = {.rlim_cur = v ? v : RLIM_INFINITY, .rlim_max = v ? v : RLIM_INFINITY};
+	struct rlimit old;
+
+	if (!v)
+		return;
+	/* never raise a hard limit we were given (that would fail anyway) */
+	if (getrlimit(res, &old) == 0 && old.rlim_max != RLIM_INFINITY && old.rlim_max < v)
+		rl.rlim_cur = rl.rlim_max = old.rlim_max;
+	if (setrlimit(res, &rl) < 0)
+		fail(status_fd, "setrlimit %s", name);
+}
+
+static _Noreturn void exec_command(const struct jr_spawn *s, int status_fd)
+{
+	sigset_t none;
+
+	set_limit(status_fd, RLIMIT_CPU, s->limits.cpu_s, "cpu");
+	set_limit(status_fd, RLIMIT_AS, s->limits.as_bytes, "as");
+	set_limit(status_fd, RLIMIT_NPROC, s->limits.nproc, "nproc");
+	set_limit(status_fd, RLIMIT_FSIZE, s->limits.fsize_bytes, "fsize");
+	if (chdir(s->cwd) < 0)
+		fail(status_fd, "chdir %s", s->cwd);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(status_fd, "no_new_privs");
+	drop_caps(status_fd);
+	load_seccomp(status_fd);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* no fd but 0, 1, 2 reaches the command (runc CVE-2024-21626) */
+	close_range(3, ~0U, 0);
+	environ = (char **)s->envp;
+	if (s->exec_path)
+		execve(s->exec_path, s->argv, s->envp);
+	execvp(s->argv[0], s->argv);
+	fprintf(stderr, "jailrun: %s: %s\n", s->argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static volatile sig_atomic_t forward_sig;
+
+static void on_forward(int sig)
+{
+	forward_sig = sig;
+	kill(-1, sig); /* every process of the namespace but pid 1 itself */
+}
+
+/* pid 1 of the jail: set up, start the command, reap, report, exit. */
+static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd,
+				int out_fd, int err_fd)
+{
+	struct sigaction sa = {.sa_handler = on_forward};
+	sigset_t none;
+	pid_t cmd;
+	int null;
+
+	build_root(p, s, view_fd);
+	for (int i = 0; i < p->n; i++)
+		if (p->b[i].fd >= 0)
+			close(p->b[i].fd);
+	close(view_fd);
+	sethostname("jailrun", 7);
+	if (!s->net)
+		loopback_up(p->status_fd);
+	setsid();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (s->stdin_null && null >= 0)
+		dup2(null, 0);
+	if (out_fd >= 0)
+		dup2(out_fd, 1);
+	if (err_fd >= 0)
+		dup2(err_fd, 2);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	cmd = fork();
+	if (cmd < 0)
+		fail(p->status_fd, "fork");
+	if (cmd == 0)
+		exec_command(s, p->status_fd);
+	/* our copies of the output pipes must not keep them open */
+	if (null >= 0) {
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	for (;;) {
+		int status;
+		pid_t r = waitpid(-1, &status, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			_exit(JR_EXIT_ERROR);
+		if (r != cmd)
+			continue;
+		struct jr_status_msg m = {.kind = 1};
+
+		if (WIFEXITED(status))
+			m.code = WEXITSTATUS(status);
+		else
+			m.signo = WTERMSIG(status);
+		if (write(p->status_fd, &m, sizeof(m)) < 0) {
+			/* the parent is gone; nothing to report to */
+		}
+		_exit(0); /* the kernel now kills whatever is left in the namespace */
+	}
+}
+
+int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
+		     int *status_fd)
+{
+	static struct plan plan; /* large: keep it off the stack */
+	int sp[2], view_fd, pfd = -1;
+	unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			      CLONE_PIDFD | SIGCHLD;
+	bool userns = geteuid() != 0;
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	pid_t child;
+	int r;
+
+	if (!s->net)
+		flags |= CLONE_NEWNET;
+	if (userns)
+		flags |= CLONE_NEWUSER;
+	r = build_seccomp();
+	if (r < 0)
+		return r;
+	if (pipe2(sp, O_CLOEXEC) < 0)
+		return -errno;
+	child = (pid_t)syscall(SYS_clone, flags, NULL, &pfd, NULL, NULL);
+	if (child == 0) {
+		/* O_PATH sources must be opened in the new mount namespace: a
+		 * bind from a mount of another namespace fails with EINVAL */
+		close(sp[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/* pid 1 is a copy of jailrun: its memory holds jailrun's unscrubbed
+		 * environment. Not dumpable: /proc/1/environ, mem, maps are closed
+		 * to the command (which also lacks pid 1's capabilities). */
+		if (userns)
+			setup_userns(sp[1], uid, gid); /* needs a dumpable /proc/self */
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		memset(&plan, 0, sizeof(plan));
+		plan.status_fd = sp[1];
+		view_fd = open(s->view->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (view_fd < 0)
+			fail(sp[1], "open the view %s", s->view->host);
+		plan_build(&plan, s);
+		jail_init(s, &plan, view_fd, out_fd, err_fd);
+	}
+	int e = errno;
+	close(sp[1]);
+	if (child < 0) {
+		close(sp[0]);
+		return -e;
+	}
+	*pid = child;
+	*pidfd = pfd;
+	*status_fd = sp[0];
+	return 0;
+}

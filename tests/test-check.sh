@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# jailfs --check and --scan on a real temporary tree: exact output lines,
+# exit codes, policy error messages. Needs env JAILFS (tests/meson.build).
+set -euo pipefail
+: "${JAILFS:?JAILFS must point to the jailfs binary}"
+
+T=$(mktemp -d /tmp/jf-test-check.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# expect NAME WANT_RC WANT_STDOUT -- CMD...
+expect() {
+	local name=$1 want_rc=$2 want_out=$3 rc=0 out
+	shift 4
+	out=$("$@" 2>"$T.err") || rc=$?
+	if [ "$rc" != "$want_rc" ]; then
+		fail "$name: exit $rc, want $want_rc (stderr: $(cat "$T.err"))"
+	fi
+	if [ "$out" != "$want_out" ]; then
+		fail "$name: output differs"
+		diff <(printf '%s\n' "$want_out") <(printf '%s\n' "$out") >&2 || true
+	fi
+}
+
+S=$T/src-tree
+mkdir -p "$S"/src/sub "$S"/.git/hooks "$S"/.ssh "$S"/secrets "$S"/vendor/patches "$S"/.vscode
+touch "$S"/src/main.c "$S"/src/sub/x.h "$S"/.env "$S"/.env.example "$S"/.git/config \
+	"$S"/.git/HEAD "$S"/.git/hooks/pre-commit "$S"/.ssh/id_rsa "$S"/secrets/token \
+	"$S"/vendor/a.c "$S"/vendor/patches/p.diff "$S"/.vscode/settings.json "$S/ID_RSA " \
+	"$S/$(printf 'bad\001name')" "$S"/server.pem.
+ln -s /etc/passwd "$S"/src/passwd-link
+ln -s /etc "$S"/etc-link
+ln -s .ssh "$S"/ssh-link
+
+# --- --check with the built-in policy, paths relative, absolute, tricks ---
+TAB=$'\t'
+want="DENIED${TAB}profile:secrets${TAB}.env
+SAFE${TAB}default${TAB}.env.example
+SAFE${TAB}default${TAB}src/main.c
+RESTRICTED${TAB}profile:project${TAB}.git/config
+RESTRICTED${TAB}profile:project${TAB}.git/hooks/pre-commit
+SAFE${TAB}default${TAB}.git/HEAD
+DENIED${TAB}profile:secrets${TAB}.ssh/id_rsa
+DENIED${TAB}profile:secrets${TAB}ID_RSA 
+DENIED${TAB}profile:secrets${TAB}server.pem.
+RESTRICTED${TAB}profile:project${TAB}.cUrSoR/mcp.json
+DENIED${TAB}profile:secrets${TAB}secrets
+RESTRICTED${TAB}profile:project${TAB}.vscode
+SAFE${TAB}default${TAB}src/sub/x.h
+SAFE${TAB}default${TAB}src/passwd-link
+SAFE${TAB}default${TAB}.
+REFUSED${TAB}dotdot${TAB}../etc/passwd
+REFUSED${TAB}encoded${TAB}%2e%2e/etc/passwd
+REFUSED${TAB}encoded${TAB}src/%252e
+REFUSED${TAB}outside_root${TAB}/etc/passwd
+REFUSED${TAB}outside_root${TAB}${S}_x/a
+REFUSED${TAB}control${TAB}a\\x0ab
+REFUSED${TAB}lookalike${TAB}．．／etc
+REFUSED${TAB}empty${TAB}"
+expect check-default 0 "$want" -- "$JAILFS" --check --source "$S" .env .env.example \
+	src/main.c .git/config "$S/.git/hooks/pre-commit" .git/HEAD .ssh/id_rsa "ID_RSA " \
+	server.pem. .cUrSoR/mcp.json secrets .vscode "$S//src/./sub/x.h" src/passwd-link "$S" \
+	../etc/passwd %2e%2e/etc/passwd src/%252e /etc/passwd "${S}_x/a" $'a\nb' '．．／etc' ''
+
+# is_dir: with --source from lstat (a symlink to a directory is not one, see
+# check-default); without --source only a trailing slash says directory
+want="SAFE${TAB}default${TAB}ssh-link
+SAFE${TAB}default${TAB}secrets
+SAFE${TAB}default${TAB}.vscode"
+expect check-nosource 0 "$want" -- "$JAILFS" --check ssh-link secrets .vscode
+want="DENIED${TAB}profile:secrets${TAB}secrets
+RESTRICTED${TAB}profile:project${TAB}.vscode"
+expect check-trailing-slash 0 "$want" -- "$JAILFS" --check secrets/ .vscode/
+
+# --stdin
+want="DENIED${TAB}profile:secrets${TAB}a/.env
+SAFE${TAB}default${TAB}b.c"
+expect check-stdin 0 "$want" -- bash -c "printf 'a/.env\nb.c\n' | \"\$JAILFS\" --check --stdin"
+
+# --- a policy file: rules print as FILE:LINE; --read-only ---
+P=$T/policy.ini
+cat >"$P" <<'POL'
+# test policy
+[safe]
+/
+vendor/patches/
+[restricted]
+vendor/
+[denied]
+*.log
+!keep.log
+[options]
+default = denied
+profiles = secrets
+POL
+want="SAFE${TAB}$P:3${TAB}src/main.c
+RESTRICTED${TAB}$P:6${TAB}vendor/a.c
+SAFE${TAB}$P:4${TAB}vendor/patches/p.diff
+DENIED${TAB}$P:8${TAB}x/debug.log
+SAFE${TAB}$P:3${TAB}x/keep.log
+DENIED${TAB}profile:secrets${TAB}.env
+SAFE${TAB}$P:3${TAB}.git/config"
+expect check-policy 0 "$want" -- "$JAILFS" --check --policy "$P" src/main.c vendor/a.c \
+	vendor/patches/p.diff x/debug.log x/keep.log .env .git/config
+want="RESTRICTED${TAB}$P:3${TAB}src/main.c
+DENIED${TAB}$P:8${TAB}x/debug.log"
+expect check-read-only 0 "$want" -- "$JAILFS" --check --read-only -p "$P" src/main.c x/debug.log
+
+# --- errors: exit 2 for usage and policy, 1 for runtime ---
+B=$T/bad.ini
+printf '[safe]\n/\n[safee]\n' >"$B"
+expect check-bad-policy 2 "" -- "$JAILFS" --check --policy "$B" x
+grep -qxF "jailfs: $B:3: unknown section [safee] (expected [safe], [restricted], [denied], [limits], [options] or [run])" "$T.err" ||
+	fail "bad policy message: $(cat "$T.err")"
+printf '[denied]\nfoo[ab\n' >"$B"
+expect scan-bad-policy 2 "" -- "$JAILFS" --scan --policy "$B" "$S"
+grep -qxF "jailfs: $B:2: invalid pattern 'foo[ab': unclosed or malformed '[' class" "$T.err" ||
+	fail "bad glob message: $(cat "$T.err")"
+expect check-missing-policy 2 "" -- "$JAILFS" --check --policy "$T/nope.ini" x
+grep -qxF "jailfs: $T/nope.ini: No such file or directory" "$T.err" || fail "missing policy message"
+expect check-no-path 2 "" -- "$JAILFS" --check
+expect check-bad-option 2 "" -- "$JAILFS" --check --frobnicate x
+expect check-bad-source 1 "" -- "$JAILFS" --check --source "$T/nope" x
+expect scan-no-source 2 "" -- "$JAILFS" --scan
+expect scan-missing-source 1 "" -- "$JAILFS" --scan "$T/nope"
+out=$("$JAILFS" --check --help) || fail "check --help exit $?"
+[[ $out == *"Usage: jailfs --check"* && $out == *"Exit status"* ]] || fail "check --help text"
+out=$("$JAILFS" --scan --help) || fail "scan --help exit $?"
+[[ $out == *"Usage: jailfs --scan"* ]] || fail "scan --help text"
+
+# --- --scan: every non-SAFE entry, sorted, DENIED dirs not entered, no symlink followed ---
+want="DENIED${TAB}profile:secrets${TAB}.env
+RESTRICTED${TAB}profile:project${TAB}.git/config
+RESTRICTED${TAB}profile:project${TAB}.git/hooks/
+RESTRICTED${TAB}profile:project${TAB}.git/hooks/pre-commit
+DENIED${TAB}profile:secrets${TAB}.ssh/
+RESTRICTED${TAB}profile:project${TAB}.vscode/
+RESTRICTED${TAB}profile:project${TAB}.vscode/settings.json
+DENIED${TAB}profile:secrets${TAB}ID_RSA 
+REFUSED${TAB}control${TAB}bad\\x01name
+DENIED${TAB}profile:secrets${TAB}secrets/
+DENIED${TAB}profile:secrets${TAB}server.pem.
+# SAFE 14, RESTRICTED 5, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-default 0 "$want" -- "$JAILFS" --scan "$S"
+
+want="DENIED${TAB}$P:8${TAB}a.log
+# SAFE 2, RESTRICTED 0, DENIED 1 (0 directories not entered), REFUSED 0; 3 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+mkdir -p "$T/small/d"
+touch "$T/small/a.log" "$T/small/d/keep.log"
+expect scan-policy 0 "$want" -- "$JAILFS" --scan --policy "$P" "$T/small"
+
+# an unreadable directory is reported and makes the exit status 1 (not as root)
+if [ "$(id -u)" != 0 ]; then
+	mkdir "$T/small/locked" && chmod 000 "$T/small/locked"
+	expect scan-unreadable 1 "$(printf '%s\n%s' "DENIED${TAB}$P:8${TAB}a.log" \
+		"# SAFE 3, RESTRICTED 0, DENIED 1 (0 directories not entered), REFUSED 0; 4 entries, 0 pseudo-filesystem mounts skipped, 1 unreadable")" \
+		-- "$JAILFS" --scan --policy "$P" "$T/small"
+	chmod 700 "$T/small/locked"
+fi
+
+if [ "$fails" -gt 0 ]; then
+	echo "$fails check(s) failed" >&2
+	exit 1
+fi
+echo "all --check/--scan checks passed"

@@ -1,0 +1,310 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# jailrun end to end: real jailfs mounts, real jails, real commands.
+#  - the seed's examples and sentinel codes through the CLI (--json and not)
+#  - through the wall: host secrets by absolute path, /proc/1/environ, setsid
+#    and double-forked grandchildren after return and after a timeout, 5 GB of
+#    output under 64 MiB RSS, no network, seccomp, no leaked fd, env scrub
+#  - --request, --cwd, one-shot --source (cleanup on success, on Ctrl-C), --audit
+#  - the wall as an unprivileged user (jftest) through a user namespace
+# Needs root and /dev/fuse; fails (never skips) without them when CI=true.
+set -u
+J=${JAILRUN:?JAILRUN not set}
+F=${JAILFS:?JAILFS not set}
+
+if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: needs root and /dev/fuse (CI=true)"
+		exit 1
+	fi
+	echo "SKIP: needs root and /dev/fuse"
+	exit 77
+fi
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: the command must succeed
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+
+T=$(mktemp -d /tmp/jf-jailrun.XXXXXX)
+P=$T/proj
+M=$T/mnt
+cleanup() {
+	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
+	pkill -f "sleep 60[0-9]" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$P/src" "$M"
+echo hello >"$P/README"
+echo 'int main(void) { return 0; }' >"$P/src/main.c"
+echo 'API_TOKEN=projsecret' >"$P/.env"
+echo HOSTSECRET42 >"$T/host-secret"
+# probes: what a determined program would do (scripts get past any name list)
+cat >"$P/exit3.sh" <<'EOF'
+echo out; echo err >&2; exit 3
+EOF
+cat >"$P/selfkill.sh" <<'EOF'
+kill -TERM $$
+EOF
+printf 'printf "\\377\\376ok"\n' >"$P/badutf8.sh"
+cat >"$P/secret.sh" <<EOF
+cat "$T/host-secret"; cat /proc/1/environ; ls /root /home /run 2>&1; echo; ls /proc | grep -c '^[0-9]'
+EOF
+cat >"$P/spawn.sh" <<'EOF'
+setsid sleep 601 >/dev/null 2>&1 &
+( setsid sh -c 'sleep 602' >/dev/null 2>&1 & ) &
+nohup sleep 603 >/dev/null 2>&1 &
+echo spawned
+EOF
+cat >"$P/spawn-hang.sh" <<'EOF'
+setsid sleep 604 >/dev/null 2>&1 &
+( ( sleep 605 >/dev/null 2>&1 & ) & )
+trap '' TERM
+sleep 606
+EOF
+cat >"$P/wall.sh" <<'EOF'
+touch /usr/jf-x 2>/dev/null && echo "WROTE /usr"
+touch /jf-x 2>/dev/null && echo "WROTE /"
+unshare -U true 2>/dev/null && echo "UNSHARE OK"
+mount -t tmpfs x /tmp 2>/dev/null && echo "MOUNT OK"
+echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo "SYSCTL OK"
+test -e /etc/shadow && echo "SHADOW VISIBLE"
+test -e /var/run/docker.sock && echo "DOCKER SOCK"
+ls /proc/self/fd | tr '\n' ' '
+grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr '\n' ' '
+cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | tr '\n' ' '
+echo
+EOF
+cat >"$P/write.sh" <<'EOF'
+echo new >written.txt; cat .env 2>/dev/null; echo done
+EOF
+cat >"$P/net.py" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.settimeout(2)
+try:
+    s.connect(("1.1.1.1", 53)); print("CONNECTED")
+except OSError as e:
+    print("refused", e.errno)
+EOF
+cat >"$P/env.sh" <<'EOF'
+env | sort
+EOF
+
+if ! "$F" "$P" "$M"; then
+	echo "FAIL: jailfs did not mount $P on $M"
+	exit 1
+fi
+grep -q " $M .* fuse.jailfs " /proc/self/mountinfo || { echo "FAIL: no fuse.jailfs at $M"; exit 1; }
+cd "$P" || exit 1
+R=(--root "$M")
+
+# ---- --root must be a jailfs mount ----
+out=$("$J" --root "$T" -- true 2>&1); rc=$?
+check "--root on a plain directory is refused (125)" [ $rc -eq 125 ]
+check "... naming mountinfo" grep -q "not a jailfs mount" <<<"$out"
+
+# ---- basics ----
+out=$("$J" "${R[@]}" -- cat README); rc=$?
+check "cat README through the view" [ $rc -eq 0 -a "$out" = hello ]
+out=$("$J" "${R[@]}" -- pwd)
+check "cwd is the project's own path" [ "$out" = "$P" ]
+out=$("$J" "${R[@]}" --cwd src -- pwd)
+check "--cwd src" [ "$out" = "$P/src" ]
+"$J" "${R[@]}" --cwd ../.. -- pwd >/dev/null 2>&1
+check "--cwd leaving the view is an error" [ $? -eq 125 ]
+"$J" "${R[@]}" -- sh exit3.sh >/dev/null 2>&1
+check "exit status is the command's (3)" [ $? -eq 3 ]
+"$J" "${R[@]}" -- sh selfkill.sh >/dev/null 2>&1
+check "killed by SIGTERM: 143" [ $? -eq 143 ]
+
+# ---- seed examples: refused before anything runs ----
+deny_case() { # RULE ARGV...
+	local rule=$1; shift
+	local err js
+	err=$("$J" "${R[@]}" -- "$@" 2>&1 >/dev/null); local rc=$?
+	js=$("$J" "${R[@]}" --json -- "$@" 2>/dev/null)
+	if [ $rc -eq 126 ] && grep -q "^jailrun: denied: .*\[$rule\]" <<<"$err" &&
+		[ "$(jq -r '[.exit_code, .denied, .rule, .timed_out] | @tsv' <<<"$js")" = \
+			"$(printf -- '-100\ttrue\t%s\tfalse' "$rule")" ] &&
+		[ "$(jq -r '.reason | length > 0' <<<"$js")" = true ]; then
+		ok "denied ($rule): $*"
+	else
+		bad "denied ($rule): $* -> rc=$rc err=$err json=$js"
+	fi
+}
+deny_case exec-denylist sudo ls
+deny_case chmod-recursive chmod -R 777 .
+deny_case exec-denylist rm -rf src
+deny_case exec-denylist /bin/rm -rf src
+deny_case exec-denylist /usr/bin/rm -rf src
+deny_case exec-denylist mkfs.ext4 img
+deny_case exec-denylist dd if=/dev/zero of=img
+deny_case inline-code python3 -c "import os; os.system('rm -rf /')"
+deny_case inline-code bash -c 'rm -rf src'
+deny_case inline-code node -e 'require("fs")'
+deny_case inline-code perl -e 'unlink "README"'
+deny_case metachar echo 'a; rm -rf src'
+deny_case metachar cat 'README|sh'
+deny_case path-outside-view cat ../../etc/passwd
+deny_case path-outside-view cat /etc/hostname
+deny_case path-outside-view cat ../../../../../../etc/hostname
+deny_case path-denied cat ./.env
+out=$("$J" --source "$P" -- cat .env 2>&1); rc=$?
+check "one-shot: cat .env (exists in the source) is refused as DENIED" \
+	eval '[ $rc -eq 126 ] && grep -q "path-denied" <<<"$out"'
+out=$("$J" "${R[@]}" -- cat "$T/host-secret" 2>&1); rc=$?
+check "cat of a host secret by absolute path fails" \
+	eval '[ $rc -ne 0 ] && ! grep -q HOSTSECRET42 <<<"$out"'
+# threat-model bypasses, end to end (the unit test covers each spelling)
+deny_case inline-code python3.11 -c 1
+deny_case exec-denylist /proc/self/root/usr/bin/rm -rf src
+deny_case exec-denylist ./../../../bin/rm -rf src
+deny_case exec-denylist env -S 'rm -rf src'
+deny_case exec-denylist nice nohup timeout 5 stdbuf -oL setsid xargs rm
+deny_case exec-denylist find . -exec rm '{}' ';'
+deny_case find-delete find . -delete
+deny_case exec-denylist busybox rm -rf src
+deny_case git-alias git -c 'alias.x=!rm -rf src' x
+deny_case inline-code bash -xc 'id'
+cp /usr/bin/rm "$P/tool"
+deny_case exec-copy ./tool -rf src
+rm -f "$P/tool"
+check "nothing was removed by the refused commands" [ -f "$P/src/main.c" -a -f README ]
+"$J" "${R[@]}" --allow-exec rm -- rm -f "$P/nonexistent" 2>/dev/null
+check "--allow-exec rm lets rm run" [ $? -eq 0 ]
+"$J" "${R[@]}" --deny-exec cat -- cat README >/dev/null 2>&1
+check "--deny-exec cat refuses cat" [ $? -eq 126 ]
+out=$("$J" "${R[@]}" --shell -- 'echo a | tr a b; echo c > /dev/null')
+check "--shell runs a pipeline" [ "$out" = b ]
+"$J" "${R[@]}" --shell -- 'ls; rm -rf src' >/dev/null 2>&1
+check "--shell still refuses rm inside the string" [ $? -eq 126 ]
+
+# ---- result fields ----
+js=$("$J" "${R[@]}" --json -- sh exit3.sh)
+check "json exit_code/stdout/stderr" [ "$(jq -r '[.exit_code, .signal, .stdout, .stderr, .denied, .timed_out, .stdout_truncated] | @json' <<<"$js")" = '[3,0,"out\n","err\n",false,false,false]' ]
+check "json duration_ms and null reason/rule" [ "$(jq -r '(.duration_ms >= 0) and (.reason == null) and (.rule == null)' <<<"$js")" = true ]
+js=$("$J" "${R[@]}" --json -- sh selfkill.sh)
+check "json signal 15, exit_code 143" [ "$(jq -c '[.exit_code, .signal]' <<<"$js")" = '[143,15]' ]
+js=$("$J" "${R[@]}" --json -- sh badutf8.sh)
+check "invalid UTF-8 becomes U+FFFD" [ "$(jq -r .stdout <<<"$js")" = $'\uFFFD\uFFFDok' ]
+
+# ---- timeout ----
+start=$(date +%s%N)
+"$J" "${R[@]}" --timeout 1 -- sleep 30
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+check "timeout: exit 124 within 5 s (took ${ms} ms)" [ $rc -eq 124 -a $ms -lt 5000 ]
+js=$("$J" "${R[@]}" --json --timeout 0.5 -- sleep 30)
+check "timeout json: -101, timed_out" [ "$(jq -c '[.exit_code, .timed_out, .denied]' <<<"$js")" = '[-101,true,false]' ]
+"$J" "${R[@]}" --timeout 1 --grace 0.5 -- sh spawn-hang.sh
+check "a command ignoring SIGTERM is killed after the grace period (124)" [ $? -eq 124 ]
+sleep 0.2
+check "... and its setsid/double-forked children are gone" [ -z "$(pgrep -f 'sleep 60[456]')" ]
+
+# ---- grandchildren die with the jail ----
+out=$("$J" "${R[@]}" -- sh spawn.sh)
+sleep 0.2
+check "setsid sleep 600 etc. are gone when jailrun returns" [ "$out" = spawned -a -z "$(pgrep -f 'sleep 60[123]')" ]
+
+# ---- truncation and bounded memory ----
+js=$("$J" "${R[@]}" --json --max-output 1000 -- head -c 100000 /dev/zero)
+check "json truncation: 1000 kept of 100000" [ "$(jq -c '[(.stdout | length), .stdout_truncated, .stdout_bytes, .exit_code]' <<<"$js")" = '[1000,true,100000,0]' ]
+cnt=$("$J" "${R[@]}" --max-output 1000 -- head -c 100000 /dev/zero 2>"$T/err" | wc -c)
+check "live truncation: 1000 bytes through, note on stderr" \
+	eval '[ "$cnt" -eq 1000 ] && grep -q "stdout truncated" "$T/err"'
+rss=$(python3 - "$J" "$M" <<'EOF'
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "--root", sys.argv[2], "--json", "--", "head", "-c", "5G", "/dev/zero"],
+                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+import json
+res = json.loads(r.stdout)
+ok = res["stdout_bytes"] == 5 << 30 and res["stdout_truncated"]
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if ok else -1)
+EOF
+)
+check "5 GB of output: all drained, jailrun's max RSS ${rss} KiB < 64 MiB" [ "$rss" -gt 0 -a "$rss" -lt 65536 ]
+
+# ---- the wall ----
+out=$("$J" "${R[@]}" -- sh secret.sh 2>&1)
+check "a host secret by absolute path is unreachable" bash -c '! grep -q HOSTSECRET42 <<<"$1"' _ "$out"
+export JF_HOST_MARKER=hostmarker1234
+out=$("$J" "${R[@]}" -- sh secret.sh 2>&1)
+check "the host's /proc/1/environ is unreachable" bash -c '! grep -q hostmarker1234 <<<"$1"' _ "$out"
+nproc=$(tail -n 1 <<<"$out")
+check "only the jail's processes are visible ($nproc)" [ "$nproc" -lt 10 ]
+check "no /root, /home, /run" eval '[ $(grep -cE "access .(/root|/home|/run).: No such file" <<<"$out") -eq 3 ]'
+out=$("$J" "${R[@]}" -- sh wall.sh 9</etc/hostname 2>&1)
+check "read-only system, no unshare/mount/sysctl, no shadow, no docker.sock" bash -c '! grep -qE "WROTE|UNSHARE OK|MOUNT OK|SYSCTL OK|SHADOW|DOCKER" <<<"$1"' _ "$out"
+check "no leaked fd (only 0 1 2 and ls's own)" grep -q "^0 1 2 3 CapEff" <<<"$out"
+check "no capabilities, no_new_privs, seccomp filter" grep -q "CapEff:	0000000000000000 CapBnd:	0000000000000000 NoNewPrivs:	1 Seccomp:	2" <<<"$out"
+check "no network by default: only lo" grep -q "Seccomp:	2 lo $" <<<"$out"
+out=$("$J" "${R[@]}" -- python3 net.py 2>&1)
+check "no network by default: connect fails ($out)" grep -q "^refused" <<<"$out"
+out=$("$J" "${R[@]}" --net -- sh wall.sh 2>&1)
+check "--net keeps the host's interfaces" bash -c '[ "$(tail -n 1 <<<"$1" | wc -w)" -gt 1 ]' _ "$(grep -o 'Seccomp:	2 .*' <<<"$out")"
+
+# ---- environment ----
+out=$(MY_API_TOKEN=t1 AWS_REGION=x LC_SECRET_KEY=z FOO=1 LANG=C.UTF-8 "$J" "${R[@]}" -- sh env.sh)
+check "env: allowlist only, HOME private" bash -c 'grep -q "^LANG=C.UTF-8" <<<"$1" && grep -q "^HOME=/tmp/home" <<<"$1" && ! grep -qE "^(MY_API_TOKEN|AWS_REGION|LC_SECRET_KEY|FOO)=" <<<"$1"' _ "$out"
+out=$(MY_API_TOKEN=t1 "$J" "${R[@]}" --env MY_API_TOKEN --env FOO=bar -- sh env.sh)
+check "--env NAME passes a secret-looking name named exactly; NAME=VALUE sets" bash -c 'grep -q "^MY_API_TOKEN=t1" <<<"$1" && grep -q "^FOO=bar" <<<"$1"' _ "$out"
+
+# ---- --request ----
+js=$(echo '{"argv": ["cat", "README"], "timeout_ms": 5000, "max_output_bytes": 3, "env": {"X": "1"}}' |
+	"$J" "${R[@]}" --json --request -)
+check "--request argv, max_output_bytes" [ "$(jq -c '[.stdout, .stdout_truncated, .exit_code]' <<<"$js")" = '["hel",true,0]' ]
+js=$(echo '{"command": "echo $((1+2)) | cat", "shell": true, "cwd": "src"}' | "$J" "${R[@]}" --json --request -)
+check "--request command+shell, cwd" [ "$(jq -c '.stdout' <<<"$js")" = '"3\n"' ]
+js=$(echo '{"argv": ["python3", "-c", "1"]}' | "$J" "${R[@]}" --json --request -)
+check "--request refusal has the sentinel" [ "$(jq -c '[.exit_code, .rule]' <<<"$js")" = '[-100,"inline-code"]' ]
+echo '{"argv": "ls"}' | "$J" "${R[@]}" --json --request - >/dev/null 2>&1
+check "--request with a bad field is a usage error (125)" [ $? -eq 125 ]
+
+# ---- one-shot --source ----
+out=$("$J" --source "$P" -- sh write.sh 2>&1)
+check "one-shot: runs, .env invisible in the view" [ "$out" = done ]
+check "one-shot: the write reached the source" [ "$(cat "$P/written.txt" 2>/dev/null)" = new ]
+mounts_of_p() { grep -c " fuse.jailfs $P " /proc/self/mountinfo; }
+check "one-shot: no jailfs mount left behind" [ "$(mounts_of_p)" -eq 1 ]
+check "one-shot: private mountpoint removed" [ -z "$(ls -A /run/jailrun 2>/dev/null)" ]
+out=$(cd "$P/src" && "$J" -- cat main.c)
+check "one-shot default --source . (from src/)" grep -q "int main" <<<"$out"
+"$J" --source "$P" -- sleep 30 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+check "one-shot: Ctrl-C stops it (130)" [ $rc -eq 130 ]
+check "one-shot: ... and leaves no mount" [ "$(mounts_of_p)" -eq 1 -a -z "$(ls -A /run/jailrun 2>/dev/null)" ]
+rm -f "$P/written.txt"
+js=$("$J" --source "$P" --audit "$T/audit.jsonl" --json -- sh write.sh)
+check "--audit: result has audit counts" [ "$(jq -r '.audit | (.records > 0) and (.written_files >= 1)' <<<"$js")" = true ]
+check "--audit: the file holds JSON Lines" bash -c 'jq -e . "$1" >/dev/null' _ "$T/audit.jsonl"
+
+# ---- unprivileged: the wall through a user namespace ----
+if id jftest >/dev/null 2>&1; then
+	U=$T/uproj
+	mkdir -p "$U"
+	cp "$P/wall.sh" "$P/spawn.sh" "$U/"
+	echo hi >"$U/README"
+	chown -R jftest "$U"
+	chmod 755 "$T"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh wall.sh" 2>&1)
+	check "unprivileged: wall holds (no caps, seccomp, no unshare/mount)" bash -c 'grep -q "CapEff:	0000000000000000" <<<"$1" && ! grep -qE "WROTE|UNSHARE OK|MOUNT OK|SYSCTL OK" <<<"$1"' _ "$out"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh spawn.sh" 2>&1)
+	sleep 0.2
+	check "unprivileged: grandchildren gone" [ "$out" = spawned -a -z "$(pgrep -f 'sleep 60[123]')" ]
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- rm README" 2>&1)
+	check "unprivileged: guardrails too" grep -q "denied" <<<"$out"
+else
+	bad "unprivileged: no jftest user (.ci/run creates it)"
+fi
+
+echo "1..$n"
+[ $fails -eq 0 ]

@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mount tests of the audit log: a real jailfs daemon (build's fs/jailfs) on a
+ * real temporary tree, real syscalls and real commands through the view; the
+ * audit file is read back whole and every line parsed with jansson.
+ *   - each op class appears with the right fields (level all);
+ *   - level writes leaves reads out;
+ *   - SIGHUP after a rename (logrotate) loses and duplicates nothing;
+ *   - SIGTERM and fusermount3 -u flush everything queued;
+ *   - --audit-sync then SIGKILL: every answered request has its record.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "mount-util.h"
+
+static const char policy_ini[] = "[safe]\n"        /* 1 */
+				 "/\n"             /* 2 */
+				 "[restricted]\n"  /* 3 */
+				 "docs/\n"         /* 4 */
+				 "[denied]\n"      /* 5 */
+				 "*.secret\n"      /* 6 */
+				 "[options]\n"     /* 7 */
+				 "profiles = secrets, project\n";
+
+static struct jf_mnt M;
+static char audit_file[PATH_MAX], policy_file[PATH_MAX];
+
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	do {
+		if (n + 65537 > cap) {
+			cap = (cap + 65536) * 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Every line of @path as a JSON array of objects; fails on any bad line. */
+static json_t *load_records(const char *path)
+{
+	size_t len;
+	char *text = slurp(path, &len), *p = text, *end = text + len;
+	json_t *all = json_array();
+	size_t line = 0;
+
+	if (len)
+		assert_int_equal(end[-1], '\n'); /* no torn last line */
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		json_error_t jerr;
+		json_t *o;
+
+		line++;
+		o = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+		if (!o || !json_is_object(o))
+			fail_msg("%s:%zu: not a JSON object: %s: %.*s", path, line, jerr.text,
+				 (int)(nl - p), p);
+		json_array_append_new(all, o);
+		p = nl + 1;
+	}
+	free(text);
+	return all;
+}
+
+static const char *sget(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/*
+ * The first record matching every "key=value" in the NULL-terminated list
+ * (numbers compared as text, "key=" means absent). NULL if none.
+ */
+static json_t *find(json_t *all, ...)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(all, i, o) {
+		va_list ap;
+		const char *kv;
+		bool ok = true;
+
+		va_start(ap, all);
+		while (ok && (kv = va_arg(ap, const char *))) {
+			const char *eq = strchr(kv, '=');
+			char key[64], num[32];
+			json_t *v;
+
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+			v = json_object_get(o, key);
+			if (!eq[1]) {
+				ok = v == NULL;
+			} else if (json_is_string(v)) {
+				ok = strcmp(json_string_value(v), eq + 1) == 0;
+			} else if (json_is_integer(v)) {
+				snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+				ok = strcmp(num, eq + 1) == 0;
+			} else {
+				ok = false;
+			}
+		}
+		va_end(ap);
+		if (ok)
+			return o;
+	}
+	return NULL;
+}
+
+static void dump(json_t *all)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(all, i, o) {
+		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		print_message("  %s\n", s);
+		free(s);
+	}
+}
+
+#define EXPECT(all, ...)                                                                           \
+	do {                                                                                       \
+		if (!find(all, __VA_ARGS__, NULL)) {                                               \
+			dump(all);                                                                 \
+			fail_msg("no record with %s", #__VA_ARGS__);                               \
+		}                                                                                  \
+	} while (0)
+
+static void tree(void)
+{
+	FILE *f;
+
+	mu_tree_new(&M);
+	mu_write(&M, "src/main.c", "int main(void) { return 0; }\n"); /* 29 bytes */
+	mu_write(&M, "docs/guide.md", "guide\n");
+	mu_write(&M, ".env", "TOKEN=1\n");
+	mu_write(&M, "keys/a.secret", "s\n");
+	mu_write(&M, ".git/config", "[core]\n");
+	snprintf(audit_file, sizeof(audit_file), "%s/audit.jsonl", M.dir);
+	snprintf(policy_file, sizeof(policy_file), "%s/policy.ini", M.dir);
+	f = fopen(policy_file, "we");
+	assert_non_null(f);
+	fputs(policy_ini, f);
+	fclose(f);
+}
+
+/* Mount with "--policy policy.ini" given relative to the tree's directory, so
+ * rules print as "policy.ini:N" (jailfs -f does not change directory). */
+static void mount_with(const char *const *extra)
+{
+	const char *args[16] = {"--policy", "policy.ini", "--audit", audit_file};
+	int n = 4;
+	char cwd[PATH_MAX];
+
+	for (; extra && *extra; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(M.dir), 0);
+	assert_int_equal(mu_mount(&M, args, 0), 0);
+	assert_int_equal(chdir(cwd), 0);
+}
+
+static int stop_daemon(int sig)
+{
+	int status = mu_umount(&M, sig);
+
+	return status;
+}
+
+/* Run @argv (a real program), return its pid after it exited. */
+static pid_t run(const char *const *argv)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return pid;
+}
+
+/* Output of a shell command (the first 64 KiB). Caller frees. */
+static char *sh_out(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	char *out = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(p);
+	n = fread(out, 1, 65535, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	return out;
+}
+
+/* The jq recipes of README "## Audit log", run as written on a real log. */
+static void readme_jq_recipes(const char *catpid)
+{
+	char cmd[PATH_MAX * 2], want[128];
+	char *out;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && jq -r 'select(.decision == \"hide\") | \"\\(.comm) (pid "
+		 "\\(.pid))\\t\\(.rule)\\t\\(.path)\"' audit.jsonl | sort | uniq -c | sort -rn",
+		 M.dir);
+	out = sh_out(cmd);
+	snprintf(want, sizeof(want), "      1 cat (pid %s)\tpolicy.ini:6\tkeys/a.secret\n", catpid);
+	if (!strstr(out, want))
+		fail_msg("secrets recipe: want '%s' in:\n%s", want, out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && jq -c 'select(.decision == \"deny\") | {ts, op, path, errno, rule, "
+		 "comm}' audit.jsonl",
+		 M.dir);
+	out = sh_out(cmd);
+	assert_non_null(strstr(out, "\"op\":\"unlink\",\"path\":\"docs/guide.md\",\"errno\":"
+				    "\"EROFS\",\"rule\":\"policy.ini:4\""));
+	free(out);
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && jq -r 'select(.op == \"release\" and .bytes_written > 0) | "
+		 "[.bytes_written, .path] | @tsv' audit.jsonl",
+		 M.dir);
+	out = sh_out(cmd);
+	assert_string_equal(out, "5\tsrc/new.txt\n");
+	free(out);
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && jq -s '[.[] | select(.op == \"dropped\") | .count] | add' audit.jsonl",
+		 M.dir);
+	out = sh_out(cmd);
+	assert_string_equal(out, "null\n");
+	free(out);
+}
+
+static void test_op_classes(void **state)
+{
+	const char *all_level[] = {"--audit-level", "all", NULL};
+	char buf[256], mypid[32], catpid[32], myuid[32];
+	struct stat st;
+	json_t *all, *o;
+	DIR *d;
+	int fd;
+
+	tree();
+	mount_with(all_level);
+	snprintf(mypid, sizeof(mypid), "pid=%d", (int)getpid());
+	snprintf(myuid, sizeof(myuid), "uid=%u", (unsigned)getuid());
+
+	/* hidden lookup, by us and by a real cat */
+	assert_int_equal(stat(mu_v(&M, ".env"), &st), -1);
+	assert_int_equal(errno, ENOENT);
+	snprintf(catpid, sizeof(catpid), "pid=%d",
+		 (int)run((const char *[]){"/bin/cat", mu_v(&M, "keys/a.secret"), NULL}));
+	/* a refused name: the reason is the rule */
+	assert_int_equal(stat(mu_v(&M, "%2e%2e"), &st), -1);
+	/* read a file: lookup, open, release with bytes_read */
+	fd = open(mu_v(&M, "src/main.c"), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 29);
+	close(fd);
+	/* create and write: create, release with bytes_written */
+	fd = open(mu_v(&M, "src/new.txt"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	close(fd);
+	assert_int_equal(rename(mu_v(&M, "src/new.txt"), mu_v(&M, "src/renamed.txt")), 0);
+	assert_int_equal(mkdir(mu_v(&M, "src/d"), 0755), 0);
+	assert_int_equal(rmdir(mu_v(&M, "src/d")), 0);
+	assert_int_equal(chmod(mu_v(&M, "src/main.c"), 0600), 0);
+	/* refusals: RESTRICTED and DENIED */
+	assert_int_equal(unlink(mu_v(&M, "docs/guide.md")), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(open(mu_v(&M, "docs/guide.md"), O_WRONLY | O_CLOEXEC), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(unlink(mu_v(&M, ".git/config")), -1);
+	assert_int_equal(open(mu_v(&M, "id_rsa"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600), -1);
+	assert_int_equal(errno, EACCES);
+	/* readdir of the root and of src */
+	d = opendir(M.mnt);
+	assert_non_null(d);
+	while (readdir(d))
+		;
+	closedir(d);
+	d = opendir(mu_v(&M, "src"));
+	assert_non_null(d);
+	while (readdir(d))
+		;
+	closedir(d);
+	sleep_ms(200); /* releases are sent by the kernel in the background */
+	assert_int_equal(stat(mu_v(&M, "src/renamed.txt"), &st), 0);
+	stop_daemon(SIGTERM);
+
+	all = load_records(audit_file);
+	EXPECT(all, "op=lookup", "path=.env", "zone=DENIED", "decision=hide", "errno=ENOENT",
+	       "rule=profile:secrets", mypid, myuid);
+	EXPECT(all, "op=lookup", "path=keys/a.secret", "zone=DENIED", "decision=hide",
+	       "errno=ENOENT", "rule=policy.ini:6", catpid, "comm=cat");
+	EXPECT(all, "op=lookup", "path=keys", "zone=SAFE", "decision=allow", "errno=",
+	       "rule=policy.ini:2", catpid, "comm=cat");
+	EXPECT(all, "op=lookup", "path=%2e%2e", "decision=hide", "rule=encoded", mypid);
+	EXPECT(all, "op=open", "path=src/main.c", "zone=SAFE", "decision=allow", "errno=",
+	       "rule=policy.ini:2", mypid);
+	EXPECT(all, "op=release", "path=src/main.c", "decision=allow", "bytes_read=29",
+	       "bytes_written=0");
+	EXPECT(all, "op=create", "path=src/new.txt", "zone=SAFE", "decision=allow", mypid);
+	EXPECT(all, "op=release", "path=src/new.txt", "bytes_read=0", "bytes_written=5");
+	EXPECT(all, "op=rename", "path=src/new.txt", "path2=src/renamed.txt", "decision=allow",
+	       mypid);
+	EXPECT(all, "op=mkdir", "path=src/d", "decision=allow");
+	EXPECT(all, "op=rmdir", "path=src/d", "decision=allow");
+	EXPECT(all, "op=chmod", "path=src/main.c", "decision=allow");
+	EXPECT(all, "op=unlink", "path=docs/guide.md", "zone=RESTRICTED", "decision=deny",
+	       "errno=EROFS", "rule=policy.ini:4", mypid);
+	EXPECT(all, "op=open", "path=docs/guide.md", "zone=RESTRICTED", "decision=deny",
+	       "errno=EROFS", "rule=policy.ini:4");
+	EXPECT(all, "op=unlink", "path=.git/config", "zone=RESTRICTED", "decision=deny",
+	       "errno=EROFS", "rule=profile:project");
+	EXPECT(all, "op=create", "path=id_rsa", "zone=DENIED", "decision=deny", "errno=EACCES",
+	       "rule=profile:secrets");
+	EXPECT(all, "op=readdir", "path=.", "decision=allow");
+	EXPECT(all, "op=readdir", "path=src", "decision=allow");
+	/* Every record has the fields every record must have, ts in shape. */
+	{
+		size_t i;
+
+		json_array_foreach(all, i, o) {
+			const char *ts = sget(o, "ts");
+
+			assert_non_null(ts);
+			assert_int_equal(strlen(ts), 27);
+			assert_true(ts[4] == '-' && ts[10] == 'T' && ts[19] == '.' && ts[26] == 'Z');
+			assert_non_null(sget(o, "op"));
+			assert_non_null(sget(o, "path"));
+			assert_non_null(sget(o, "zone"));
+			assert_non_null(sget(o, "decision"));
+			assert_non_null(sget(o, "rule"));
+			assert_true(json_is_integer(json_object_get(o, "pid")));
+			assert_true(json_is_integer(json_object_get(o, "uid")));
+		}
+	}
+	/* The DENIED file's contents never appear; no record of .env allowed. */
+	assert_null(find(all, "path=.env", "decision=allow", NULL));
+	json_decref(all);
+	readme_jq_recipes(catpid + 4);
+	mu_tree_free(&M);
+}
+
+/* Level writes: mutations and refusals, no reads. */
+static void test_level_writes(void **state)
+{
+	const char *writes[] = {"--audit-level", "writes", NULL};
+	char buf[64];
+	struct stat st;
+	json_t *all;
+	int fd;
+
+	tree();
+	mount_with(writes);
+	fd = open(mu_v(&M, "src/main.c"), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(read(fd, buf, sizeof(buf)) > 0);
+	close(fd);
+	assert_int_equal(stat(mu_v(&M, ".env"), &st), -1);
+	fd = open(mu_v(&M, "out.txt"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "abc", 3), 3);
+	close(fd);
+	sleep_ms(200);
+	stop_daemon(SIGTERM);
+
+	all = load_records(audit_file);
+	EXPECT(all, "op=lookup", "path=.env", "decision=hide");
+	EXPECT(all, "op=create", "path=out.txt", "decision=allow");
+	EXPECT(all, "op=release", "path=out.txt", "bytes_written=3");
+	assert_null(find(all, "path=src/main.c", NULL));
+	assert_null(find(all, "op=lookup", "decision=allow", NULL));
+	assert_null(find(all, "op=readdir", NULL));
+	json_decref(all);
+	mu_tree_free(&M);
+}
+
+/* Create h0.secret .. h<n-1>.secret in SOURCE: only names that exist are
+ * "hidden" (a lookup of an absent name is a plain ENOENT, not a decision). */
+static void make_hidden(int n)
+{
+	char name[64];
+
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "h%d.secret", i);
+		fd = open(mu_s(&M, name), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+}
+
+/* @n hidden lookups of distinct names "h<from..from+n>.secret". */
+static void hidden_lookups(int from, int n)
+{
+	char name[64];
+	struct stat st;
+
+	for (int i = from; i < from + n; i++) {
+		snprintf(name, sizeof(name), "h%d.secret", i);
+		assert_int_equal(stat(mu_v(&M, name), &st), -1);
+	}
+}
+
+/* Count each h<i>.secret lookup found in @path into @seen[i]. */
+static size_t count_hidden(const char *path, int *seen, int n, int lo, int hi)
+{
+	json_t *all = load_records(path), *o;
+	size_t i, count = 0;
+	int k;
+
+	json_array_foreach(all, i, o) {
+		const char *p = sget(o, "path");
+
+		if (!p || sscanf(p, "h%d.secret", &k) != 1)
+			continue;
+		assert_true(k >= 0 && k < n);
+		if (k < lo || k >= hi)
+			fail_msg("%s holds h%d.secret, expected only %d..%d", path, k, lo, hi - 1);
+		seen[k]++;
+		count++;
+	}
+	json_decref(all);
+	return count;
+}
+
+/* logrotate: rename, SIGHUP, twice, while lookups go on. Nothing lost, none twice. */
+static void test_sighup_rotation(void **state)
+{
+	enum { N = 3000 };
+	char f1[PATH_MAX + 4], f2[PATH_MAX + 4];
+	int *seen = calloc(N, sizeof(int));
+
+	tree();
+	make_hidden(N);
+	mount_with(NULL); /* level denied */
+	snprintf(f1, sizeof(f1), "%s.1", audit_file);
+	snprintf(f2, sizeof(f2), "%s.2", audit_file);
+	hidden_lookups(0, N / 3);
+	sleep_ms(100); /* written before the rename: lands in .2 for sure */
+	assert_int_equal(rename(audit_file, f2), 0);
+	kill(M.pid, SIGHUP);
+	sleep_ms(100);
+	hidden_lookups(N / 3, N / 3);
+	sleep_ms(100);
+	assert_int_equal(rename(audit_file, f1), 0);
+	kill(M.pid, SIGHUP);
+	sleep_ms(100);
+	hidden_lookups(2 * N / 3, N / 3);
+	stop_daemon(SIGTERM);
+
+	assert_int_equal(count_hidden(f2, seen, N, 0, N / 3), N / 3);
+	assert_int_equal(count_hidden(f1, seen, N, N / 3, 2 * N / 3), N / 3);
+	assert_int_equal(count_hidden(audit_file, seen, N, 2 * N / 3, N), N / 3);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	free(seen);
+	mu_tree_free(&M);
+}
+
+/* A burst right before SIGTERM, or before fusermount3 -u: all of it is on disk. */
+static void flush_on_exit(bool by_unmount)
+{
+	enum { N = 5000 };
+	const char *all_level[] = {"--audit-level", "all", NULL};
+	int *seen = calloc(N, sizeof(int)), status;
+
+	tree();
+	make_hidden(N);
+	mount_with(all_level);
+	hidden_lookups(0, N);
+	if (by_unmount) {
+		assert_int_equal(mu_sh("fusermount3 -u '%s'", M.mnt), 0);
+		assert_int_equal(waitpid(M.pid, &status, 0), M.pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		M.pid = 0;
+		M.mounted = false;
+	} else {
+		status = stop_daemon(SIGTERM);
+		assert_true(WIFEXITED(status));
+	}
+	assert_int_equal(count_hidden(audit_file, seen, N, 0, N), N);
+	free(seen);
+	mu_tree_free(&M);
+}
+
+static void test_sigterm_flushes(void **state)
+{
+	flush_on_exit(false);
+}
+
+static void test_unmount_flushes(void **state)
+{
+	flush_on_exit(true);
+}
+
+/* --audit-sync: each stat() returned after its record was written; SIGKILL
+ * then loses none of them. */
+static void test_sync_sigkill(void **state)
+{
+	enum { N = 2000 };
+	const char *sync[] = {"--audit-sync", NULL};
+	int *seen = calloc(N, sizeof(int));
+
+	tree();
+	make_hidden(N);
+	mount_with(sync);
+	hidden_lookups(0, N);
+	stop_daemon(SIGKILL);
+	assert_int_equal(count_hidden(audit_file, seen, N, 0, N), N);
+	free(seen);
+	mu_tree_free(&M);
+}
+
+static void test_audit_report_on_real_log(void **state)
+{
+	const char *all_level[] = {"--audit-level", "all", NULL};
+	const char *jailfs = getenv("JAILFS");
+	char cmd[PATH_MAX * 2], out[8192];
+	size_t n;
+	FILE *p;
+	int fd;
+
+	tree();
+	make_hidden(7);
+	mount_with(all_level);
+	hidden_lookups(0, 7);
+	fd = open(mu_v(&M, "w.bin"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	close(fd);
+	sleep_ms(200);
+	stop_daemon(SIGTERM);
+	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s'", jailfs, audit_file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "bad lines: 0\n"));
+	assert_non_null(strstr(out, "torn last line: no\n"));
+	assert_non_null(strstr(out, "      7  policy.ini:6\n"));
+	assert_non_null(strstr(out, "      1          10  w.bin\n"));
+	mu_tree_free(&M);
+}
+
+/* Also after a failed assertion: no mount and no tree left behind. */
+static int teardown(void **state)
+{
+	if (M.dir[0])
+		mu_tree_free(&M);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_op_classes, teardown),
+		cmocka_unit_test_teardown(test_level_writes, teardown),
+		cmocka_unit_test_teardown(test_sighup_rotation, teardown),
+		cmocka_unit_test_teardown(test_sigterm_flushes, teardown),
+		cmocka_unit_test_teardown(test_unmount_flushes, teardown),
+		cmocka_unit_test_teardown(test_sync_sigkill, teardown),
+		cmocka_unit_test_teardown(test_audit_report_on_real_log, teardown),
+	};
+
+	mu_require_fuse();
+	return cmocka_run_group_tests_name("mount-audit", tests, NULL, NULL);
+}

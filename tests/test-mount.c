@@ -1,0 +1,978 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mount suite: real jailfs mounts over real temporary trees. Each test gets
+ * a fresh tree (see std_setup) mounted with tests' policy:
+ *
+ *   work/      SAFE      f, d/, l -> f, .env and id_rsa (DENIED by name)
+ *   ro/        RESTRICTED f, d/, l -> f, big (over the 64 KiB limit),
+ *              patches/ (SAFE again inside RESTRICTED)
+ *   secret/    DENIED    token
+ *   .env       DENIED
+ *   .git/hooks RESTRICTED (built-in profile project)
+ *
+ * Every refusal test checks the exact errno and that a checksum of the
+ * backing tree did not change. With argument "--unprivileged" only the
+ * subset that makes sense as an ordinary user runs (fusermount3 path).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mount-util.h"
+
+#define assert_errno(call, e)                                                                     \
+	do {                                                                                      \
+		errno = 0;                                                                        \
+		long _r = (long)(call);                                                           \
+		if (_r >= 0 || errno != (e))                                                      \
+			fail_msg("%s: expected errno %d (%s), got r=%ld errno=%d (%s)", #call,    \
+				 (e), strerror(e), _r, errno, strerror(errno));                   \
+	} while (0)
+
+#define assert_ok(call)                                                                           \
+	do {                                                                                      \
+		errno = 0;                                                                        \
+		long _r = (long)(call);                                                           \
+		if (_r < 0)                                                                       \
+			fail_msg("%s: failed: %s", #call, strerror(errno));                       \
+	} while (0)
+
+static const char *policy_text = "[safe]\n"
+				 "/\n"
+				 "/ro/patches/\n"
+				 "[restricted]\n"
+				 "/ro/\n"
+				 "[denied]\n"
+				 "/secret/\n"
+				 "[limits]\n"
+				 "safe.max_file_size = 1M\n"
+				 "restricted.max_file_size = 64K\n";
+
+static char policy_path[512];
+
+static void std_tree(struct jf_mnt *m)
+{
+	char big[100 * 1024 + 1];
+
+	mu_write(m, "work/f", "safe\n");
+	mu_mkdir(m, "work/d");
+	mu_symlink(m, "f", "work/l");
+	mu_write(m, "work/.env", "WORK_SECRET\n");
+	mu_write(m, "work/id_rsa", "KEY\n");
+	mu_write(m, "ro/f", "ro\n");
+	mu_mkdir(m, "ro/d");
+	mu_symlink(m, "f", "ro/l");
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mu_write(m, "ro/big", big);
+	mu_write(m, "ro/patches/p.c", "patch\n");
+	mu_write(m, "secret/token", "TOKEN\n");
+	mu_write(m, ".env", "TOP_SECRET\n");
+	mu_write(m, ".git/hooks/pre-commit", "#!/bin/sh\n");
+	mu_write(m, ".git/HEAD", "ref: refs/heads/main\n");
+	/* escapes planted in SOURCE */
+	mu_symlink(m, "/etc/passwd", "work/pw");
+	mu_symlink(m, "../../..", "work/up");
+	mu_symlink(m, ".env", "work/toenv");
+	mu_symlink(m, "../secret/token", "work/totoken");
+	{
+		char abs[600];
+
+		snprintf(abs, sizeof(abs), "%s/work/f", m->src);
+		mu_symlink(m, abs, "work/abs");
+		mu_symlink(m, abs, "absroot");
+	}
+	mu_mkdir(m, "work/s");
+	mu_symlink(m, "..", "work/s/u");
+	mu_symlink(m, "u/../..", "work/s/w");
+	if (link(mu_s(m, "secret/token"), mu_s(m, "work/hl")) < 0)
+		fail_msg("link: %s", strerror(errno));
+}
+
+static int std_setup(void **state)
+{
+	struct jf_mnt *m = calloc(1, sizeof(*m));
+	FILE *f;
+	const char *args[] = { "--policy", policy_path, NULL };
+
+	mu_tree_new(m);
+	snprintf(policy_path, sizeof(policy_path), "%s/policy.ini", m->dir);
+	f = fopen(policy_path, "we");
+	fputs(policy_text, f);
+	fclose(f);
+	std_tree(m);
+	if (mu_mount(m, args, 0) < 0) {
+		fprintf(stderr, "jailfs did not mount %s\n", m->mnt);
+		mu_tree_free(m);
+		free(m);
+		return -1;
+	}
+	*state = m;
+	return 0;
+}
+
+static int std_teardown(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	mu_tree_free(m);
+	free(m);
+	return 0;
+}
+
+static bool dir_has(const char *dir, const char *name)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(dp);
+	while ((de = readdir(dp)))
+		if (strcmp(de->d_name, name) == 0)
+			found = true;
+	closedir(dp);
+	return found;
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+/* ---------------- mount basics ---------------- */
+
+static void test_mountinfo(void **state)
+{
+	struct jf_mnt *m = *state;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], *real = realpath(m->src, NULL);
+	bool seen = false;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, m->mnt))
+			continue;
+		seen = true;
+		assert_non_null(strstr(line, "nosuid"));
+		assert_non_null(strstr(line, "nodev"));
+		char *dash = strstr(line, " - ");
+
+		assert_non_null(dash);
+		char type[64], src[4096];
+
+		assert_int_equal(sscanf(dash + 3, "%63s %4095s", type, src), 2);
+		assert_string_equal(type, "fuse.jailfs");
+		assert_string_equal(src, real);
+	}
+	fclose(f);
+	free(real);
+	assert_true(seen);
+}
+
+/* ---------------- DENIED ---------------- */
+
+static void test_denied_invisible(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+
+	assert_errno(stat(mu_v(m, ".env"), &st), ENOENT);
+	assert_errno(stat(mu_v(m, "work/.env"), &st), ENOENT);
+	assert_errno(stat(mu_v(m, "work/id_rsa"), &st), ENOENT);
+	assert_errno(stat(mu_v(m, "secret"), &st), ENOENT);
+	assert_errno(stat(mu_v(m, "secret/token"), &st), ENOENT);
+	assert_errno(open(mu_v(m, "secret/token"), O_RDONLY), ENOENT);
+	assert_errno(stat(mu_v(m, ".ENV"), &st), ENOENT);
+	assert_false(dir_has(m->mnt, ".env"));
+	assert_false(dir_has(m->mnt, "secret"));
+	assert_false(dir_has(mu_v(m, "work"), ".env"));
+	assert_false(dir_has(mu_v(m, "work"), "id_rsa"));
+	assert_true(dir_has(mu_v(m, "work"), "f"));
+	assert_true(dir_has(m->mnt, "ro"));
+	/* ls -l style: readdirplus must hide the same names */
+	assert_int_equal(mu_sh("ls -la '%s' | grep -q -e '\\.env' -e secret", m->mnt), 1);
+}
+
+static void test_denied_create(void **state)
+{
+	struct jf_mnt *m = *state;
+	uint64_t before = mu_tree_sum(m, NULL);
+
+	assert_errno(open(mu_v(m, "work/.env.local"), O_CREAT | O_WRONLY, 0644), EACCES);
+	assert_errno(open(mu_v(m, ".env"), O_CREAT | O_WRONLY | O_TRUNC, 0644), EACCES);
+	assert_errno(mkdir(mu_v(m, ".ssh"), 0700), EACCES);
+	assert_errno(mkdir(mu_v(m, "work/secrets"), 0700), EACCES);
+	assert_errno(mknod(mu_v(m, "work/id_rsa2"), S_IFIFO | 0600, 0), EACCES);
+	assert_errno(symlink("f", mu_v(m, "work/.env.2")), EACCES);
+	assert_errno(link(mu_v(m, "work/f"), mu_v(m, "work/.env.3")), EACCES);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "work/.env")), EACCES);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, ".env.prod")), EACCES);
+	assert_errno(mkdir(mu_v(m, "secret"), 0700), EACCES);
+	assert_errno(unlink(mu_v(m, ".env")), ENOENT);
+	assert_errno(rmdir(mu_v(m, "secret")), ENOENT);
+	assert_errno(chmod(mu_v(m, ".env"), 0777), ENOENT);
+	assert_errno(truncate(mu_v(m, "work/.env"), 0), ENOENT);
+	assert_true(mu_tree_sum(m, NULL) == before);
+}
+
+/* ---------------- RESTRICTED ---------------- */
+
+static void test_restricted_matrix(void **state)
+{
+	struct jf_mnt *m = *state;
+	uint64_t before = mu_tree_sum(m, "work/");
+	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	int fd;
+
+	/* file */
+	assert_string_equal(slurp(mu_v(m, "ro/f")), "ro\n");
+	assert_errno(open(mu_v(m, "ro/f"), O_WRONLY), EROFS);
+	assert_errno(open(mu_v(m, "ro/f"), O_RDWR), EROFS);
+	assert_errno(open(mu_v(m, "ro/f"), O_RDONLY | O_TRUNC), EROFS);
+	assert_errno(open(mu_v(m, "ro/f"), O_WRONLY | O_APPEND), EROFS);
+	assert_errno(open(mu_v(m, "ro/new"), O_CREAT | O_WRONLY, 0644), EROFS);
+	assert_errno(mknod(mu_v(m, "ro/fifo"), S_IFIFO | 0600, 0), EROFS);
+	assert_errno(mkdir(mu_v(m, "ro/nd"), 0755), EROFS);
+	assert_errno(symlink("f", mu_v(m, "ro/ns")), EROFS);
+	assert_errno(link(mu_v(m, "ro/f"), mu_v(m, "work/rof")), EROFS);
+	assert_errno(link(mu_v(m, "work/f"), mu_v(m, "ro/wf")), EROFS);
+	assert_errno(unlink(mu_v(m, "ro/f")), EROFS);
+	assert_errno(rename(mu_v(m, "ro/f"), mu_v(m, "work/x")), EROFS);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "ro/x")), EROFS);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "ro/f")), EROFS);
+	assert_errno(rename(mu_v(m, "ro/f"), mu_v(m, "ro/g")), EROFS);
+	assert_errno(chmod(mu_v(m, "ro/f"), 0777), EROFS);
+	assert_errno(chown(mu_v(m, "ro/f"), getuid(), getgid()), EROFS);
+	assert_errno(truncate(mu_v(m, "ro/f"), 0), EROFS);
+	assert_errno(utimensat(AT_FDCWD, mu_v(m, "ro/f"), ts, 0), EROFS);
+	assert_errno(setxattr(mu_v(m, "ro/f"), "user.x", "1", 1, 0), EROFS);
+	assert_errno(removexattr(mu_v(m, "ro/f"), "user.x"), EROFS);
+	/* fallocate / copy_file_range need a writable fd, which cannot exist */
+	fd = open(mu_v(m, "ro/f"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_errno(fallocate(fd, 0, 0, 4096), EBADF);
+	{
+		int wfd = open(mu_v(m, "work/f"), O_RDONLY);
+		loff_t o = 0;
+
+		assert_errno(copy_file_range(wfd, &o, fd, NULL, 4, 0), EBADF);
+		close(wfd);
+	}
+	close(fd);
+	/* directory */
+	assert_errno(rmdir(mu_v(m, "ro/d")), EROFS);
+	assert_errno(chmod(mu_v(m, "ro/d"), 0777), EROFS);
+	assert_errno(utimensat(AT_FDCWD, mu_v(m, "ro/d"), ts, 0), EROFS);
+	assert_errno(setxattr(mu_v(m, "ro/d"), "user.x", "1", 1, 0), EROFS);
+	assert_errno(rename(mu_v(m, "ro/d"), mu_v(m, "work/d2")), EROFS);
+	assert_errno(open(mu_v(m, "ro/d/new"), O_CREAT | O_WRONLY, 0644), EROFS);
+	/* symlink */
+	assert_errno(unlink(mu_v(m, "ro/l")), EROFS);
+	assert_errno(lchown(mu_v(m, "ro/l"), getuid(), getgid()), EROFS);
+	assert_errno(rename(mu_v(m, "ro/l"), mu_v(m, "work/l2")), EROFS);
+	assert_errno(open(mu_v(m, "ro/l"), O_WRONLY), EROFS);
+	assert_string_equal(slurp(mu_v(m, "ro/l")), "ro\n");
+	/* the root-level RESTRICTED hooks */
+	assert_errno(open(mu_v(m, ".git/hooks/pre-commit"), O_WRONLY | O_TRUNC), EROFS);
+	assert_errno(open(mu_v(m, ".git/hooks/post-checkout"), O_CREAT | O_WRONLY, 0755), EROFS);
+	assert_true(mu_tree_sum(m, "work/") == before);
+}
+
+static void test_restricted_size_limit(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	/* ro/big is 100 KiB, over restricted.max_file_size = 64K */
+	assert_errno(open(mu_v(m, "ro/big"), O_RDONLY), EFBIG);
+	assert_string_equal(slurp(mu_v(m, "ro/f")), "ro\n");
+}
+
+static void test_safe_inside_restricted(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "ro/patches/new.c"), O_CREAT | O_WRONLY, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	assert_string_equal(slurp(mu_s(m, "ro/patches/new.c")), "x");
+	assert_errno(open(mu_v(m, "ro/new.c"), O_CREAT | O_WRONLY, 0644), EROFS);
+	/* rename a SAFE file out of the SAFE island into RESTRICTED: refused */
+	assert_errno(rename(mu_v(m, "ro/patches/new.c"), mu_v(m, "ro/new.c")), EROFS);
+}
+
+/* ---------------- SAFE ---------------- */
+
+static void test_safe_matrix(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct timespec ts[2] = { { 1000, 0 }, { 2000, 0 } };
+	struct stat st;
+	char buf[64];
+	int fd;
+
+	fd = open(mu_v(m, "work/new"), O_CREAT | O_EXCL | O_RDWR, 0640);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 5);
+	assert_ok(fsync(fd));
+	assert_ok(fallocate(fd, 0, 0, 8192));
+	close(fd);
+	assert_ok(stat(mu_s(m, "work/new"), &st));
+	assert_int_equal(st.st_size, 8192);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_ok(truncate(mu_v(m, "work/new"), 3));
+	assert_string_equal(slurp(mu_s(m, "work/new")), "hel");
+	assert_ok(chmod(mu_v(m, "work/new"), 0600));
+	assert_ok(stat(mu_s(m, "work/new"), &st));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_ok(chown(mu_v(m, "work/new"), getuid(), getgid()));
+	assert_ok(utimensat(AT_FDCWD, mu_v(m, "work/new"), ts, 0));
+	assert_ok(stat(mu_s(m, "work/new"), &st));
+	assert_int_equal(st.st_mtim.tv_sec, 2000);
+	assert_ok(mkdir(mu_v(m, "work/nd"), 0755));
+	assert_ok(rmdir(mu_v(m, "work/nd")));
+	assert_ok(mknod(mu_v(m, "work/fifo"), S_IFIFO | 0600, 0));
+	assert_ok(lstat(mu_v(m, "work/fifo"), &st));
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_ok(symlink("new", mu_v(m, "work/ln")));
+	assert_int_equal(readlink(mu_v(m, "work/ln"), buf, sizeof(buf)), 3);
+	assert_ok(symlink("../ro/f", mu_v(m, "work/ln2")));
+	assert_string_equal(slurp(mu_v(m, "work/ln2")), "ro\n");
+	assert_ok(link(mu_v(m, "work/new"), mu_v(m, "work/new2")));
+	/* a hard link made between SAFE names stays writable */
+	fd = open(mu_v(m, "work/new2"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "p", 1), 1);
+	close(fd);
+	assert_string_equal(slurp(mu_s(m, "work/new")), "help");
+	assert_ok(rename(mu_v(m, "work/new2"), mu_v(m, "work/new3")));
+	assert_ok(unlink(mu_v(m, "work/new3")));
+	assert_ok(setxattr(mu_v(m, "work/new"), "user.jf", "v1", 2, 0));
+	assert_int_equal(getxattr(mu_v(m, "work/new"), "user.jf", buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, "v1", 2);
+	assert_true(listxattr(mu_v(m, "work/new"), buf, sizeof(buf)) > 0);
+	assert_ok(removexattr(mu_v(m, "work/new"), "user.jf"));
+	assert_errno(getxattr(mu_v(m, "work/new"), "user.jf", buf, sizeof(buf)), ENODATA);
+	assert_ok(unlink(mu_v(m, "work/fifo")));
+	assert_ok(unlink(mu_v(m, "work/ln")));
+}
+
+static void test_safe_rename_flags(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	mu_write(m, "work/a", "A");
+	mu_write(m, "work/b", "B");
+	assert_errno(renameat2(AT_FDCWD, mu_v(m, "work/a"), AT_FDCWD, mu_v(m, "work/b"),
+			       RENAME_NOREPLACE),
+		     EEXIST);
+	assert_ok(renameat2(AT_FDCWD, mu_v(m, "work/a"), AT_FDCWD, mu_v(m, "work/b"),
+			    RENAME_EXCHANGE));
+	assert_string_equal(slurp(mu_v(m, "work/a")), "B");
+	assert_string_equal(slurp(mu_v(m, "work/b")), "A");
+	/* rename over an existing file */
+	assert_ok(rename(mu_v(m, "work/a"), mu_v(m, "work/b")));
+	assert_string_equal(slurp(mu_v(m, "work/b")), "B");
+	assert_errno(access(mu_v(m, "work/a"), F_OK), ENOENT);
+	/* directories move, with their content */
+	mu_write(m, "work/dd/x", "X");
+	assert_ok(rename(mu_v(m, "work/dd"), mu_v(m, "work/ee")));
+	assert_string_equal(slurp(mu_v(m, "work/ee/x")), "X");
+	/* a SAFE dir holding a DENIED name cannot be moved (EXDEV: mv copies) */
+	mu_write(m, "work/ff/.env", "S");
+	assert_errno(rename(mu_v(m, "work/ff"), mu_v(m, "work/gg")), EXDEV);
+	assert_string_equal(slurp(mu_s(m, "work/ff/.env")), "S");
+}
+
+static void test_safe_size_limit(void **state)
+{
+	struct jf_mnt *m = *state;
+	char *buf = calloc(1, 1 << 20);
+	int fd = open(mu_v(m, "work/big"), O_CREAT | O_WRONLY, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, 1 << 20, 0), 1 << 20);
+	assert_errno(pwrite(fd, buf, 10, 1 << 20), EFBIG);
+	assert_errno(ftruncate(fd, (2 << 20)), EFBIG);
+	close(fd);
+	assert_errno(truncate(mu_v(m, "work/big"), 5 << 20), EFBIG);
+	free(buf);
+}
+
+static void test_posix_mmap_shared(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "work/mm"), O_CREAT | O_RDWR, 0644), fd2;
+	char buf[16] = "";
+	char *p;
+
+	assert_true(fd >= 0);
+	assert_ok(ftruncate(fd, 4096));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	memcpy(p, "mapped!", 7);
+	assert_ok(msync(p, 4096, MS_SYNC));
+	fd2 = open(mu_v(m, "work/mm"), O_RDONLY);
+	assert_true(fd2 >= 0);
+	assert_int_equal(pread(fd2, buf, 7, 0), 7);
+	assert_memory_equal(buf, "mapped!", 7);
+	munmap(p, 4096);
+	close(fd);
+	close(fd2);
+	assert_memory_equal(slurp(mu_s(m, "work/mm")), "mapped!", 7);
+}
+
+static void test_posix_unlink_while_open(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "work/tmp"), O_CREAT | O_RDWR, 0644);
+	char buf[8];
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_ok(unlink(mu_v(m, "work/tmp")));
+	assert_int_equal(write(fd, "abc", 3), 3);
+	assert_int_equal(pread(fd, buf, 3, 0), 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_ok(fstat(fd, &st));
+	assert_int_equal(st.st_size, 3);
+	close(fd);
+	assert_errno(access(mu_v(m, "work/tmp"), F_OK), ENOENT);
+}
+
+static void test_posix_sparse(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "work/sparse"), O_CREAT | O_RDWR, 0644);
+	off_t data;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "z", 1, 512 * 1024), 1);
+	data = lseek(fd, 0, SEEK_DATA);
+	assert_true(data > 0 || data == 0); /* fs may not track holes; must not fail */
+	assert_true(lseek(fd, 0, SEEK_HOLE) >= 0);
+	close(fd);
+}
+
+static void test_posix_concurrent_append(void **state)
+{
+	struct jf_mnt *m = *state;
+	const int procs = 4, lines = 500;
+	struct stat st;
+	pid_t pids[4];
+
+	for (int p = 0; p < procs; p++) {
+		pids[p] = fork();
+		if (pids[p] == 0) {
+			int fd = open(mu_v(m, "work/log"), O_CREAT | O_WRONLY | O_APPEND, 0644);
+			char line[32];
+
+			if (fd < 0)
+				_exit(1);
+			for (int i = 0; i < lines; i++) {
+				snprintf(line, sizeof(line), "p%d line %06d\n", p, i);
+				if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+					_exit(2);
+			}
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < procs; p++) {
+		int status;
+
+		waitpid(pids[p], &status, 0);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_ok(stat(mu_s(m, "work/log"), &st));
+	assert_int_equal(st.st_size, procs * lines * 15);
+	assert_int_equal(mu_sh("test $(grep -c -E '^p[0-3] line [0-9]{6}$' '%s') -eq %d",
+			       mu_s(m, "work/log"), procs * lines),
+			 0);
+}
+
+static void test_tmpfile(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "work"), O_TMPFILE | O_RDWR, 0600);
+
+	/* libfuse 3.14 has no tmpfile operation: a clean EOPNOTSUPP is the answer */
+	if (fd >= 0)
+		close(fd);
+	else
+		assert_int_equal(errno, EOPNOTSUPP);
+}
+
+/* ---------------- escapes ---------------- */
+
+static void test_escape_dotdot(void **state)
+{
+	struct jf_mnt *m = *state;
+	char *r = realpath(mu_v(m, "work/.."), NULL);
+	struct stat st;
+
+	/* ".." of the view root is the kernel's business: the mountpoint's parent
+	 * on the host side, never SOURCE's parent through the daemon. */
+	assert_string_equal(r, m->mnt);
+	free(r);
+	assert_errno(stat(mu_v(m, "work/up/etc/passwd"), &st), ENOENT);
+	assert_false(dir_has(mu_v(m, "work"), "up"));
+}
+
+static void test_escape_planted_symlink(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+
+	assert_errno(lstat(mu_v(m, "work/pw"), &st), ENOENT);
+	assert_errno(open(mu_v(m, "work/pw"), O_RDONLY), ENOENT);
+	assert_false(dir_has(mu_v(m, "work"), "pw"));
+	/* symlinks onto DENIED names are hidden too */
+	assert_errno(lstat(mu_v(m, "work/toenv"), &st), ENOENT);
+	assert_errno(lstat(mu_v(m, "work/totoken"), &st), ENOENT);
+	assert_false(dir_has(mu_v(m, "work"), "toenv"));
+	assert_false(dir_has(mu_v(m, "work"), "totoken"));
+	/* s/u -> .. is fine, s/w -> u/../.. climbs out and is hidden */
+	assert_ok(lstat(mu_v(m, "work/s/u"), &st));
+	assert_errno(lstat(mu_v(m, "work/s/w"), &st), ENOENT);
+	assert_false(dir_has(mu_v(m, "work/s"), "w"));
+}
+
+static void test_escape_agent_symlink(void **state)
+{
+	struct jf_mnt *m = *state;
+	uint64_t before = mu_tree_sum(m, NULL);
+
+	assert_errno(symlink("/etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("../../../../../etc", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("../.env", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("../secret/token", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("s/u/../..", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink(m->mnt, mu_v(m, "work/x")), EACCES);
+	assert_true(mu_tree_sum(m, NULL) == before);
+}
+
+static void test_escape_absolute_rewritten(void **state)
+{
+	struct jf_mnt *m = *state;
+	char buf[256];
+	ssize_t n;
+
+	n = readlink(mu_v(m, "work/abs"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "f");
+	n = readlink(mu_v(m, "absroot"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "work/f");
+	assert_string_equal(slurp(mu_v(m, "absroot")), "safe\n");
+	{
+		struct stat st;
+
+		assert_ok(lstat(mu_v(m, "absroot"), &st));
+		assert_int_equal(st.st_size, 6);
+	}
+}
+
+static void test_escape_planted_hardlink(void **state)
+{
+	struct jf_mnt *m = *state;
+	uint64_t before = mu_file_sum(m, "secret/token");
+
+	/* work/hl is a second name of secret/token: served read-only */
+	assert_errno(open(mu_v(m, "work/hl"), O_WRONLY), EROFS);
+	assert_errno(open(mu_v(m, "work/hl"), O_RDWR | O_TRUNC), EROFS);
+	assert_errno(truncate(mu_v(m, "work/hl"), 0), EROFS);
+	assert_errno(unlink(mu_v(m, "work/hl")), EROFS);
+	assert_errno(link(mu_v(m, "work/hl"), mu_v(m, "work/hl2")), EROFS);
+	assert_errno(chmod(mu_v(m, "work/hl"), 0666), EROFS);
+	assert_true(mu_file_sum(m, "secret/token") == before);
+}
+
+static void test_escape_link_restricted_then_write(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	assert_errno(link(mu_v(m, "ro/f"), mu_v(m, "work/rof")), EROFS);
+	assert_errno(open(mu_v(m, "work/rof"), O_WRONLY), ENOENT);
+	assert_string_equal(slurp(mu_s(m, "ro/f")), "ro\n");
+}
+
+static void test_escape_rename_to_env(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "work/.env")), EACCES);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "work/.ENV")), EACCES);
+	assert_string_equal(slurp(mu_s(m, "work/f")), "safe\n");
+	assert_string_equal(slurp(mu_s(m, "work/.env")), "WORK_SECRET\n");
+}
+
+static void test_escape_mkdir_ssh(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+
+	assert_errno(mkdir(mu_v(m, ".ssh"), 0700), EACCES);
+	assert_errno(mkdir(mu_v(m, "work/.ssh"), 0700), EACCES);
+	assert_errno(stat(mu_s(m, ".ssh"), &st), ENOENT);
+}
+
+static void test_escape_git_hooks(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	assert_errno(open(mu_v(m, ".git/hooks/pre-commit"), O_WRONLY | O_TRUNC), EROFS);
+	assert_errno(open(mu_v(m, ".git/hooks/pre-commit"), O_WRONLY | O_APPEND), EROFS);
+	assert_errno(unlink(mu_v(m, ".git/hooks/pre-commit")), EROFS);
+	assert_errno(chmod(mu_v(m, ".git/hooks/pre-commit"), 0755), EROFS);
+	assert_string_equal(slurp(mu_s(m, ".git/hooks/pre-commit")), "#!/bin/sh\n");
+}
+
+static void test_escape_dir_swap(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+	int dfd;
+	char *s;
+
+	mu_write(m, "work/sw/x", "inside\n");
+	dfd = open(mu_v(m, "work/sw"), O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_ok(fstatat(dfd, "x", &st, 0));
+	/* Swap the directory for a symlink to /etc under the daemon's feet. */
+	assert_ok(rename(mu_s(m, "work/sw"), mu_s(m, "work/sw.old")));
+	assert_ok(symlink("/etc", mu_s(m, "work/sw")));
+	errno = 0;
+	assert_true(fstatat(dfd, "passwd", &st, 0) < 0);
+	if (errno != ENOENT && errno != ESTALE)
+		fail_msg("fstatat through a swapped dir: %s", strerror(errno));
+	assert_true(openat(dfd, "passwd", O_RDONLY) < 0);
+	s = slurp(mu_v(m, "work/sw/passwd"));
+	assert_null(s);
+	close(dfd);
+	/* and a directory swapped for another directory: never the wrong files */
+	assert_ok(unlink(mu_s(m, "work/sw")));
+	mu_write(m, "work/sw2/y", "old\n");
+	dfd = open(mu_v(m, "work/sw2"), O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_ok(rename(mu_s(m, "work/sw2"), mu_s(m, "work/sw2.old")));
+	mu_write(m, "work/sw2/z", "new\n");
+	errno = 0;
+	assert_true(fstatat(dfd, "z", &st, 0) < 0);
+	close(dfd);
+}
+
+static void test_escape_pseudo_fs(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	(void)m;
+	/* Needs CAP_SYS_ADMIN to mount proc under SOURCE; checked in
+	 * test_mountpoint_inside_source's tree when root. */
+	if (geteuid() != 0)
+		skip();
+	struct jf_mnt t;
+	struct stat st;
+
+	mu_tree_new(&t);
+	mu_write(&t, "a", "a");
+	mu_mkdir(&t, "proc");
+	assert_int_equal(mu_sh("mount -t proc proc '%s'", mu_s(&t, "proc")), 0);
+	assert_int_equal(mu_mount(&t, NULL, 0), 0);
+	assert_errno(stat(mu_v(&t, "proc"), &st), ENOENT);
+	assert_false(dir_has(t.mnt, "proc"));
+	assert_ok(stat(mu_v(&t, "a"), &st));
+	mu_umount(&t, SIGTERM);
+	mu_sh("umount '%s'", mu_s(&t, "proc"));
+	mu_tree_free(&t);
+}
+
+/* ---------------- mountpoint inside SOURCE, lifecycle ---------------- */
+
+static void test_mountpoint_inside_source(void **state)
+{
+	struct jf_mnt t;
+	struct stat st;
+
+	mu_tree_new(&t);
+	mu_write(&t, "file", "f");
+	mu_mkdir(&t, "view");
+	if (snprintf(t.mnt, sizeof(t.mnt), "%s/view", t.src) >= (int)sizeof(t.mnt))
+		fail();
+	assert_int_equal(mu_mount(&t, NULL, 0), 0);
+	assert_false(dir_has(t.mnt, "view"));
+	assert_true(dir_has(t.mnt, "file"));
+	assert_errno(stat(mu_v(&t, "view"), &st), ENOENT);
+	assert_errno(symlink("view", mu_v(&t, "l")), EACCES);
+	assert_int_equal(mu_sh("find '%s' >/dev/null", t.mnt), 0);
+	mu_umount(&t, SIGTERM);
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	mu_tree_free(&t);
+}
+
+static bool daemon_alive_for(const char *mnt)
+{
+	return mu_sh("{ for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; "
+		     "echo; done; } 2>/dev/null | grep -v grep | grep -q -- 'jailfs.* %s'",
+		     mnt) == 0;
+}
+
+static void lifecycle_signal(int sig)
+{
+	struct jf_mnt t;
+	int status;
+
+	mu_tree_new(&t);
+	mu_write(&t, "f", "x");
+	assert_int_equal(mu_mount(&t, NULL, 0), 0);
+	assert_string_equal(slurp(mu_v(&t, "f")), "x");
+	status = mu_umount(&t, sig);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	assert_false(daemon_alive_for(t.mnt));
+	mu_tree_free(&t);
+}
+
+static void test_sigterm(void **state)
+{
+	lifecycle_signal(SIGTERM);
+}
+
+static void test_sigint(void **state)
+{
+	lifecycle_signal(SIGINT);
+}
+
+static void test_sigkill_fsync_and_stale(void **state)
+{
+	struct jf_mnt t;
+	char *big = malloc(300000);
+	int fd;
+
+	mu_tree_new(&t);
+	assert_int_equal(mu_mount(&t, NULL, 0), 0);
+	memset(big, 'k', 300000);
+	fd = open(mu_v(&t, "data"), O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, big, 300000), 300000);
+	assert_ok(fsync(fd));
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, NULL, 0);
+	t.pid = 0;
+	close(fd);
+	{
+		struct stat st;
+
+		assert_ok(stat(mu_s(&t, "data"), &st));
+		assert_int_equal(st.st_size, 300000);
+	}
+	/* The stale mountpoint gets a message that says how to clear it.
+	 * (Unprivileged mounts made with auto_unmount are cleared by
+	 * fusermount3 itself: nothing stale to report.) */
+	for (int i = 0; i < 100 && geteuid() != 0 && mu_is_mounted(t.mnt, NULL); i++)
+		usleep(10000);
+	if (!mu_is_mounted(t.mnt, NULL) && geteuid() != 0) {
+		free(big);
+		mu_tree_free(&t);
+		return;
+	}
+	assert_true(mu_is_mounted(t.mnt, NULL));
+	assert_int_equal(mu_sh("\"$JAILFS\" '%s' '%s' 2>'%s/err'; test $? -eq 1", t.src, t.mnt,
+			       t.dir),
+			 0);
+	assert_int_equal(mu_sh("grep -q 'fusermount3 -u %s' '%s/err'", t.mnt, t.dir), 0);
+	assert_int_equal(mu_sh("grep -q 'umount -l' '%s/err'", t.dir), 0);
+	mu_sh("fusermount3 -uz '%s' 2>/dev/null || umount -l '%s'", t.mnt, t.mnt);
+	t.mounted = false;
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	free(big);
+	mu_tree_free(&t);
+}
+
+static void test_daemonize(void **state)
+{
+	struct jf_mnt t;
+
+	mu_tree_new(&t);
+	mu_write(&t, "f", "bg");
+	/* Without -f the parent returns 0 only once the mount is ready. */
+	assert_int_equal(mu_sh("\"$JAILFS\" '%s' '%s'", t.src, t.mnt), 0);
+	assert_true(mu_is_mounted(t.mnt, "fuse.jailfs"));
+	assert_string_equal(slurp(mu_v(&t, "f")), "bg");
+	assert_int_equal(mu_sh("fusermount3 -u '%s'", t.mnt), 0);
+	for (int i = 0; i < 200 && daemon_alive_for(t.mnt); i++)
+		usleep(10000);
+	assert_false(daemon_alive_for(t.mnt));
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	mu_tree_free(&t);
+}
+
+static void test_cli(void **state)
+{
+	assert_int_equal(mu_sh("\"$JAILFS\" --help > /tmp/jf-help.$$ && "
+			       "grep -q RESTRICTED /tmp/jf-help.$$ && grep -q 'Exit status' "
+			       "/tmp/jf-help.$$ && grep -q fstab /tmp/jf-help.$$; r=$?; "
+			       "rm -f /tmp/jf-help.$$; exit $r"),
+			 0);
+	assert_int_equal(mu_sh("\"$JAILFS\" --version | grep -q '^jailfs '"), 0);
+	assert_int_equal(mu_sh("\"$JAILFS\" only-one-arg 2>/dev/null"), 2);
+	assert_int_equal(mu_sh("\"$JAILFS\" --bogus a b 2>/dev/null"), 2);
+	assert_int_equal(mu_sh("\"$JAILFS\" --policy /nonexistent/p.ini /tmp /mnt 2>/dev/null"), 2);
+	assert_int_equal(mu_sh("\"$JAILFS\" /nonexistent/src /tmp 2>&1 | grep -q /nonexistent/src"),
+			 0);
+}
+
+static void test_fstab_style_options(void **state)
+{
+	struct jf_mnt t;
+	char opt[700];
+	const char *args[] = { "-o", opt, NULL };
+	struct stat st;
+
+	mu_tree_new(&t);
+	mu_write(&t, "f", "x");
+	mu_write(&t, ".env", "s");
+	snprintf(opt, sizeof(opt), "rw,read_only,entry_timeout=1,attr_timeout=1,"
+				   "negative_timeout=1");
+	assert_int_equal(mu_mount(&t, args, 0), 0);
+	assert_errno(open(mu_v(&t, "f"), O_WRONLY), EROFS);
+	assert_errno(stat(mu_v(&t, ".env"), &st), ENOENT);
+	mu_umount(&t, SIGTERM);
+	mu_tree_free(&t);
+}
+
+/* ---------------- big tree ---------------- */
+
+static void test_big_tree(void **state)
+{
+	struct jf_mnt t;
+	const char *n = getenv("JF_BIGTREE_FILES");
+	long files = n ? atol(n) : 100000, dirs = files / 100;
+	int peak = 0, status;
+	long rss;
+	pid_t walker;
+
+	mu_tree_new(&t);
+	/* 100 files per directory, generated by the shell for speed */
+	assert_int_equal(mu_sh("cd '%s' && for d in $(seq 1 %ld); do mkdir d$d; done && "
+			       "for d in d*; do (cd $d && touch $(seq -f 'f%%g.c' 1 100)); done",
+			       t.src, dirs),
+			 0);
+	assert_int_equal(mu_sh("test $(find '%s' -type f | wc -l) -eq %ld", t.src, dirs * 100), 0);
+	assert_int_equal(mu_mount(&t, NULL, 1024), 0);
+	walker = fork();
+	if (walker == 0) {
+		int r = mu_sh("test $(find '%s' -type f | wc -l) -eq %ld && "
+			      "tar -C '%s' -cf - . | wc -c >/dev/null && "
+			      "grep -r -q nothing-here '%s'; test $? -eq 1",
+			      t.mnt, dirs * 100, t.mnt, t.mnt);
+		_exit(r);
+	}
+	while (waitpid(walker, &status, WNOHANG) == 0) {
+		int c = mu_count_fds(t.pid);
+
+		if (c > peak)
+			peak = c;
+		usleep(2000);
+	}
+	rss = mu_peak_rss_kib(t.pid);
+	fprintf(stderr, "big tree: %ld files, daemon peak fds %d, peak RSS %ld KiB\n",
+		dirs * 100, peak, rss);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(peak > 0 && peak < 1024);
+	assert_true(rss > 0 && rss < 256 * 1024);
+	mu_umount(&t, SIGTERM);
+	mu_tree_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest all[] = {
+		cmocka_unit_test_setup_teardown(test_mountinfo, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_denied_invisible, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_denied_create, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_restricted_matrix, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_restricted_size_limit, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_safe_inside_restricted, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_safe_matrix, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_safe_rename_flags, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_safe_size_limit, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_posix_mmap_shared, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_posix_unlink_while_open, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_posix_sparse, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_posix_concurrent_append, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_tmpfile, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_dotdot, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_absolute_rewritten, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_link_restricted_then_write, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_rename_to_env, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_mkdir_ssh, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_git_hooks, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_dir_swap, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_pseudo_fs, std_setup, std_teardown),
+		cmocka_unit_test(test_mountpoint_inside_source),
+		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(test_sigint),
+		cmocka_unit_test(test_sigkill_fsync_and_stale),
+		cmocka_unit_test(test_daemonize),
+		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_fstab_style_options),
+		cmocka_unit_test(test_big_tree),
+	};
+
+	mu_require_fuse();
+	if (argc > 1 && strcmp(argv[1], "--unprivileged") == 0) {
+		/* As an ordinary user through fusermount3: everything but the
+		 * root-only pseudo-fs mount and the 100,000-file tree. */
+		cmocka_set_skip_filter("*pseudo_fs*");
+		if (!getenv("JF_BIGTREE_FILES"))
+			setenv("JF_BIGTREE_FILES", "5000", 1);
+	} else if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
+	return cmocka_run_group_tests_name(geteuid() == 0 ? "mount" : "mount-unprivileged", all,
+					   NULL, NULL);
+}
