@@ -57,11 +57,15 @@ struct jf_audit_config {
 	size_t queue_len;   /* ring capacity in records; 0 = default (65536) */
 };
 
-/* Parse "denied" / "writes" / "all"; returns 0 or -EINVAL. */
+/* Parse "denied" / "writes" / "all" (and "off"); returns 0 or -EINVAL. */
 int jf_audit_parse_level(const char *s, enum jf_audit_level *out);
 
 /* Open the file (O_APPEND|O_CLOEXEC) and start the writer thread. Returns 0
- * or a negative errno from open/pthread_create. Call before serving. */
+ * or a negative errno from open/pthread_create. Call before serving.
+ * Also: 0 without starting anything when cfg->level is JF_AUDIT_OFF; -EINVAL
+ * when there is neither a file nor syslog; -EBUSY when already started.
+ * cfg->path is copied (SIGHUP reopens the same path: make it absolute before
+ * a daemon changes directory). */
 int jf_audit_start(const struct jf_audit_config *cfg);
 
 /* True when an event of this decision/mutation class would be recorded at the

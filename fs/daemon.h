@@ -27,20 +27,20 @@
 /* ---- options (options.c) ---- */
 
 struct jf_options {
-	const char *source;     /* SOURCE as given */
+	const char *source;	/* SOURCE as given */
 	const char *mountpoint; /* MOUNTPOINT as given */
-	const char *policy;     /* --policy / -o policy=, NULL = built-in default */
-	bool foreground;        /* -f */
-	bool debug;             /* -d */
-	bool read_only;         /* --read-only / -o read_only / -o ro */
+	const char *policy;	/* --policy / -o policy=, NULL = built-in default */
+	bool foreground;	/* -f */
+	bool debug;		/* -d */
+	bool read_only;		/* --read-only / -o read_only / -o ro */
 	bool help, version;
-	double entry_timeout;    /* seconds, -o entry_timeout= */
-	double attr_timeout;     /* seconds, -o attr_timeout= */
+	double entry_timeout;	 /* seconds, -o entry_timeout= */
+	double attr_timeout;	 /* seconds, -o attr_timeout= */
 	double negative_timeout; /* seconds, -o negative_timeout= */
-	unsigned max_threads;    /* -o max_threads= (idle worker threads kept) */
-	bool no_splice;          /* -o no_splice */
+	unsigned max_threads;	 /* -o max_threads= (idle worker threads kept) */
+	bool no_splice;		 /* -o no_splice */
 	struct jf_audit_config audit;
-	const char *audit_level; /* as given, parsed in mount.c */
+	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
 };
 
@@ -54,38 +54,39 @@ void jf_options_usage(const char *prog);
 struct jf_file;
 
 struct jf_inode {
-	struct jf_inode *hnext;  /* hash chain by (dev, ino) */
+	struct jf_inode *hnext;	 /* hash chain by (dev, ino) */
 	struct jf_inode *parent; /* holds a reference; NULL for root or when unlinked */
-	char *name;              /* last name in parent (malloc'd); NULL when unlinked */
+	char *name;		 /* last name in parent (malloc'd); NULL when unlinked */
 	dev_t dev;
 	ino_t ino;
-	uint64_t view_ino;    /* st_ino shown in the view (unique across devices) */
-	uint64_t nlookup;     /* kernel references (lookup count) */
-	unsigned refs;        /* children pointing at us + 1 while nlookup > 0 */
-	mode_t type;          /* S_IFMT bits */
-	enum jf_zone zone;    /* effective zone, cached at lookup */
+	uint64_t view_ino; /* st_ino shown in the view (unique across devices) */
+	uint64_t nlookup;  /* kernel references (lookup count) */
+	unsigned refs;	   /* children pointing at us + 1 while nlookup > 0 */
+	mode_t type;	   /* S_IFMT bits */
+	enum jf_zone zone; /* effective zone, cached at lookup */
 	const struct jf_rule *rule;
-	bool safe_links;      /* hard links made through the view between SAFE names */
+	bool safe_links; /* hard links made through the view between SAFE names */
 	/* Last seen at open, for FOPEN_KEEP_CACHE. */
 	struct timespec open_mtime;
 	off_t open_size;
-	uint32_t symlink_len; /* length of the (rewritten) symlink target */
+	uint32_t symlink_len;	    /* length of the (rewritten) symlink target */
 	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
 };
 
 struct jf_fs {
 	struct jf_policy *policy;
 	const struct jf_options *opts;
-	int root_fd;            /* O_PATH fd of SOURCE: every backing access is below it */
-	char *source_abs;       /* realpath(SOURCE) */
-	char *mnt_rel;          /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
+	int root_fd;	  /* O_PATH fd of SOURCE: every backing access is below it */
+	char *source_abs; /* realpath(SOURCE) */
+	char *mnt_rel;	  /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
+	char *mnt_abs;	  /* realpath(MOUNTPOINT) */
 	dev_t root_dev;
 	uid_t daemon_uid;
 	struct jf_inode root;
-	uint64_t max_size[3];   /* jf_policy_max_file_size per zone */
+	uint64_t max_size[3]; /* jf_policy_max_file_size per zone */
 	enum jf_hardlinks hardlinks;
 
-	pthread_mutex_t lock;   /* guards the table, parent/name/nlookup/refs */
+	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */
 	struct jf_inode **table;
 	size_t table_size, count;
 	uint64_t next_view_ino;
@@ -105,7 +106,7 @@ struct jf_file {
 	atomic_int_fast64_t bytes_read;
 	atomic_int_fast64_t bytes_written;
 	struct jf_file *next_open; /* inode->open_files list, under jf_fs.lock */
-	pid_t pid; /* opener, for the release record (release has no caller) */
+	pid_t pid;		   /* opener, for the release record (release has no caller) */
 	uid_t uid;
 };
 
@@ -168,3 +169,5 @@ enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone,
 			       const struct jf_inode *existing);
 
 extern const struct fuse_lowlevel_ops jf_ops;
+/* Close directory handles the kernel never released; at exit only. */
+void jf_ops_cleanup(void);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
@@ -98,7 +99,8 @@ static void grow_locked(void)
 
 static void unhash_locked(struct jf_inode *inode)
 {
-	struct jf_inode **pp = &jf_fs.table[hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1)];
+	struct jf_inode **pp =
+		&jf_fs.table[hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1)];
 
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == inode) {
@@ -289,6 +291,14 @@ void jf_inode_free_all(void)
 
 		for (; p; p = next) {
 			next = p->hnext;
+			/* Handles the kernel never released (unmounted by a signal). */
+			while (p->open_files) {
+				struct jf_file *f = p->open_files;
+
+				p->open_files = f->next_open;
+				close(f->fd);
+				free(f);
+			}
 			free(p->name);
 			free(p);
 		}

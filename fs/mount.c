@@ -98,8 +98,8 @@ static int load_policy(const struct jf_options *o)
 		if (err[0])
 			fprintf(stderr, "jailfs: %s\n", err);
 		else
-			fprintf(stderr, "jailfs: %s: %s\n", o->policy ? o->policy : "default policy",
-				strerror(-r));
+			fprintf(stderr, "jailfs: %s: %s\n",
+				o->policy ? o->policy : "default policy", strerror(-r));
 		return 2;
 	}
 	jf_policy_set_read_only(jf_fs.policy, o->read_only);
@@ -112,7 +112,7 @@ static int load_policy(const struct jf_options *o)
 /* Resolve SOURCE and MOUNTPOINT, open root_fd. Returns 0 or an exit status. */
 static int open_source(const struct jf_options *o)
 {
-	_cleanup_free_ char *mnt_abs = NULL;
+	char *mnt_abs;
 	struct stat st;
 
 	jf_fs.source_abs = realpath(o->source, NULL);
@@ -127,6 +127,8 @@ static int open_source(const struct jf_options *o)
 		fprintf(stderr, "jailfs: %s: %s\n", o->mountpoint, strerror(errno));
 		return 1;
 	}
+	jf_fs.mnt_abs = mnt_abs; /* mount and unmount by absolute path: the
+				  * daemon chdirs to / when it detaches */
 	jf_fs.mnt_rel = path_inside(jf_fs.source_abs, mnt_abs);
 	if (jf_fs.mnt_rel && !jf_fs.mnt_rel[0]) {
 		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
@@ -157,8 +159,9 @@ static int add_mount_options(struct jf_options *o)
 	_cleanup_free_ char *fsname = opt_escape(jf_fs.source_abs);
 	_cleanup_free_ char *opt = NULL;
 
-	if (!fsname || asprintf(&opt, "fsname=%s,subtype=jailfs,nosuid,nodev,"
-				      "default_permissions",
+	if (!fsname || asprintf(&opt,
+				"fsname=%s,subtype=jailfs,nosuid,nodev,"
+				"default_permissions",
 				fsname) < 0)
 		return -ENOMEM;
 	if (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 || fuse_opt_add_arg(&o->fuse_args, opt) < 0)
@@ -193,7 +196,7 @@ static int serve(struct jf_options *o)
 {
 	struct fuse_session *se;
 	struct fuse_loop_config *cfg;
-	struct sigaction sa = { .sa_handler = on_sighup };
+	struct sigaction sa = {.sa_handler = on_sighup};
 	bool audit_on = o->audit.path || o->audit.syslog;
 	int r, status = 1;
 
@@ -204,9 +207,8 @@ static int serve(struct jf_options *o)
 		goto out_destroy;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
-	if (fuse_session_mount(se, o->mountpoint) < 0) {
-		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs,
-			o->mountpoint);
+	if (fuse_session_mount(se, jf_fs.mnt_abs) < 0) {
+		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs, o->mountpoint);
 		goto out_signals;
 	}
 	if (fuse_daemonize(o->foreground) < 0)
@@ -236,7 +238,7 @@ out_destroy:
 
 int jf_cmd_mount(int argc, char **argv)
 {
-	struct jf_options o = { .fuse_args = FUSE_ARGS_INIT(0, NULL) };
+	struct jf_options o = {.fuse_args = FUSE_ARGS_INIT(0, NULL)};
 	int r;
 
 	jf_fs.root_fd = -1;
@@ -271,6 +273,7 @@ int jf_cmd_mount(int argc, char **argv)
 		r = serve(&o);
 	}
 	fuse_opt_free_args(&o.fuse_args);
+	jf_ops_cleanup();
 	if (jf_fs.table)
 		jf_inode_free_all();
 	if (jf_fs.root_fd >= 0)
@@ -279,5 +282,6 @@ int jf_cmd_mount(int argc, char **argv)
 		jf_policy_free(jf_fs.policy);
 	free(jf_fs.source_abs);
 	free(jf_fs.mnt_rel);
+	free(jf_fs.mnt_abs);
 	return r;
 }

@@ -16,72 +16,72 @@
 void jf_options_usage(const char *prog)
 {
 	printf("Usage: %s [OPTION]... SOURCE MOUNTPOINT\n"
-"Mount a jailed view of the directory SOURCE on MOUNTPOINT (FUSE).\n"
-"\n"
-"Every name in the view is classified by the policy into a zone:\n"
-"  SAFE        read and write, full POSIX behaviour\n"
-"  RESTRICTED  read-only: every mutation (write, truncate, create, mkdir,\n"
-"              unlink, rename, link, chmod, chown, utimens, xattrs,\n"
-"              fallocate) answers EROFS and nothing on disk changes\n"
-"  DENIED      invisible: lookup answers ENOENT, readdir leaves it out,\n"
-"              creating that name answers EACCES\n"
-"Without --policy the built-in default applies: profiles 'secrets' (keys,\n"
-".env files, cloud credentials: DENIED) and 'project' (.git/hooks,\n"
-".git/config, editor and agent config: RESTRICTED), everything else SAFE.\n"
-"Preview a policy without mounting: jailfs --check / jailfs --scan.\n"
-"\n"
-"Options:\n"
-"  --policy FILE        policy file (INI with gitignore-style patterns)\n"
-"  --read-only          every visible name is RESTRICTED\n"
-"  -f                   stay in the foreground (default: detach once the\n"
-"                       mount is ready; the parent exits 0 only then)\n"
-"  -d                   debug: foreground, print every FUSE request\n"
-"  --audit FILE         append a JSON Lines audit record per decision\n"
-"  --audit-level LEVEL  denied (default): refusals and hidden lookups;\n"
-"                       writes: + every mutation; all: + lookups, opens,\n"
-"                       readdirs and byte counts at release\n"
-"  --audit-sync         workers wait until each record is written\n"
-"  --audit-syslog       also send audit records to syslog\n"
-"  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
-"       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
-"       audit_sync, audit_syslog\n"
-"       entry_timeout=SEC    kernel caches names this long (default 10)\n"
-"       attr_timeout=SEC     kernel caches attributes this long (default 10)\n"
-"       negative_timeout=SEC kernel caches absent/DENIED names (default 10)\n"
-"       max_threads=N        idle FUSE worker threads kept (default 10)\n"
-"       no_splice            copy read data instead of splicing it\n"
-"       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
-"       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
-"       nosuid,nodev\n"
-"  -h, --help           show this help and exit\n"
-"  -V, --version        show the version and exit\n"
-"\n"
-"Caching: changes made through the view are seen at once. Changes made to\n"
-"SOURCE directly (an editor outside the jail) show up in the view after at\n"
-"most attr_timeout/entry_timeout seconds; use -o attr_timeout=0,\n"
-"entry_timeout=0,negative_timeout=0 when that matters more than speed.\n"
-"\n"
-"Symlinks: absolute targets inside SOURCE are shown rewritten as relative\n"
-"ones; a symlink whose target leaves the view or names a DENIED path is\n"
-"hidden, and symlink() refuses (EACCES) to create one. Hard links: link()\n"
-"works only between SAFE names; a regular file with several names is\n"
-"served read-only (its other name may be a secret) unless the policy's\n"
-"[options] hardlinks says otherwise. Mounts below SOURCE are crossed,\n"
-"except pseudo filesystems (proc, sysfs, devtmpfs, ...) and MOUNTPOINT\n"
-"itself, which are hidden.\n"
-"\n"
-"Stop: fusermount3 -u MOUNTPOINT (or umount as root), or SIGINT/SIGTERM to\n"
-"the daemon. SIGHUP reopens the audit file (logrotate).\n"
-"\n"
-"Examples:\n"
-"  jailfs ~/proj /mnt/proj\n"
-"  jailfs --policy proj.ini --audit /var/log/jailfs.jsonl ~/proj /mnt/proj\n"
-"  jailfs --read-only -f ~/proj /mnt/proj\n"
-"  fstab: /home/me/proj /mnt/proj fuse.jailfs policy=/etc/jailfs/proj.ini 0 0\n"
-"\n"
-"Exit status: 0 the mount was made (and, with -f, cleanly unmounted);\n"
-"1 a runtime failure (cannot mount, stale mountpoint, FUSE error);\n"
-"2 a usage or policy error.\n",
+	       "Mount a jailed view of the directory SOURCE on MOUNTPOINT (FUSE).\n"
+	       "\n"
+	       "Every name in the view is classified by the policy into a zone:\n"
+	       "  SAFE        read and write, full POSIX behaviour\n"
+	       "  RESTRICTED  read-only: every mutation (write, truncate, create, mkdir,\n"
+	       "              unlink, rename, link, chmod, chown, utimens, xattrs,\n"
+	       "              fallocate) answers EROFS and nothing on disk changes\n"
+	       "  DENIED      invisible: lookup answers ENOENT, readdir leaves it out,\n"
+	       "              creating that name answers EACCES\n"
+	       "Without --policy the built-in default applies: profiles 'secrets' (keys,\n"
+	       ".env files, cloud credentials: DENIED) and 'project' (.git/hooks,\n"
+	       ".git/config, editor and agent config: RESTRICTED), everything else SAFE.\n"
+	       "Preview a policy without mounting: jailfs --check / jailfs --scan.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --policy FILE        policy file (INI with gitignore-style patterns)\n"
+	       "  --read-only          every visible name is RESTRICTED\n"
+	       "  -f                   stay in the foreground (default: detach once the\n"
+	       "                       mount is ready; the parent exits 0 only then)\n"
+	       "  -d                   debug: foreground, print every FUSE request\n"
+	       "  --audit FILE         append a JSON Lines audit record per decision\n"
+	       "  --audit-level LEVEL  denied (default): refusals and hidden lookups;\n"
+	       "                       writes: + every mutation; all: + lookups, opens,\n"
+	       "                       readdirs and byte counts at release\n"
+	       "  --audit-sync         workers wait until each record is written\n"
+	       "  --audit-syslog       also send audit records to syslog\n"
+	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
+	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
+	       "       audit_sync, audit_syslog\n"
+	       "       entry_timeout=SEC    kernel caches names this long (default 10)\n"
+	       "       attr_timeout=SEC     kernel caches attributes this long (default 10)\n"
+	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 10)\n"
+	       "       max_threads=N        idle FUSE worker threads kept (default 10)\n"
+	       "       no_splice            copy read data instead of splicing it\n"
+	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
+	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
+	       "       nosuid,nodev\n"
+	       "  -h, --help           show this help and exit\n"
+	       "  -V, --version        show the version and exit\n"
+	       "\n"
+	       "Caching: changes made through the view are seen at once. Changes made to\n"
+	       "SOURCE directly (an editor outside the jail) show up in the view after at\n"
+	       "most attr_timeout/entry_timeout seconds; use -o attr_timeout=0,\n"
+	       "entry_timeout=0,negative_timeout=0 when that matters more than speed.\n"
+	       "\n"
+	       "Symlinks: absolute targets inside SOURCE are shown rewritten as relative\n"
+	       "ones; a symlink whose target leaves the view or names a DENIED path is\n"
+	       "hidden, and symlink() refuses (EACCES) to create one. Hard links: link()\n"
+	       "works only between SAFE names; a regular file with several names is\n"
+	       "served read-only (its other name may be a secret) unless the policy's\n"
+	       "[options] hardlinks says otherwise. Mounts below SOURCE are crossed,\n"
+	       "except pseudo filesystems (proc, sysfs, devtmpfs, ...) and MOUNTPOINT\n"
+	       "itself, which are hidden.\n"
+	       "\n"
+	       "Stop: fusermount3 -u MOUNTPOINT (or umount as root), or SIGINT/SIGTERM to\n"
+	       "the daemon. SIGHUP reopens the audit file (logrotate).\n"
+	       "\n"
+	       "Examples:\n"
+	       "  jailfs ~/proj /mnt/proj\n"
+	       "  jailfs --policy proj.ini --audit /var/log/jailfs.jsonl ~/proj /mnt/proj\n"
+	       "  jailfs --read-only -f ~/proj /mnt/proj\n"
+	       "  fstab: /home/me/proj /mnt/proj fuse.jailfs policy=/etc/jailfs/proj.ini 0 0\n"
+	       "\n"
+	       "Exit status: 0 the mount was made (and, with -f, cleanly unmounted);\n"
+	       "1 a runtime failure (cannot mount, stale mountpoint, FUSE error);\n"
+	       "2 a usage or policy error.\n",
 	       prog);
 }
 
@@ -99,9 +99,8 @@ static int own_option(struct jf_options *o, char *opt)
 	} else if (KEY("read_only") || KEY("ro")) {
 		o->read_only = true;
 	} else if (KEY("rw") || KEY("suid") || KEY("dev") || KEY("nosuid") || KEY("nodev") ||
-		   KEY("exec") || KEY("defaults") || KEY("auto") || KEY("noauto") ||
-		   KEY("user") || KEY("nouser") || KEY("users") || KEY("_netdev") ||
-		   KEY("nofail")) {
+		   KEY("exec") || KEY("defaults") || KEY("auto") || KEY("noauto") || KEY("user") ||
+		   KEY("nouser") || KEY("users") || KEY("_netdev") || KEY("nofail")) {
 		/* fstab noise; nosuid,nodev are always set */
 	} else if (KEY("audit") && val) {
 		o->audit.path = val;
@@ -175,15 +174,15 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 {
 	enum { OPT_POLICY = 256, OPT_RO, OPT_AUDIT, OPT_LEVEL, OPT_SYNC, OPT_SYSLOG };
 	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, OPT_POLICY },
-		{ "read-only", no_argument, NULL, OPT_RO },
-		{ "audit", required_argument, NULL, OPT_AUDIT },
-		{ "audit-level", required_argument, NULL, OPT_LEVEL },
-		{ "audit-sync", no_argument, NULL, OPT_SYNC },
-		{ "audit-syslog", no_argument, NULL, OPT_SYSLOG },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{"policy", required_argument, NULL, OPT_POLICY},
+		{"read-only", no_argument, NULL, OPT_RO},
+		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"audit-level", required_argument, NULL, OPT_LEVEL},
+		{"audit-sync", no_argument, NULL, OPT_SYNC},
+		{"audit-syslog", no_argument, NULL, OPT_SYSLOG},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
 	char *fuse = NULL;
 	int c;
@@ -193,21 +192,42 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "fdo:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': o->foreground = true; break;
-		case 'd': o->debug = o->foreground = true; break;
+		case 'f':
+			o->foreground = true;
+			break;
+		case 'd':
+			o->debug = o->foreground = true;
+			break;
 		case 'o':
 			if (parse_o(o, optarg, &fuse) < 0)
 				goto usage;
 			break;
-		case 'h': o->help = true; return 0;
-		case 'V': o->version = true; return 0;
-		case OPT_POLICY: o->policy = optarg; break;
-		case OPT_RO: o->read_only = true; break;
-		case OPT_AUDIT: o->audit.path = optarg; break;
-		case OPT_LEVEL: o->audit_level = optarg; break;
-		case OPT_SYNC: o->audit.sync = true; break;
-		case OPT_SYSLOG: o->audit.syslog = true; break;
-		default: goto usage;
+		case 'h':
+			o->help = true;
+			return 0;
+		case 'V':
+			o->version = true;
+			return 0;
+		case OPT_POLICY:
+			o->policy = optarg;
+			break;
+		case OPT_RO:
+			o->read_only = true;
+			break;
+		case OPT_AUDIT:
+			o->audit.path = optarg;
+			break;
+		case OPT_LEVEL:
+			o->audit_level = optarg;
+			break;
+		case OPT_SYNC:
+			o->audit.sync = true;
+			break;
+		case OPT_SYSLOG:
+			o->audit.syslog = true;
+			break;
+		default:
+			goto usage;
 		}
 	}
 	if (argc - optind != 2) {

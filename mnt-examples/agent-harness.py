@@ -37,8 +37,8 @@ def build_request(argv, shell, cwd, timeout_s, max_output, env):
     if cwd:
         req["cwd"] = cwd
     if env:
-        req["env"] = dict(e.split("=", 1) if "=" in e else (e, os.environ.get(e, ""))
-                          for e in env)
+        # "NAME" passes the variable from jailrun's environment, "NAME=VALUE" sets it.
+        req["env"] = list(env)
     return req
 
 

@@ -43,7 +43,7 @@ enum jf_refusal {
 	JF_REFUSE_NAME_TOO_LONG, /* a component over JF_NAME_MAX bytes */
 	JF_REFUSE_OUTSIDE_ROOT,  /* absolute, not inside root (component-wise) */
 	JF_REFUSE_CONTROL,       /* a control byte (0x01-0x1f, 0x7f) in a name */
-	JF_REFUSE_LOOKALIKE,     /* fullwidth U+FF0E / U+FF0F, or other decided lookalikes */
+	JF_REFUSE_LOOKALIKE,     /* U+FF0E U+FF0F U+FF3C U+FE52 U+2024 U+2025 (NFKC . / \) */
 	JF_REFUSE_EMPTY,         /* zero-length input */
 };
 

@@ -50,8 +50,8 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 /* Account @n bytes read from a stream: keep or forward up to @limit. */
-static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit,
-		       bool live, int live_fd)
+static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit, bool live,
+		       int live_fd)
 {
 	size_t keep = 0;
 

@@ -41,8 +41,8 @@
 #define MAX_DEPTH 8
 
 const char *const jr_default_denylist[] = {
-	"rm",     "sudo",   "su",       "doas",     "pkexec", "runuser", "mkfs*",
-	"mke2fs", "mkswap", "wipefs",   "dd",       "shred",  "mount",   "umount",
+	"rm",	  "sudo",   "su",	"doas",	    "pkexec",	"runuser", "mkfs*",
+	"mke2fs", "mkswap", "wipefs",	"dd",	    "shred",	"mount",   "umount",
 	"reboot", "halt",   "poweroff", "shutdown", "killall5", NULL,
 };
 
@@ -55,7 +55,7 @@ struct jr_ident {
 
 struct interp {
 	const char *name;      /* stripped basename */
-	bool shell;            /* a POSIX-ish shell: -c allowed with --shell */
+	bool shell;	       /* a POSIX-ish shell: -c allowed with --shell */
 	const char *inline_sh; /* short flags that run inline code */
 	const char *arg_sh;    /* short flags that take a separate argument */
 	const char *const *inline_long;
@@ -66,8 +66,8 @@ struct interp {
 static const char *const long_eval[] = {"eval", "command", "print", "require", "exec", NULL};
 static const char *const long_none[] = {NULL};
 static const char *const long_sh_arg[] = {"rcfile", "init-file", NULL};
-static const char *const long_node_arg[] = {"input-type", "loader", "import", "conditions",
-					    "experimental-loader", "title", NULL};
+static const char *const long_node_arg[] = {"input-type",	   "loader", "import", "conditions",
+					    "experimental-loader", "title",  NULL};
 
 /* The issue's list: sh bash dash zsh ksh fish python* node deno perl* ruby*
  * php* lua* Rscript osascript, plus close relatives. Inline flags: -c -e -E
@@ -111,10 +111,9 @@ static const char *const wl_nice[] = {"adjustment", NULL};
 static const char *const wl_timeout[] = {"signal", "kill-after", NULL};
 static const char *const wl_stdbuf[] = {"input", "output", "error", NULL};
 static const char *const wl_time[] = {"format", "output", NULL};
-static const char *const wl_xargs[] = {"arg-file", "delimiter", "max-lines", "max-args",
+static const char *const wl_xargs[] = {"arg-file",  "delimiter", "max-lines",	     "max-args",
 				       "max-procs", "max-chars", "process-slot-var", NULL};
-static const char *const wl_strace[] = {"output", "trace", "signal", "attach", "user",
-					"env", NULL};
+static const char *const wl_strace[] = {"output", "trace", "signal", "attach", "user", "env", NULL};
 
 static const struct wrapper wrappers[] = {
 	{"nice", "n", wl_nice, 0},
@@ -344,9 +343,9 @@ static const char *copy_of(struct walk *w, const char *jail)
 
 static bool is_private_path(const char *p)
 {
-	static const char *const dev[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-					  "/dev/urandom", "/dev/tty", "/dev/stdin", "/dev/stdout",
-					  "/dev/stderr", NULL};
+	static const char *const dev[] = {"/dev/null",	  "/dev/zero", "/dev/full",  "/dev/random",
+					  "/dev/urandom", "/dev/tty",  "/dev/stdin", "/dev/stdout",
+					  "/dev/stderr",  NULL};
 
 	if (strcmp(p, "/tmp") == 0 || strncmp(p, "/tmp/", 5) == 0)
 		return true;
@@ -494,8 +493,7 @@ static bool world_writable(const char *m)
 		bool others = who == 0 || memchr(c, 'o', who) || memchr(c, 'a', who);
 
 		for (size_t i = who; i < n; i++)
-			if ((c[i] == '+' || c[i] == '=') && others &&
-			    memchr(c + i, 'w', n - i))
+			if ((c[i] == '+' || c[i] == '=') && others && memchr(c + i, 'w', n - i))
 				return true;
 		c += n + (c[n] == ',');
 	}
@@ -515,8 +513,7 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 					    "recursive chmod to a world-writable mode (%s -R %s)",
 					    argv[0], argv[i]);
 	}
-	if ((strcmp(name, "chown") == 0 || strcmp(name, "chgrp") == 0) &&
-	    is_recursive(argc, argv))
+	if ((strcmp(name, "chown") == 0 || strcmp(name, "chgrp") == 0) && is_recursive(argc, argv))
 		return deny(w, "chown-recursive", "recursive %s (%s -R)", name, name);
 	if (strcmp(name, "kill") == 0) {
 		bool sig_seen = false;
@@ -548,46 +545,66 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 
 /* ---- interpreters ---- */
 
+/*
+ * Look at the option at argv[*i] of interpreter @in: 1 when it runs inline
+ * code, -1 when the rest of the line is not the interpreter's (python -m),
+ * 0 otherwise; an option taking a separate value advances *i past it.
+ */
+static int interp_option(const struct interp *in, int argc, char *const argv[], int *i)
+{
+	const char *a = argv[*i];
+
+	if (a[1] == '-') {
+		size_t n = strcspn(a + 2, "=");
+
+		if (str_in(in->inline_long, a + 2, n))
+			return 1;
+		if (!a[2 + n] && str_in(in->arg_long, a + 2, n) && *i + 1 < argc)
+			(*i)++;
+		return 0;
+	}
+	for (int j = 1; a[j]; j++) {
+		if (strchr(in->inline_sh, a[j]))
+			return 1;
+		if (strchr(in->stop_sh, a[j]))
+			return -1;
+		if (strchr(in->arg_sh, a[j])) {
+			if (!a[j + 1] && *i + 1 < argc)
+				(*i)++;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* With --shell, `sh -c STRING`: STRING (the first operand after the flag at
+ * @i) is checked as a shell command. */
+static bool check_shell_operand(struct walk *w, int argc, char *const argv[], int i)
+{
+	for (int k = i + 1; k < argc; k++)
+		if (argv[k][0] != '-' && argv[k][0] != '+')
+			return check_shell(w, argv[k]);
+	return false;
+}
+
 static bool check_interp(struct walk *w, const struct interp *in, const char *shown, int argc,
 			 char *const argv[])
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int at = i, k;
 
 		if (strcmp(a, "--") == 0 || a[0] != '-' || !a[1])
 			break; /* the script, stdin, or the end of options */
-		if (a[1] == '-') {
-			size_t n = strcspn(a + 2, "=");
-
-			if (str_in(in->inline_long, a + 2, n))
-				goto inline_code;
-			if (!a[2 + n] && str_in(in->arg_long, a + 2, n))
-				i++;
-			continue;
-		}
-		for (int j = 1; a[j]; j++) {
-			if (strchr(in->inline_sh, a[j]))
-				goto inline_code;
-			if (strchr(in->stop_sh, a[j]))
-				return false;
-			if (strchr(in->arg_sh, a[j])) {
-				if (!a[j + 1])
-					i++;
-				break;
-			}
-		}
-		continue;
-inline_code:
-		if (in->shell && w->g->shell) {
-			/* --shell: the command string is the first operand */
-			for (int k = i + 1; k < argc; k++)
-				if (argv[k][0] != '-' && argv[k][0] != '+')
-					return check_shell(w, argv[k]);
+		k = interp_option(in, argc, argv, &i);
+		if (k < 0)
 			return false;
-		}
+		if (k == 0)
+			continue;
+		if (in->shell && w->g->shell)
+			return check_shell_operand(w, argc, argv, at);
 		return deny(w, "inline-code", "interpreter inline code (%s %s)", shown, a);
 	}
-	/* deno eval CODE, and the shell's own +O/+o come here as operands */
 	if (strcmp(in->name, "deno") == 0 && argc > 1 && strcmp(argv[1], "eval") == 0)
 		return deny(w, "inline-code", "interpreter inline code (%s eval)", shown);
 	return false;
@@ -669,103 +686,108 @@ static void free_words(char **words, int n)
 	free(words);
 }
 
+/* One env option at argv[*i]: sets *split for -S/--split-string, *dir for
+ * -C/--chdir; a separate value advances *i. */
+static void env_option(int argc, char *const argv[], int *i, const char **split, const char **dir)
+{
+	static const char *const longs[] = {"split-string", "chdir", "unset"};
+	const char *a = argv[*i], *v;
+
+	if (a[1] == '-') {
+		for (size_t k = 0; k < ARRAY_SIZE(longs); k++) {
+			size_t n = strlen(longs[k]);
+
+			if (strncmp(a + 2, longs[k], n) != 0 || (a[2 + n] && a[2 + n] != '='))
+				continue;
+			v = a[2 + n] ? a + 3 + n : (*i + 1 < argc ? argv[++*i] : "");
+			if (k == 0)
+				*split = v;
+			else if (k == 1)
+				*dir = v;
+			return;
+		}
+		return; /* --ignore-environment, --null, --debug, signal options */
+	}
+	for (int j = 1; a[j]; j++) {
+		if (!strchr("uCS", a[j]))
+			continue;
+		v = a[j + 1] ? a + j + 1 : (*i + 1 < argc ? argv[++*i] : "");
+		if (a[j] == 'S')
+			*split = v;
+		else if (a[j] == 'C')
+			*dir = v;
+		return;
+	}
+}
+
+static bool check_env(struct walk *w, int argc, char *const argv[]);
+
+/* env -S STRING: the words replace the option and the rest follows. */
+static bool check_env_split(struct walk *w, int argc, char *const argv[], int i, const char *split)
+{
+	int n = 0, total;
+	char **words = split_words(split, &n);
+	char **nargv;
+	bool r;
+
+	if (!words)
+		return deny(w, "internal", "out of memory");
+	total = 1 + n + (argc - i - 1);
+	nargv = calloc(total + 1, sizeof(char *));
+	if (!nargv) {
+		free_words(words, n);
+		return deny(w, "internal", "out of memory");
+	}
+	nargv[0] = argv[0];
+	memcpy(nargv + 1, words, n * sizeof(char *));
+	memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
+	w->depth++;
+	r = w->depth > MAX_DEPTH ? deny(w, "nesting", "wrappers nested too deep")
+				 : check_env(w, total, nargv);
+	free(nargv);
+	free_words(words, n);
+	return r;
+}
+
 /* env [OPTION]... [-] [NAME=VALUE]... [COMMAND [ARG]...] */
 static bool check_env(struct walk *w, int argc, char *const argv[])
 {
-	char cwd[PATH_MAX];
 	struct walk inner = *w;
+	char cwd[PATH_MAX];
+	int i;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *split = NULL, *dir = NULL;
 
 		if (strcmp(a, "--") == 0) {
 			i++;
-			goto command;
+			break;
 		}
-		if (strncmp(a, "--split-string", 14) == 0)
-			val = a[14] == '=' ? a + 15 : (i + 1 < argc ? argv[++i] : "");
-		else if (strncmp(a, "--chdir", 7) == 0 || strncmp(a, "--unset", 7) == 0) {
-			bool chdir_opt = a[2] == 'c';
-			const char *d = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : "");
-
-			if (chdir_opt) {
-				if (check_path_arg(w, d) || jr_resolve(w->g->view, w->cwd, d, cwd, NULL))
-					return w->v->denied ||
-					       deny(w, "path-refused", "env --chdir '%s'", d);
-				inner.cwd = cwd;
-			}
-			continue;
-		} else if (a[0] == '-' && a[1] && a[1] != '-') {
-			for (int j = 1; a[j]; j++) {
-				if (!strchr("uCS", a[j]))
-					continue;
-				const char *arg = a[j + 1] ? a + j + 1 : (i + 1 < argc ? argv[++i] : "");
-
-				if (a[j] == 'S')
-					val = arg;
-				else if (a[j] == 'C') {
-					if (check_path_arg(w, arg) ||
-					    jr_resolve(w->g->view, w->cwd, arg, cwd, NULL))
-						return w->v->denied ||
-						       deny(w, "path-refused", "env -C '%s'", arg);
-					inner.cwd = cwd;
-				}
-				break;
-			}
-			if (!val)
-				continue;
-		} else if (a[0] == '-') {
-			continue; /* -, --ignore-environment, --null, --debug, signals */
-		} else if (strchr(a, '=')) {
+		if (a[0] != '-' || !a[1]) {
+			if (a[0] == '-')
+				continue; /* "-": same as -i */
+			if (!strchr(a, '='))
+				break; /* the command */
 			if (strncmp(a, "PATH=", 5) == 0)
-				inner.path_env = a + 5;
+				inner.path_env = a + 5; /* the command is looked up there */
 			continue;
-		} else {
-			goto command_at;
 		}
-		if (val) {
-			/* env -S: the words replace the option, the rest follows */
-			int n = 0, total;
-			char **words = split_words(val, &n);
-			char **nargv;
-			bool r;
-
-			if (!words)
-				return deny(w, "internal", "out of memory");
-			total = 1 + n + (argc - i - 1);
-			nargv = calloc(total + 1, sizeof(char *));
-			if (!nargv) {
-				free_words(words, n);
-				return deny(w, "internal", "out of memory");
-			}
-			nargv[0] = argv[0];
-			memcpy(nargv + 1, words, n * sizeof(char *));
-			memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
-			inner.depth++;
-			r = inner.depth > MAX_DEPTH
-				    ? deny(w, "nesting", "wrappers nested too deep")
-				    : check_env(&inner, total, nargv);
-			free(nargv);
-			free_words(words, n);
-			return r;
+		env_option(argc, argv, &i, &split, &dir);
+		if (dir) {
+			if (check_path_arg(w, dir))
+				return true;
+			if (jr_resolve(w->g->view, inner.cwd, dir, cwd, NULL) < 0)
+				return deny(w, "path-refused", "env -C '%s' cannot be resolved",
+					    dir);
+			inner.cwd = cwd;
 		}
-		continue;
-command_at:
-		argc -= i;
-		argv += i;
-		goto run;
-command:
-		argc -= i;
-		argv += i;
-		goto run;
+		if (split)
+			return check_env_split(&inner, argc, argv, i, split);
 	}
-	return false;
-run:
-	/* skip further assignments after "--" is not env's syntax; run as is */
-	if (argc <= 0)
+	if (i >= argc)
 		return false;
 	inner.depth++;
-	return check_cmd(&inner, argc, argv);
+	return check_cmd(&inner, argc - i, argv + i);
 }
 
 /* find PATH... EXPR: -exec/-execdir/-ok/-okdir CMD ... ; or +, and -delete */
@@ -800,13 +822,34 @@ static bool check_find(struct walk *w, int argc, char *const argv[])
 static bool git_config_runs_code(const char *kv)
 {
 	static const char *const keys[] = {
-		"core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
-		"core.hookspath", "core.gitproxy", "diff.external", "sequence.editor",
-		"gpg.program", "gpg.*.program", "credential.helper", "credential.*.helper",
-		"filter.*.clean", "filter.*.smudge", "filter.*.process", "diff.*.textconv",
-		"diff.*.command", "merge.*.driver", "pager.*", "uploadpack.packobjectshook",
-		"remote.*.uploadpack", "remote.*.receivepack", "include.path", "includeif.*.path",
-		"protocol.ext.allow", "alias.*", NULL,
+		"core.fsmonitor",
+		"core.sshcommand",
+		"core.pager",
+		"core.editor",
+		"core.askpass",
+		"core.hookspath",
+		"core.gitproxy",
+		"diff.external",
+		"sequence.editor",
+		"gpg.program",
+		"gpg.*.program",
+		"credential.helper",
+		"credential.*.helper",
+		"filter.*.clean",
+		"filter.*.smudge",
+		"filter.*.process",
+		"diff.*.textconv",
+		"diff.*.command",
+		"merge.*.driver",
+		"pager.*",
+		"uploadpack.packobjectshook",
+		"remote.*.uploadpack",
+		"remote.*.receivepack",
+		"include.path",
+		"includeif.*.path",
+		"protocol.ext.allow",
+		"alias.*",
+		NULL,
 	};
 	char key[256];
 	size_t n = strcspn(kv, "=");
@@ -833,14 +876,16 @@ static bool check_git(struct walk *w, int argc, char *const argv[])
 		const char *a = argv[i];
 
 		if ((strcmp(a, "-c") == 0 && i + 1 < argc) || strncmp(a, "--config-env", 12) == 0) {
-			const char *kv = a[1] == 'c' ? argv[++i]
-				       : a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : "");
+			const char *kv = a[1] == 'c'	? argv[++i]
+					 : a[12] == '=' ? a + 13
+							: (i + 1 < argc ? argv[++i] : "");
 
 			if (a[1] != 'c' && strncasecmp(kv, "alias.", 6) == 0)
 				return deny(w, "git-config", "git %s %s", a, kv);
 			if (git_config_runs_code(kv))
-				return deny(w, strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
-										 : "git-config",
+				return deny(w,
+					    strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
+									      : "git-config",
 					    "git -c %s runs a program", kv);
 			continue;
 		}
@@ -858,9 +903,9 @@ static bool is_loader(const char *name)
 
 static bool check_loader(struct walk *w, int argc, char *const argv[])
 {
-	static const char *const arg_long[] = {"library-path", "inhibit-rpath", "audit",
-					       "preload", "argv0", "glibc-hwcaps-prepend",
-					       "glibc-hwcaps-mask", NULL};
+	static const char *const arg_long[] = {
+		"library-path",		"inhibit-rpath",     "audit", "preload", "argv0",
+		"glibc-hwcaps-prepend", "glibc-hwcaps-mask", NULL};
 	int i = skip_options(argc, argv, 1, "", arg_long);
 	struct walk inner = *w;
 
@@ -1029,9 +1074,20 @@ struct sh_cmd {
 	int nredir;
 };
 
-static const char *const sh_keywords[] = {"if", "then", "else", "elif", "fi", "do", "done",
-					  "while", "until", "!", "{", "}", "time", "esac", NULL};
+static const char *const sh_keywords[] = {"if", "then", "else",	 "elif",  "fi",
+					  "do", "done", "while", "until", "!",
+					  "{",	"}",	"time",	 "esac",  NULL};
 
+static void sh_clear(struct sh_cmd *c)
+{
+	for (int k = 0; k < c->n; k++)
+		free(c->words[k]);
+	for (int k = 0; k < c->nredir; k++)
+		free(c->redir[k]);
+	c->n = c->nredir = 0;
+}
+
+/* Check one simple command collected by check_shell, then forget it. */
 static bool sh_run(struct walk *w, struct sh_cmd *c)
 {
 	int i = 0;
@@ -1061,11 +1117,7 @@ static bool sh_run(struct walk *w, struct sh_cmd *c)
 		r = check_cmd(w, c->n - i, c->words + i);
 		break;
 	}
-	for (int k = 0; k < c->n; k++)
-		free(c->words[k]);
-	for (int k = 0; k < c->nredir; k++)
-		free(c->redir[k]);
-	c->n = c->nredir = 0;
+	sh_clear(c);
 	return r;
 }
 
@@ -1126,150 +1178,165 @@ static const char *sh_subst_end(const char *s, char close, char **inner)
 	return *p ? p + 1 : p;
 }
 
+/* The shell string lexer: words, quotes, operators, substitutions. */
+struct sh_lex {
+	struct walk *w; /* one level deeper than the caller's */
+	const char *p;	/* next byte */
+	char *word;	/* the word being built (3 x input + 8 bytes) */
+	size_t wl;
+	bool in_word, want_redir, skip_word;
+	bool denied, oom;
+	struct sh_cmd c;
+};
+
+static void lex_end_word(struct sh_lex *l)
+{
+	if (l->in_word) {
+		char *d = strndup(l->word, l->wl);
+
+		if (!d) {
+			l->oom = true;
+		} else if (l->skip_word) {
+			free(d);
+		} else if (sh_push(&l->c, d, l->want_redir) < 0) {
+			free(d);
+			l->oom = true;
+		}
+		l->want_redir = l->skip_word = false;
+	}
+	l->in_word = false;
+	l->wl = 0;
+}
+
+/* $( ... ) or ` ... ` at l->p: the inside is a command of its own. */
+static void lex_subst(struct sh_lex *l, bool in_word)
+{
+	bool dollar = *l->p == '$';
+	char *sub = NULL;
+	const char *e = sh_subst_end(l->p + (dollar ? 2 : 1), dollar ? ')' : '`', &sub);
+
+	if (!sub) {
+		l->oom = true;
+		return;
+	}
+	l->denied = check_shell(l->w, sub);
+	free(sub);
+	if (in_word) {
+		memcpy(l->word + l->wl, "$SUBST", 6); /* text unknown until run */
+		l->wl += 6;
+	}
+	l->p = e;
+}
+
+static void lex_double_quote(struct sh_lex *l)
+{
+	for (l->p++; *l->p && *l->p != '"' && !l->denied && !l->oom;) {
+		if (*l->p == '\\' && l->p[1]) {
+			l->word[l->wl++] = l->p[1];
+			l->p += 2;
+		} else if ((*l->p == '$' && l->p[1] == '(') || *l->p == '`') {
+			lex_subst(l, false);
+		} else {
+			l->word[l->wl++] = *l->p++;
+		}
+	}
+	if (*l->p == '"')
+		l->p++;
+}
+
+/* < > >> >| 2> &> <& >& << <<< : the next word is a path, a fd, or text. */
+static void lex_redirect(struct sh_lex *l)
+{
+	const char *p = l->p;
+	size_t digits = 0;
+
+	while (digits < l->wl && l->word[digits] >= '0' && l->word[digits] <= '9')
+		digits++;
+	if (l->in_word && digits == l->wl) /* "2>": the word was a fd number */
+		l->in_word = false, l->wl = 0;
+	lex_end_word(l);
+	if (*p == '&') /* &> FILE, &>> FILE */
+		p++;
+	if (p[0] == '<' && p[1] == '<') { /* heredoc delimiter or herestring */
+		l->p = p + 2 + (p[2] == '<' || p[2] == '-');
+		l->skip_word = true;
+		return;
+	}
+	p++;
+	if (*p == '>' || *p == '|')
+		p++;
+	if (*p == '&') { /* >&2, <&- */
+		l->p = p + 1;
+		l->skip_word = true;
+		return;
+	}
+	l->p = p;
+	l->want_redir = true;
+}
+
+static void lex_step(struct sh_lex *l)
+{
+	char ch = *l->p;
+
+	if (ch == '#' && !l->in_word) {
+		l->p += strcspn(l->p, "\n");
+	} else if (ch == ' ' || ch == '\t') {
+		lex_end_word(l);
+		l->p++;
+	} else if (ch == '<' || ch == '>' || (ch == '&' && l->p[1] == '>')) {
+		lex_redirect(l);
+	} else if (strchr(";&|\n()", ch)) {
+		lex_end_word(l);
+		if (!l->oom)
+			l->denied = sh_run(l->w, &l->c);
+		l->p++;
+	} else if (ch == '\\' && l->p[1]) {
+		l->in_word = true;
+		if (l->p[1] != '\n')
+			l->word[l->wl++] = l->p[1];
+		l->p += 2;
+	} else if (ch == '\'') {
+		const char *e = strchrnul(l->p + 1, '\'');
+
+		l->in_word = true;
+		memcpy(l->word + l->wl, l->p + 1, e - l->p - 1);
+		l->wl += e - l->p - 1;
+		l->p = *e ? e + 1 : e;
+	} else if ((ch == '$' && l->p[1] == '(') || ch == '`') {
+		l->in_word = true;
+		lex_subst(l, true);
+	} else if (ch == '"') {
+		l->in_word = true;
+		lex_double_quote(l);
+	} else {
+		l->in_word = true;
+		l->word[l->wl++] = *l->p++;
+	}
+}
+
 static bool check_shell(struct walk *w, const char *s)
 {
-	struct sh_cmd c = {0};
-	size_t cap = strlen(s) + 1;
-	_cleanup_free_ char *word = malloc(cap);
-	size_t wl = 0;
-	bool in_word = false, want_redir = false, skip_word = false, r = false;
 	struct walk inner = *w;
+	struct sh_lex l = {.w = &inner, .p = s};
 
 	if (++inner.depth > MAX_DEPTH)
 		return deny(w, "nesting", "shell commands nested too deep");
-	if (!word)
+	l.word = malloc(strlen(s) * 3 + 8); /* "``" (2 bytes) becomes "$SUBST" (6) */
+	if (!l.word)
 		return deny(w, "internal", "out of memory");
-#define END_WORD()                                                                                 \
-	do {                                                                                       \
-		if (in_word) {                                                                     \
-			char *d = strndup(word, wl);                                               \
-			if (!d || (!skip_word && sh_push(&c, d, want_redir) < 0))                  \
-				goto oom;                                                          \
-			if (skip_word)                                                             \
-				free(d);                                                           \
-			want_redir = skip_word = false;                                            \
-		}                                                                                  \
-		in_word = false;                                                                   \
-		wl = 0;                                                                            \
-	} while (0)
-	for (const char *p = s; *p && !r;) {
-		char ch = *p;
-
-		if (ch == '#' && !in_word) {
-			p += strcspn(p, "\n");
-			continue;
-		}
-		if (ch == ' ' || ch == '\t') {
-			END_WORD();
-			p++;
-			continue;
-		}
-		if (strchr(";&|\n()", ch)) {
-			if (ch == '&' && p[1] == '>') { /* &> FILE */
-				END_WORD();
-				want_redir = true;
-				p += 2 + (p[2] == '>');
-				continue;
-			}
-			END_WORD();
-			r = sh_run(&inner, &c);
-			p++;
-			continue;
-		}
-		if (ch == '<' || ch == '>') {
-			/* a word of digits right before is a fd number: drop it */
-			if (in_word && strspn(word, "0123456789") == wl)
-				in_word = false, wl = 0;
-			END_WORD();
-			if (ch == '<' && p[1] == '<') { /* heredoc / herestring: not a path */
-				p += 2 + (p[2] == '<' || p[2] == '-');
-				skip_word = true;
-				continue;
-			}
-			p++;
-			if (*p == '>' || *p == '|')
-				p++;
-			if (*p == '&') { /* >&2, <&- */
-				p++;
-				skip_word = true;
-				continue;
-			}
-			want_redir = true;
-			continue;
-		}
-		in_word = true;
-		if (ch == '\\' && p[1]) {
-			if (p[1] != '\n')
-				word[wl++] = p[1];
-			p += 2;
-			continue;
-		}
-		if (ch == '\'') {
-			const char *e = strchrnul(p + 1, '\'');
-
-			memcpy(word + wl, p + 1, e - p - 1);
-			wl += e - p - 1;
-			p = *e ? e + 1 : e;
-			continue;
-		}
-		if ((ch == '$' && p[1] == '(') || ch == '`') {
-			char *sub = NULL;
-			const char *e = sh_subst_end(p + (ch == '$' ? 2 : 1), ch == '$' ? ')' : '`',
-						     &sub);
-
-			if (!sub)
-				goto oom;
-			r = check_shell(&inner, sub);
-			free(sub);
-			memcpy(word + wl, "$SUBST", 6); /* unknown text */
-			wl += 6;
-			p = e;
-			continue;
-		}
-		if (ch == '"') {
-			for (p++; *p && *p != '"' && !r;) {
-				if (*p == '\\' && p[1]) {
-					word[wl++] = p[1];
-					p += 2;
-				} else if ((*p == '$' && p[1] == '(') || *p == '`') {
-					char *sub = NULL;
-					const char *e = sh_subst_end(p + (*p == '$' ? 2 : 1),
-								     *p == '$' ? ')' : '`', &sub);
-
-					if (!sub)
-						goto oom;
-					r = check_shell(&inner, sub);
-					free(sub);
-					p = e;
-				} else {
-					word[wl++] = *p++;
-				}
-			}
-			if (*p == '"')
-				p++;
-			continue;
-		}
-		word[wl++] = ch;
-		p++;
+	while (*l.p && !l.denied && !l.oom)
+		lex_step(&l);
+	if (!l.denied && !l.oom) {
+		lex_end_word(&l);
+		if (!l.oom)
+			l.denied = sh_run(&inner, &l.c);
 	}
-	if (!r) {
-		END_WORD();
-		r = sh_run(&inner, &c);
-	} else {
-		sh_run(&(struct walk){.g = w->g, .v = &(struct jr_verdict){0}, .cwd = w->cwd,
-				      .path_env = w->path_env, .depth = MAX_DEPTH + 1},
-		       &c);
-	}
-	free(c.words);
-	return r;
-oom:
-	for (int k = 0; k < c.n; k++)
-		free(c.words[k]);
-	for (int k = 0; k < c.nredir; k++)
-		free(c.redir[k]);
-	free(c.words);
-	return deny(w, "internal", "out of memory");
-#undef END_WORD
+	sh_clear(&l.c);
+	free(l.c.words);
+	free(l.word);
+	if (l.oom && !l.denied)
+		return deny(w, "internal", "out of memory");
+	return l.denied;
 }
 
 /* ---- entry points ---- */

@@ -40,11 +40,11 @@
  * while guardrails run before a one-shot mount exists).
  */
 struct jr_view {
-	char project[PATH_MAX]; /* absolute, no trailing slash ("/" never allowed) */
-	char host[PATH_MAX];    /* absolute path jailrun uses to reach the files */
+	char project[PATH_MAX];		/* absolute, no trailing slash ("/" never allowed) */
+	char host[PATH_MAX];		/* absolute path jailrun uses to reach the files */
 	const struct jf_policy *policy; /* classifies view-relative paths; not owned */
-	bool host_is_source;    /* @host is the raw source: hide DENIED names ourselves */
-	const char *const *expose; /* extra host paths bound read-only, NULL-terminated */
+	bool host_is_source;		/* @host is the raw source: hide DENIED names ourselves */
+	const char *const *expose;	/* extra host paths bound read-only, NULL-terminated */
 };
 
 /* ---- resolve.c ---- */
@@ -87,14 +87,14 @@ int jr_resolve(const struct jr_view *v, const char *cwd, const char *in, char *o
  * execute bit. Writes the absolute jail path to @out (PATH_MAX bytes).
  * Returns 0, or -ENOENT when nothing was found.
  */
-int jr_find_exec(const struct jr_view *v, const char *cwd, const char *path_env,
-		 const char *name, char *out, struct jr_chain *chain);
+int jr_find_exec(const struct jr_view *v, const char *cwd, const char *path_env, const char *name,
+		 char *out, struct jr_chain *chain);
 
 /* ---- guard.c ---- */
 
 struct jr_verdict {
 	bool denied;
-	char rule[64];    /* machine-readable rule id, e.g. "inline-code" */
+	char rule[64];	  /* machine-readable rule id, e.g. "inline-code" */
 	char reason[640]; /* human text, e.g. "interpreter inline code (python3 -c)" */
 };
 
@@ -103,7 +103,7 @@ struct jr_guard {
 	const char *cwd;      /* absolute jail path of the command's working directory */
 	const char *path_env; /* PATH as the child will get it */
 	const char *home;     /* HOME inside the jail (for "~") */
-	bool shell;           /* --shell given */
+	bool shell;	      /* --shell given */
 	const char **deny;    /* effective denylist (fnmatch patterns), NULL-terminated */
 	const char **allow;   /* names exempted from the built-in rules, NULL-terminated */
 	/* lazily built table of denied binaries in PATH (renamed-copy check) */
@@ -151,7 +151,7 @@ int jr_view_check_root(const char *mnt, char *source, char *mnt_out);
 
 struct jr_oneshot {
 	char dir[PATH_MAX]; /* private mountpoint (mode 0700), "" when none */
-	pid_t daemon;       /* jailfs -f, our child; 0 when none */
+	pid_t daemon;	    /* jailfs -f, our child; 0 when none */
 	int pidfd;
 	bool mounted;
 };
@@ -178,13 +178,13 @@ struct jr_limits {
 
 struct jr_spawn {
 	const struct jr_view *view; /* host = the mounted view */
-	const char *cwd;            /* absolute jail path */
-	const char *exec_path;      /* resolved jail path to execve, or NULL: execvp */
+	const char *cwd;	    /* absolute jail path */
+	const char *exec_path;	    /* resolved jail path to execve, or NULL: execvp */
 	char *const *argv;
 	char *const *envp;
 	bool net;
-	bool stdin_null;       /* --json: stdin is /dev/null */
-	bool pipe_output;      /* capture stdout/stderr through pipes */
+	bool stdin_null;  /* --json: stdin is /dev/null */
+	bool pipe_output; /* capture stdout/stderr through pipes */
 	struct jr_limits limits;
 };
 
@@ -199,7 +199,7 @@ struct jr_outcome {
 	int exit_code; /* command's exit status when exited */
 	int signal;    /* terminating signal, 0 if exited */
 	bool timed_out;
-	bool interrupted; /* jailrun got SIGINT/SIGTERM/SIGHUP */
+	bool interrupted;  /* jailrun got SIGINT/SIGTERM/SIGHUP */
 	int interrupt_sig; /* which one (the exit status is then 128 + it) */
 	int64_t duration_ms;
 	struct jr_stream out, err;

@@ -162,9 +162,21 @@ static uint64_t parse_size(const char *s, const char *opt)
 	if (errno || end == s || s[0] == '-')
 		die("%s: not a number: '%s'", opt, s);
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (*end)
 		die("%s: not a size: '%s' (bytes, or with K M G)", opt, s);
@@ -191,9 +203,27 @@ static void push(const char **list, int *n, const char *v, const char *opt)
 }
 
 enum {
-	OPT_ROOT = 256, OPT_SOURCE, OPT_POLICY, OPT_SHELL, OPT_CWD, OPT_TIMEOUT, OPT_MAX_OUTPUT,
-	OPT_NET, OPT_ENV, OPT_JSON, OPT_REQUEST, OPT_DENY, OPT_ALLOW, OPT_AUDIT, OPT_CHECK,
-	OPT_GRACE, OPT_RL_CPU, OPT_RL_AS, OPT_RL_NPROC, OPT_RL_FSIZE, OPT_PLAIN_ROOT,
+	OPT_ROOT = 256,
+	OPT_SOURCE,
+	OPT_POLICY,
+	OPT_SHELL,
+	OPT_CWD,
+	OPT_TIMEOUT,
+	OPT_MAX_OUTPUT,
+	OPT_NET,
+	OPT_ENV,
+	OPT_JSON,
+	OPT_REQUEST,
+	OPT_DENY,
+	OPT_ALLOW,
+	OPT_AUDIT,
+	OPT_CHECK,
+	OPT_GRACE,
+	OPT_RL_CPU,
+	OPT_RL_AS,
+	OPT_RL_NPROC,
+	OPT_RL_FSIZE,
+	OPT_PLAIN_ROOT,
 };
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -229,11 +259,21 @@ static void parse_args(struct opts *o, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_ROOT: o->root = optarg; break;
-		case OPT_SOURCE: o->source = optarg; break;
-		case OPT_POLICY: o->policy_file = optarg; break;
-		case OPT_SHELL: o->shell = true; break;
-		case OPT_CWD: o->cwd = optarg; break;
+		case OPT_ROOT:
+			o->root = optarg;
+			break;
+		case OPT_SOURCE:
+			o->source = optarg;
+			break;
+		case OPT_POLICY:
+			o->policy_file = optarg;
+			break;
+		case OPT_SHELL:
+			o->shell = true;
+			break;
+		case OPT_CWD:
+			o->cwd = optarg;
+			break;
 		case OPT_TIMEOUT:
 			o->timeout_ms = parse_seconds_ms(optarg, "--timeout");
 			o->timeout_set = true;
@@ -242,20 +282,48 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			o->max_output = parse_size(optarg, "--max-output");
 			o->max_output_set = true;
 			break;
-		case OPT_NET: o->net = true; break;
-		case OPT_ENV: push(o->env, &o->n_env, optarg, "--env"); break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_REQUEST: o->request = optarg; break;
-		case OPT_DENY: push(o->deny, &o->n_deny, optarg, "--deny-exec"); break;
-		case OPT_ALLOW: push(o->allow, &o->n_allow, optarg, "--allow-exec"); break;
-		case OPT_AUDIT: o->audit = optarg; break;
-		case OPT_CHECK: o->check_only = true; break;
-		case OPT_GRACE: o->grace_ms = parse_seconds_ms(optarg, "--grace"); break;
-		case OPT_RL_CPU: o->limits.cpu_s = parse_size(optarg, "--rlimit-cpu"); break;
-		case OPT_RL_AS: o->limits.as_bytes = parse_size(optarg, "--rlimit-as"); break;
-		case OPT_RL_NPROC: o->limits.nproc = parse_size(optarg, "--rlimit-nproc"); break;
-		case OPT_RL_FSIZE: o->limits.fsize_bytes = parse_size(optarg, "--rlimit-fsize"); break;
-		case OPT_PLAIN_ROOT: o->plain_root = true; break;
+		case OPT_NET:
+			o->net = true;
+			break;
+		case OPT_ENV:
+			push(o->env, &o->n_env, optarg, "--env");
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_REQUEST:
+			o->request = optarg;
+			break;
+		case OPT_DENY:
+			push(o->deny, &o->n_deny, optarg, "--deny-exec");
+			break;
+		case OPT_ALLOW:
+			push(o->allow, &o->n_allow, optarg, "--allow-exec");
+			break;
+		case OPT_AUDIT:
+			o->audit = optarg;
+			break;
+		case OPT_CHECK:
+			o->check_only = true;
+			break;
+		case OPT_GRACE:
+			o->grace_ms = parse_seconds_ms(optarg, "--grace");
+			break;
+		case OPT_RL_CPU:
+			o->limits.cpu_s = parse_size(optarg, "--rlimit-cpu");
+			break;
+		case OPT_RL_AS:
+			o->limits.as_bytes = parse_size(optarg, "--rlimit-as");
+			break;
+		case OPT_RL_NPROC:
+			o->limits.nproc = parse_size(optarg, "--rlimit-nproc");
+			break;
+		case OPT_RL_FSIZE:
+			o->limits.fsize_bytes = parse_size(optarg, "--rlimit-fsize");
+			break;
+		case OPT_PLAIN_ROOT:
+			o->plain_root = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -292,7 +360,8 @@ static void load_request(struct opts *o, json_t **keep)
 	*keep = r;
 	if (o->argc > 0)
 		die("--request and a COMMAND after -- exclude each other");
-	json_object_foreach(r, key, v) {
+	json_object_foreach(r, key, v)
+	{
 		if (!strcmp(key, "argv")) {
 			size_t n = json_array_size(v);
 
@@ -328,7 +397,8 @@ static void load_request(struct opts *o, json_t **keep)
 			o->timeout_set = true;
 		} else if (!strcmp(key, "max_output_bytes")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0)
-				die("--request: \"max_output_bytes\" must be a non-negative integer");
+				die("--request: \"max_output_bytes\" must be a non-negative "
+				    "integer");
 			o->max_output = json_integer_value(v);
 			o->max_output_set = true;
 		} else if (!strcmp(key, "env")) {
@@ -337,7 +407,8 @@ static void load_request(struct opts *o, json_t **keep)
 			size_t i;
 
 			if (json_is_object(v)) {
-				json_object_foreach(v, name, val) {
+				json_object_foreach(v, name, val)
+				{
 					char *s;
 
 					if (!json_is_string(val))
@@ -347,7 +418,8 @@ static void load_request(struct opts *o, json_t **keep)
 					push(o->env, &o->n_env, s, "env");
 				}
 			} else if (json_is_array(v)) {
-				json_array_foreach(v, i, val) {
+				json_array_foreach(v, i, val)
+				{
 					if (!json_is_string(val))
 						die("--request: \"env\"[%zu] must be a string", i);
 					push(o->env, &o->n_env, json_string_value(val), "env");
@@ -369,8 +441,8 @@ static void load_request(struct opts *o, json_t **keep)
 
 static bool secretish(const char *name, size_t n)
 {
-	static const char *const parts[] = {"TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL",
-					    NULL};
+	static const char *const parts[] = {"TOKEN",	"SECRET",     "KEY",
+					    "PASSWORD", "CREDENTIAL", NULL};
 	char up[256];
 
 	if (n >= sizeof(up))
@@ -476,6 +548,7 @@ struct run {
 	char *const *argv; /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
+	long audit_offset; /* size of the --audit file before this run */
 };
 
 static void setup_view(struct run *r)
@@ -608,7 +681,7 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 		return report_error(r, msg);
 	}
 	if (r->o.audit) {
-		if (jr_audit_count(r->o.audit, 0, &counts) == 0)
+		if (jr_audit_count(r->o.audit, r->audit_offset, &counts) == 0)
 			rep.audit = &counts;
 	}
 	if (oc->timed_out)
@@ -649,8 +722,9 @@ static void apply_defaults(struct run *r)
 	uint64_t v;
 
 	if (!r->o.timeout_set)
-		r->o.timeout_ms = (v = jf_policy_run_number(r->policy, "timeout")) ? v * 1000
-									   : DEFAULT_TIMEOUT_MS;
+		r->o.timeout_ms = (v = jf_policy_run_number(r->policy, "timeout"))
+					  ? v * 1000
+					  : DEFAULT_TIMEOUT_MS;
 	if (!r->o.max_output_set)
 		r->o.max_output = (v = jf_policy_run_number(r->policy, "max_output"))
 					  ? v
@@ -697,8 +771,10 @@ static void setup_command(struct run *r)
 int main(int argc, char **argv)
 {
 	static struct run r = {.o = {.grace_ms = DEFAULT_GRACE_MS,
-				     .limits = {.cpu_s = 3600, .as_bytes = 16ULL << 30,
-						.nproc = 4096, .fsize_bytes = 16ULL << 30}}};
+				     .limits = {.cpu_s = 3600,
+						.as_bytes = 16ULL << 30,
+						.nproc = 4096,
+						.fsize_bytes = 16ULL << 30}}};
 	_cleanup_free_ struct jr_outcome *oc = calloc(1, sizeof(*oc));
 	struct jr_guard g = {0};
 	struct jr_verdict v;
@@ -720,8 +796,12 @@ int main(int argc, char **argv)
 	r.envp = build_env(&r.o, r.policy);
 	build_lists(&r);
 
-	g = (struct jr_guard){.view = &r.view, .cwd = r.cwd, .path_env = env_get(r.envp, "PATH"),
-			      .home = "/tmp/home", .shell = r.o.shell, .deny = r.deny,
+	g = (struct jr_guard){.view = &r.view,
+			      .cwd = r.cwd,
+			      .path_env = env_get(r.envp, "PATH"),
+			      .home = "/tmp/home",
+			      .shell = r.o.shell,
+			      .deny = r.deny,
 			      .allow = r.allow};
 	if (r.o.shell)
 		e = jr_guard_shell(&g, r.o.shell_cmd, &v);
@@ -759,11 +839,13 @@ int main(int argc, char **argv)
 		char err[512], audit_abs[PATH_MAX];
 
 		if (r.o.audit) {
-			/* the daemon appends; a fresh file makes the counts this run's */
-			FILE *f = fopen(r.o.audit, "we");
+			/* the daemon appends: count from the current end on */
+			FILE *f = fopen(r.o.audit, "ae");
+			struct stat st;
 
 			if (!f)
 				die("--audit %s: %s", r.o.audit, strerror(errno));
+			r.audit_offset = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
 			fclose(f);
 			if (!realpath(r.o.audit, audit_abs))
 				die("--audit %s: %s", r.o.audit, strerror(errno));
@@ -778,9 +860,15 @@ int main(int argc, char **argv)
 	}
 
 	struct jr_spawn s = {
-		.view = &r.view, .cwd = r.cwd, .exec_path = exec_path[0] ? exec_path : NULL,
-		.argv = r.argv, .envp = r.envp, .net = r.o.net, .stdin_null = r.o.json,
-		.pipe_output = true, .limits = r.o.limits,
+		.view = &r.view,
+		.cwd = r.cwd,
+		.exec_path = exec_path[0] ? exec_path : NULL,
+		.argv = r.argv,
+		.envp = r.envp,
+		.net = r.o.net,
+		.stdin_null = r.o.json,
+		.pipe_output = true,
+		.limits = r.o.limits,
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	jr_oneshot_stop(&r.oneshot);

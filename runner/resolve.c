@@ -30,10 +30,10 @@ const char *const jr_system_dirs[] = {
  * name service and resolver config, the dynamic loader's cache, TLS roots,
  * Debian alternatives (awk, editor...), time zone, OS identification. */
 const char *const jr_etc_entries[] = {
-	"passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf",
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ssl", "ca-certificates",
-	"ca-certificates.conf", "alternatives", "localtime", "timezone", "os-release",
-	"mime.types", NULL,
+	"passwd",      "group",		  "nsswitch.conf",	  "hosts",	  "host.conf",
+	"resolv.conf", "gai.conf",	  "ld.so.cache",	  "ld.so.conf",	  "ld.so.conf.d",
+	"ssl",	       "ca-certificates", "ca-certificates.conf", "alternatives", "localtime",
+	"timezone",    "os-release",	  "mime.types",		  NULL,
 };
 
 /* Is @path equal to @prefix or below it (component-wise)? */
@@ -241,8 +241,8 @@ static bool is_executable(const struct jr_view *v, const char *jail)
 	return S_ISREG(st.st_mode) && (st.st_mode & 0111);
 }
 
-int jr_find_exec(const struct jr_view *v, const char *cwd, const char *path_env,
-		 const char *name, char *out, struct jr_chain *chain)
+int jr_find_exec(const struct jr_view *v, const char *cwd, const char *path_env, const char *name,
+		 char *out, struct jr_chain *chain)
 {
 	char cand[PATH_MAX];
 	const char *p;

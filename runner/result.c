@@ -145,10 +145,10 @@ static int cmp_str(const void *a, const void *b)
 
 static bool is_write_op(const char *op)
 {
-	static const char *const ops[] = {"create", "mknod", "mkdir", "symlink", "link",
-					  "unlink", "rmdir", "rename", "write", "truncate",
-					  "setattr", "fallocate", "setxattr", "removexattr",
-					  "copy_file_range", NULL};
+	static const char *const ops[] = {"create",   "mknod",	     "mkdir",		"symlink",
+					  "link",     "unlink",	     "rmdir",		"rename",
+					  "write",    "truncate",    "setattr",		"fallocate",
+					  "setxattr", "removexattr", "copy_file_range", NULL};
 
 	for (const char *const *p = ops; *p; p++)
 		if (strcmp(*p, op) == 0)
@@ -184,7 +184,8 @@ int jr_audit_count(const char *file, long offset, struct jr_audit_counts *out)
 			out->denied++;
 		else if (dec && strcmp(dec, "hide") == 0)
 			out->hidden++;
-		else if (path && op && (wb > 0 || (is_write_op(op) && !json_object_get(o, "bytes_written")))) {
+		else if (path && op &&
+			 (wb > 0 || (is_write_op(op) && !json_object_get(o, "bytes_written")))) {
 			if (np == pcap) {
 				size_t nc = pcap ? pcap * 2 : 64;
 				char **n = realloc(paths, nc * sizeof(char *));
@@ -202,7 +203,8 @@ int jr_audit_count(const char *file, long offset, struct jr_audit_counts *out)
 		}
 		json_decref(o);
 	}
-	qsort(paths, np, sizeof(char *), cmp_str);
+	if (np)
+		qsort(paths, np, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < np; i++) {
 		if (i == 0 || strcmp(paths[i], paths[i - 1]) != 0)
 			out->written_files++;

@@ -7,17 +7,17 @@
 #include "jailrun.h"
 
 struct jr_audit_counts {
-	long records;       /* audit records written during this run */
-	long denied;        /* decision "deny" */
-	long hidden;        /* decision "hide" */
+	long records;	    /* audit records written during this run */
+	long denied;	    /* decision "deny" */
+	long hidden;	    /* decision "hide" */
 	long written_files; /* distinct paths written, created, removed or renamed */
 };
 
 struct jr_report {
 	bool denied;
 	const char *rule, *reason;
-	const char *error;                 /* jailrun's own failure, or NULL */
-	const struct jr_outcome *outcome;  /* NULL when nothing ran */
+	const char *error;		     /* jailrun's own failure, or NULL */
+	const struct jr_outcome *outcome;    /* NULL when nothing ran */
 	const struct jr_audit_counts *audit; /* NULL without --audit */
 };
 

@@ -63,10 +63,10 @@
 
 struct bind {
 	char path[PATH_MAX]; /* jail path */
-	int fd;              /* O_PATH fd of the host source, -1 if absent */
+	int fd;		     /* O_PATH fd of the host source, -1 if absent */
 	bool is_dir;
 	bool ro;
-	bool copy;           /* small /etc file: copied into the tmpfs root, no mount */
+	bool copy;	     /* small /etc file: copied into the tmpfs root, no mount */
 	char link[PATH_MAX]; /* host has a symlink here: recreate it */
 };
 
@@ -258,7 +258,8 @@ static void mount_proc(const struct plan *p)
 	for (const char *const *r = ro; *r; r++) {
 		snprintf(path, sizeof(path), "./proc/%s", *r);
 		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) == 0)
-			set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true);
+			set_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+				 true);
 	}
 }
 
@@ -275,7 +276,8 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 	if (chdir(NEWROOT) < 0)
 		fail(p->status_fd, "chdir new root");
 	for (int i = 0; i < p->n; i++)
-		if (strncmp(p->b[i].path, "/dev/", 5) != 0 && strncmp(p->b[i].path, "/etc/", 5) != 0)
+		if (strncmp(p->b[i].path, "/dev/", 5) != 0 &&
+		    strncmp(p->b[i].path, "/etc/", 5) != 0)
 			do_bind(p, &p->b[i], sys_attrs);
 	mkdir("./etc", 0755);
 	for (int i = 0; i < p->n; i++)
@@ -358,10 +360,10 @@ static void drop_caps(int status_fd)
 			fail(status_fd, "drop capability %d from the bounding set", c);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	/* uid 0 must not regain capabilities at execve (capabilities(7)) */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-					     SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-					     SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		fail(status_fd, "securebits");
 	none = cap_init();
@@ -383,21 +385,47 @@ static struct sock_fprog seccomp_prog; /* built by jr_sandbox_spawn, loaded by t
 static int build_seccomp(void)
 {
 	static const int denied[] = {
-		SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
-		SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
-		SCMP_SYS(process_vm_writev), SCMP_SYS(keyctl), SCMP_SYS(add_key),
-		SCMP_SYS(request_key), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
-		SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
-		SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
-		SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(open_by_handle_at),
-		SCMP_SYS(name_to_handle_at), SCMP_SYS(userfaultfd), SCMP_SYS(fsopen),
-		SCMP_SYS(fsmount), SCMP_SYS(fsconfig), SCMP_SYS(move_mount), SCMP_SYS(open_tree),
-		SCMP_SYS(mount_setattr), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(acct),
-		SCMP_SYS(quotactl), SCMP_SYS(lookup_dcookie), SCMP_SYS(syslog),
+		SCMP_SYS(mount),
+		SCMP_SYS(umount2),
+		SCMP_SYS(pivot_root),
+		SCMP_SYS(chroot),
+		SCMP_SYS(unshare),
+		SCMP_SYS(setns),
+		SCMP_SYS(ptrace),
+		SCMP_SYS(process_vm_readv),
+		SCMP_SYS(process_vm_writev),
+		SCMP_SYS(keyctl),
+		SCMP_SYS(add_key),
+		SCMP_SYS(request_key),
+		SCMP_SYS(bpf),
+		SCMP_SYS(perf_event_open),
+		SCMP_SYS(io_uring_setup),
+		SCMP_SYS(io_uring_enter),
+		SCMP_SYS(io_uring_register),
+		SCMP_SYS(kexec_load),
+		SCMP_SYS(kexec_file_load),
+		SCMP_SYS(init_module),
+		SCMP_SYS(finit_module),
+		SCMP_SYS(delete_module),
+		SCMP_SYS(open_by_handle_at),
+		SCMP_SYS(name_to_handle_at),
+		SCMP_SYS(userfaultfd),
+		SCMP_SYS(fsopen),
+		SCMP_SYS(fsmount),
+		SCMP_SYS(fsconfig),
+		SCMP_SYS(move_mount),
+		SCMP_SYS(open_tree),
+		SCMP_SYS(mount_setattr),
+		SCMP_SYS(swapon),
+		SCMP_SYS(swapoff),
+		SCMP_SYS(acct),
+		SCMP_SYS(quotactl),
+		SCMP_SYS(lookup_dcookie),
+		SCMP_SYS(syslog),
 		SCMP_SYS(vhangup),
 	};
-	static const unsigned long ns_flags[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID,
-						 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS,
+	static const unsigned long ns_flags[] = {CLONE_NEWNS,	  CLONE_NEWUSER, CLONE_NEWPID,
+						 CLONE_NEWNET,	  CLONE_NEWIPC,	 CLONE_NEWUTS,
 						 CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */};
 	scmp_filter_ctx ctx;
 	int r = 0, fd;
@@ -505,8 +533,8 @@ static void on_forward(int sig)
 }
 
 /* pid 1 of the jail: set up, start the command, reap, report, exit. */
-static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd,
-				int out_fd, int err_fd)
+static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd, int out_fd,
+				int err_fd)
 {
 	struct sigaction sa = {.sa_handler = on_forward};
 	sigset_t none;
@@ -573,8 +601,8 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 {
 	static struct plan plan; /* large: keep it off the stack */
 	int sp[2], view_fd, pfd = -1;
-	unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			      CLONE_PIDFD | SIGCHLD;
+	unsigned long flags =
+		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD;
 	bool userns = geteuid() != 0;
 	uid_t uid = geteuid();
 	gid_t gid = getegid();

@@ -171,7 +171,8 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 	char fstype[64], source[PATH_MAX];
 
 	for (;;) {
-		struct pollfd p[2] = {{.fd = mfd, .events = POLLPRI}, {.fd = o->pidfd, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = mfd, .events = POLLPRI},
+				      {.fd = o->pidfd, .events = POLLIN}};
 		int64_t left = deadline - now_ms();
 		char buf[4096];
 
@@ -193,7 +194,8 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 		if (p[1].revents & POLLIN) {
 			int status = 0;
 
-			if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0 &&
+			if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) ==
+				    0 &&
 			    strcmp(fstype, "fuse.jailfs") == 0)
 				return 0;
 			waitpid(o->daemon, &status, 0);
@@ -284,7 +286,8 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 			pid_t p = fork();
 
 			if (p == 0) {
-				execlp("fusermount3", "fusermount3", "-u", "-z", o->dir, (char *)NULL);
+				execlp("fusermount3", "fusermount3", "-u", "-z", o->dir,
+				       (char *)NULL);
 				_exit(127);
 			}
 			if (p > 0)

@@ -18,8 +18,13 @@
 
 #include "mount-util.h"
 
-#define MAX_MOUNTS 16
-static struct jf_mnt *live[MAX_MOUNTS];
+/* Copies, not pointers: a failed test may leave a struct jf_mnt on a stack
+ * that is gone by the time the exit handler runs. */
+#define MAX_MOUNTS 32
+static struct {
+	char mnt[300];
+	pid_t pid;
+} live[MAX_MOUNTS];
 static bool atexit_done;
 
 static void die(const char *fmt, ...)
@@ -33,11 +38,35 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static void cleanup_all(void)
+static void live_add(const struct jf_mnt *m)
+{
+	for (int i = 0; i < MAX_MOUNTS; i++) {
+		if (!live[i].mnt[0]) {
+			memcpy(live[i].mnt, m->mnt, sizeof(live[i].mnt));
+			live[i].pid = m->pid;
+			return;
+		}
+	}
+}
+
+void mu_forget(const struct jf_mnt *m)
 {
 	for (int i = 0; i < MAX_MOUNTS; i++)
-		if (live[i] && live[i]->mounted)
-			mu_umount(live[i], SIGTERM);
+		if (live[i].mnt[0] && strcmp(live[i].mnt, m->mnt) == 0)
+			live[i].mnt[0] = '\0';
+}
+
+static void cleanup_all(void)
+{
+	for (int i = 0; i < MAX_MOUNTS; i++) {
+		struct jf_mnt m = {.pid = live[i].pid, .mounted = true};
+
+		if (!live[i].mnt[0])
+			continue;
+		memcpy(m.mnt, live[i].mnt, sizeof(m.mnt));
+		fprintf(stderr, "cleanup: unmounting %s\n", m.mnt);
+		mu_umount(&m, SIGTERM);
+	}
 }
 
 void mu_require_fuse(void)
@@ -166,7 +195,7 @@ bool mu_is_mounted(const char *path, const char *type)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -191,7 +220,7 @@ int mu_mount(struct jf_mnt *m, const char *const *args, long nofile)
 		die("fork: %s", strerror(errno));
 	if (m->pid == 0) {
 		if (nofile > 0) {
-			struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
+			struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
 
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
@@ -201,11 +230,7 @@ int mu_mount(struct jf_mnt *m, const char *const *args, long nofile)
 	for (int i = 0; i < 1000; i++) {
 		if (mu_is_mounted(m->mnt, "fuse.jailfs")) {
 			m->mounted = true;
-			for (int k = 0; k < MAX_MOUNTS; k++)
-				if (!live[k] || live[k] == m) {
-					live[k] = m;
-					break;
-				}
+			live_add(m);
 			return 0;
 		}
 		if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
@@ -224,6 +249,9 @@ int mu_umount(struct jf_mnt *m, int sig)
 {
 	int status = -1;
 
+	/* Signal only a child of ours that still runs: never a reused pid. */
+	if (m->pid > 0 && waitpid(m->pid, &status, WNOHANG) != 0)
+		m->pid = 0;
 	if (m->pid > 0) {
 		kill(m->pid, sig);
 		for (int i = 0; i < 500; i++) {
@@ -243,6 +271,8 @@ int mu_umount(struct jf_mnt *m, int sig)
 		umount2(m->mnt, MNT_DETACH) < 0 ? (void)mu_sh("fusermount3 -uz '%s'", m->mnt)
 						: (void)0;
 	m->mounted = mu_is_mounted(m->mnt, NULL);
+	if (!m->mounted)
+		mu_forget(m);
 	return status;
 }
 

@@ -12,10 +12,10 @@
 #include <sys/types.h>
 
 struct jf_mnt {
-	char dir[256];  /* temporary directory holding src/ and mnt/ */
-	char src[300];  /* SOURCE */
-	char mnt[300];  /* MOUNTPOINT */
-	pid_t pid;      /* the daemon (jailfs -f) */
+	char dir[256]; /* temporary directory holding src/ and mnt/ */
+	char src[300]; /* SOURCE */
+	char mnt[300]; /* MOUNTPOINT */
+	pid_t pid;     /* the daemon (jailfs -f) */
 	bool mounted;
 };
 
@@ -43,6 +43,8 @@ int mu_mount(struct jf_mnt *m, const char *const *args, long nofile);
 /* SIGTERM (or @sig) the daemon, wait for it; returns its wait status. Falls
  * back to SIGKILL + umount -l so nothing is left behind. */
 int mu_umount(struct jf_mnt *m, int sig);
+/* Drop @m from the exit-time cleanup list (after unmounting it yourself). */
+void mu_forget(const struct jf_mnt *m);
 /* Is @path a mountpoint in /proc/self/mountinfo (fstype @type or any)? */
 bool mu_is_mounted(const char *path, const char *type);
 

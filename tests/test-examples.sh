@@ -133,14 +133,20 @@ for l in "list the tree" "read a source file" "edit a source file" "build it" "t
 	row "$l" ALLOWED
 done
 for l in "read .env" "read config/.env.production" "read the SSH key in the tree" \
-	"read ~/.ssh/id_rsa" "inline Python to read .env" "symlink to /etc/passwd" \
-	"write .git/hooks/pre-commit" "rm -rf the tree" "outlive a 2 s timeout"; do
+	"secrets via obfuscated shell" "read ~/.ssh/id_rsa" "inline Python to read .env" \
+	"symlink to /etc/passwd" "symlink out, obfuscated" "write .git/hooks/pre-commit" \
+	"rm -rf the tree" "outlive a 2 s timeout"; do
 	row "$l" REFUSED
 done
 grep -q 'jailrun refused it' <<<"$out" && ok "demo: a refusal names jailrun's reason" ||
 	bad "demo: no jailrun reason in the table"
-grep -qi 'read-only file system' <<<"$out" && ok "demo: the hook write got EROFS" ||
+grep -qi 'pre-commit: Read-only file system' <<<"$out" && ok "demo: the hook write got EROFS" ||
 	bad "demo: no 'Read-only file system' for the hook write"
+grep -q "cat: .env: No such file or directory" <<<"$out" && ok "demo: .env does not exist in the view" ||
+	bad "demo: cat .env did not get ENOENT"
+grep -q "symbolic link 'passwd': Permission denied" <<<"$out" &&
+	ok "demo: jailfs refused the symlink out (EACCES)" || bad "demo: no EACCES for the symlink"
+grep -q "timed out after" <<<"$out" && ok "demo: the timeout fired" || bad "demo: no timeout"
 grep -q '^  FAIL' <<<"$out" && bad "demo: a disk check failed" || ok "demo: every disk check ok"
 [ "$(sum_demo)" = "$before" ] && ok "demo-project unchanged" || bad "demo-project changed"
 grep -q "jailfs-demo" /proc/self/mountinfo && bad "demo left a mount behind" ||
@@ -166,9 +172,20 @@ out=$(harness -- python3 -c 'print(1)' 2>"$tmp/h.err"); rc=$?
 out=$(harness --timeout 1 -- sleep 30 2>"$tmp/h.err"); rc=$?
 [ $rc -eq 2 ] && [ "$(field exit_code <<<"$out")" = -101 ] && [ "$(field timed_out <<<"$out")" = true ] &&
 	ok "harness: sleep 30 timed out, exit_code -101" || bad "harness timeout: rc $rc $out"
+# Refused by jailrun's path check, or run and not found: either way no secret.
 out=$(harness -- cat .env 2>"$tmp/h.err"); rc=$?
-[ $rc -eq 1 ] && field stderr <<<"$out" | grep -q 'No such file' &&
-	ok "harness: cat .env -> No such file or directory" || bad "harness cat .env: rc $rc $out"
+if [ $rc -eq 2 ] && [ "$(field denied <<<"$out")" = true ]; then
+	ok "harness: cat .env refused: $(field reason <<<"$out")"
+elif [ $rc -eq 1 ] && field stderr <<<"$out" | grep -q 'No such file'; then
+	ok "harness: cat .env -> No such file or directory"
+else
+	bad "harness cat .env: rc $rc $out"
+fi
+out=$(harness --shell --env TALLY_GREETING=hello -- 'cat .e[n]v; echo "$TALLY_GREETING"; ls -A' 2>"$tmp/h.err"); rc=$?
+field stdout <<<"$out" | grep -q 'hello' && field stdout <<<"$out" | grep -q '.env.example' &&
+	! field stdout <<<"$out" | grep -q 'FAKE-JAILFS-DEMO' && field stderr <<<"$out" | grep -q 'No such file' &&
+	ok "harness: --shell request with env; .env not in the view, .env.example is" ||
+	bad "harness --shell: rc $rc $out"
 
 # ---------------------------------------------------------------- fstab
 line=$(grep -vE '^[[:space:]]*(#|$)' "$ex/fstab.example")

@@ -479,6 +479,33 @@ static size_t count_hidden(const char *path, int *seen, int n, int lo, int hi)
 	return count;
 }
 
+static void wait_exists(const char *path)
+{
+	for (int i = 0; i < 1000 && access(path, F_OK) != 0; i++)
+		sleep_ms(10);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* Until @path holds @n complete lines (10 s at most). */
+static void wait_lines(const char *path, size_t n)
+{
+	size_t lines = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		size_t len;
+		char *text = slurp(path, &len);
+
+		lines = 0;
+		for (size_t k = 0; k < len; k++)
+			lines += text[k] == '\n';
+		free(text);
+		if (lines >= n)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("%s: %zu lines after 10 s, expected %zu", path, lines, n);
+}
+
 /* logrotate: rename, SIGHUP, twice, while lookups go on. Nothing lost, none twice. */
 static void test_sighup_rotation(void **state)
 {
@@ -492,15 +519,15 @@ static void test_sighup_rotation(void **state)
 	snprintf(f1, sizeof(f1), "%s.1", audit_file);
 	snprintf(f2, sizeof(f2), "%s.2", audit_file);
 	hidden_lookups(0, N / 3);
-	sleep_ms(100); /* written before the rename: lands in .2 for sure */
+	wait_lines(audit_file, N / 3); /* all written before the rename */
 	assert_int_equal(rename(audit_file, f2), 0);
 	kill(M.pid, SIGHUP);
-	sleep_ms(100);
+	wait_exists(audit_file); /* the writer reopened */
 	hidden_lookups(N / 3, N / 3);
-	sleep_ms(100);
+	wait_lines(audit_file, N / 3);
 	assert_int_equal(rename(audit_file, f1), 0);
 	kill(M.pid, SIGHUP);
-	sleep_ms(100);
+	wait_exists(audit_file);
 	hidden_lookups(2 * N / 3, N / 3);
 	stop_daemon(SIGTERM);
 

@@ -37,21 +37,21 @@
 
 #include "mount-util.h"
 
-#define assert_errno(call, e)                                                                     \
-	do {                                                                                      \
-		errno = 0;                                                                        \
-		long _r = (long)(call);                                                           \
-		if (_r >= 0 || errno != (e))                                                      \
-			fail_msg("%s: expected errno %d (%s), got r=%ld errno=%d (%s)", #call,    \
-				 (e), strerror(e), _r, errno, strerror(errno));                   \
+#define assert_errno(call, e)                                                                      \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long _r = (long)(call);                                                            \
+		if (_r >= 0 || errno != (e))                                                       \
+			fail_msg("%s: expected errno %d (%s), got r=%ld errno=%d (%s)", #call,     \
+				 (e), strerror(e), _r, errno, strerror(errno));                    \
 	} while (0)
 
-#define assert_ok(call)                                                                           \
-	do {                                                                                      \
-		errno = 0;                                                                        \
-		long _r = (long)(call);                                                           \
-		if (_r < 0)                                                                       \
-			fail_msg("%s: failed: %s", #call, strerror(errno));                       \
+#define assert_ok(call)                                                                            \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long _r = (long)(call);                                                            \
+		if (_r < 0)                                                                        \
+			fail_msg("%s: failed: %s", #call, strerror(errno));                        \
 	} while (0)
 
 static const char *policy_text = "[safe]\n"
@@ -110,7 +110,7 @@ static int std_setup(void **state)
 {
 	struct jf_mnt *m = calloc(1, sizeof(*m));
 	FILE *f;
-	const char *args[] = { "--policy", policy_path, NULL };
+	const char *args[] = {"--policy", policy_path, NULL};
 
 	mu_tree_new(m);
 	snprintf(policy_path, sizeof(policy_path), "%s/policy.ini", m->dir);
@@ -238,6 +238,14 @@ static void test_denied_create(void **state)
 	assert_errno(rmdir(mu_v(m, "secret")), ENOENT);
 	assert_errno(chmod(mu_v(m, ".env"), 0777), ENOENT);
 	assert_errno(truncate(mu_v(m, "work/.env"), 0), ENOENT);
+	/* hidden symlinks (out of the view, onto DENIED names) are DENIED too */
+	assert_errno(unlink(mu_v(m, "work/pw")), ENOENT);
+	assert_errno(unlink(mu_v(m, "work/toenv")), ENOENT);
+	assert_errno(rename(mu_v(m, "work/toenv"), mu_v(m, "work/x")), ENOENT);
+	assert_errno(rename(mu_v(m, "work/f"), mu_v(m, "work/pw")), EACCES);
+	assert_errno(lchown(mu_v(m, "work/pw"), getuid(), getgid()), ENOENT);
+	assert_errno(symlink("f", mu_v(m, "work/pw")), EACCES);
+	assert_errno(mkdir(mu_v(m, "work/pw"), 0755), EACCES);
 	assert_true(mu_tree_sum(m, NULL) == before);
 }
 
@@ -247,7 +255,7 @@ static void test_restricted_matrix(void **state)
 {
 	struct jf_mnt *m = *state;
 	uint64_t before = mu_tree_sum(m, "work/");
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
 	int fd;
 
 	/* file */
@@ -332,7 +340,7 @@ static void test_safe_inside_restricted(void **state)
 static void test_safe_matrix(void **state)
 {
 	struct jf_mnt *m = *state;
-	struct timespec ts[2] = { { 1000, 0 }, { 2000, 0 } };
+	struct timespec ts[2] = {{1000, 0}, {2000, 0}};
 	struct stat st;
 	char buf[64];
 	int fd;
@@ -382,6 +390,20 @@ static void test_safe_matrix(void **state)
 	assert_errno(getxattr(mu_v(m, "work/new"), "user.jf", buf, sizeof(buf)), ENODATA);
 	assert_ok(unlink(mu_v(m, "work/fifo")));
 	assert_ok(unlink(mu_v(m, "work/ln")));
+	/* copy_file_range into SAFE, reading from RESTRICTED */
+	{
+		int in = open(mu_v(m, "ro/f"), O_RDONLY);
+		int out = open(mu_v(m, "work/copy"), O_CREAT | O_WRONLY, 0644);
+
+		assert_true(in >= 0 && out >= 0);
+		assert_int_equal(copy_file_range(in, NULL, out, NULL, 3, 0), 3);
+		close(in);
+		close(out);
+		assert_string_equal(slurp(mu_s(m, "work/copy")), "ro\n");
+	}
+	/* xattrs of RESTRICTED names can be read */
+	assert_ok(setxattr(mu_s(m, "ro/f"), "user.seen", "y", 1, 0));
+	assert_int_equal(getxattr(mu_v(m, "ro/f"), "user.seen", buf, sizeof(buf)), 1);
 }
 
 static void test_safe_rename_flags(void **state)
@@ -801,18 +823,19 @@ static void test_sigkill_fsync_and_stale(void **state)
 	for (int i = 0; i < 100 && geteuid() != 0 && mu_is_mounted(t.mnt, NULL); i++)
 		usleep(10000);
 	if (!mu_is_mounted(t.mnt, NULL) && geteuid() != 0) {
+		mu_forget(&t);
 		free(big);
 		mu_tree_free(&t);
 		return;
 	}
 	assert_true(mu_is_mounted(t.mnt, NULL));
-	assert_int_equal(mu_sh("\"$JAILFS\" '%s' '%s' 2>'%s/err'; test $? -eq 1", t.src, t.mnt,
-			       t.dir),
-			 0);
+	assert_int_equal(
+		mu_sh("\"$JAILFS\" '%s' '%s' 2>'%s/err'; test $? -eq 1", t.src, t.mnt, t.dir), 0);
 	assert_int_equal(mu_sh("grep -q 'fusermount3 -u %s' '%s/err'", t.mnt, t.dir), 0);
 	assert_int_equal(mu_sh("grep -q 'umount -l' '%s/err'", t.dir), 0);
 	mu_sh("fusermount3 -uz '%s' 2>/dev/null || umount -l '%s'", t.mnt, t.mnt);
 	t.mounted = false;
+	mu_forget(&t);
 	assert_false(mu_is_mounted(t.mnt, NULL));
 	free(big);
 	mu_tree_free(&t);
@@ -855,14 +878,15 @@ static void test_fstab_style_options(void **state)
 {
 	struct jf_mnt t;
 	char opt[700];
-	const char *args[] = { "-o", opt, NULL };
+	const char *args[] = {"-o", opt, NULL};
 	struct stat st;
 
 	mu_tree_new(&t);
 	mu_write(&t, "f", "x");
 	mu_write(&t, ".env", "s");
-	snprintf(opt, sizeof(opt), "rw,read_only,entry_timeout=1,attr_timeout=1,"
-				   "negative_timeout=1");
+	snprintf(opt, sizeof(opt),
+		 "rw,read_only,entry_timeout=1,attr_timeout=1,"
+		 "negative_timeout=1");
 	assert_int_equal(mu_mount(&t, args, 0), 0);
 	assert_errno(open(mu_v(&t, "f"), O_WRONLY), EROFS);
 	assert_errno(stat(mu_v(&t, ".env"), &st), ENOENT);
@@ -905,8 +929,8 @@ static void test_big_tree(void **state)
 		usleep(2000);
 	}
 	rss = mu_peak_rss_kib(t.pid);
-	fprintf(stderr, "big tree: %ld files, daemon peak fds %d, peak RSS %ld KiB\n",
-		dirs * 100, peak, rss);
+	fprintf(stderr, "big tree: %ld files, daemon peak fds %d, peak RSS %ld KiB\n", dirs * 100,
+		peak, rss);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(peak > 0 && peak < 1024);
@@ -939,16 +963,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_escape_dotdot, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
 						std_teardown),
-		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup,
-						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_absolute_rewritten, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_link_restricted_then_write, std_setup,
 						std_teardown),
-		cmocka_unit_test_setup_teardown(test_escape_rename_to_env, std_setup,
-						std_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_rename_to_env, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_mkdir_ssh, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_git_hooks, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_dir_swap, std_setup, std_teardown),

@@ -108,8 +108,12 @@ static int teardown(void **state)
 
 static void init_guard(struct jr_guard *g, bool shell)
 {
-	*g = (struct jr_guard){.view = &view, .cwd = proj, .path_env = "/usr/local/bin:/usr/bin:/bin",
-			       .home = "/tmp/home", .shell = shell, .deny = deny_list,
+	*g = (struct jr_guard){.view = &view,
+			       .cwd = proj,
+			       .path_env = "/usr/local/bin:/usr/bin:/bin",
+			       .home = "/tmp/home",
+			       .shell = shell,
+			       .deny = deny_list,
 			       .allow = allow_list};
 }
 
@@ -282,10 +286,10 @@ static void test_bypass_names(void **state)
 	DENIED("exec-denylist", "/proc/1/root/bin/rm", "x");
 	DENIED("exec-denylist", "./../../bin/rm", "x");
 	DENIED("exec-denylist", "/usr/bin/../bin/./rm", "x");
-	DENIED("exec-denylist", "./myrm", "x");                     /* symlink to rm */
-	DENIED("exec-copy", "./tools/notrm", "x");                  /* renamed copy */
+	DENIED("exec-denylist", "./myrm", "x");	   /* symlink to rm */
+	DENIED("exec-copy", "./tools/notrm", "x"); /* renamed copy */
 	DENIED("exec-copy", "tools/notrm", "x");
-	ALLOWED("./tools/myls", "-la");                             /* copy of a harmless one */
+	ALLOWED("./tools/myls", "-la"); /* copy of a harmless one */
 	(void)state;
 }
 

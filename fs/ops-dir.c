@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Directory handles: opendir, readdir, readdirplus, releasedir, fsyncdir.
+ * readdir classifies every name before it reaches the kernel (d_type, or a
+ * stat when it is unknown) and leaves DENIED and refused names, hidden
+ * symlinks, pseudo filesystems and the mountpoint out. readdirplus also
+ * registers each entry's inode, exactly like lookup.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "ops.h"
+
+struct jf_dir {
+	struct jf_dir *prev, *next; /* open_dirs list, under jf_fs.lock */
+	DIR *dp;
+	struct dirent *entry;
+	off_t offset;
+	dev_t dev;
+	char path[]; /* view path of the directory at opendir */
+};
+
+/* Open directory handles, so that those the kernel never released (unmount
+ * by a signal) are closed at exit. */
+static struct jf_dir *open_dirs;
+
+static void dir_link(struct jf_dir *d)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	d->next = open_dirs;
+	if (open_dirs)
+		open_dirs->prev = d;
+	open_dirs = d;
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+static void dir_unlink(struct jf_dir *d)
+{
+	pthread_mutex_lock(&jf_fs.lock);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		open_dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+void jf_ops_cleanup(void)
+{
+	while (open_dirs) {
+		struct jf_dir *d = open_dirs;
+
+		open_dirs = d->next;
+		closedir(d->dp);
+		free(d);
+	}
+}
+
+/* ---------- directories ---------- */
+
+void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct jf_inode *inode = jf_inode_get(ino);
+	char path[JF_PATH_MAX + 1];
+	struct jf_dir *d;
+	struct stat st;
+	int fd, r;
+
+	r = jf_inode_path(inode, path, sizeof(path));
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fd = jf_open_inode(inode, O_RDONLY | O_DIRECTORY, &st);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	d = calloc(1, sizeof(*d) + (size_t)r + 1);
+	if (!d || !(d->dp = fdopendir(fd))) {
+		free(d);
+		close(fd);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(d->path, path, (size_t)r + 1);
+	d->dev = st.st_dev;
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->cache_readdir = 0;
+	jf_audit_op(req, "readdir", path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW, false, 0);
+	dir_link(d);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		dir_unlink(d);
+		closedir(d->dp);
+		free(d);
+	}
+}
+
+/* Add one visible entry; returns its size, 0 when it did not fit. */
+static size_t add_entry(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, char *p, size_t rem,
+			struct dirent *de, bool plus, int *err)
+{
+	struct probe pr;
+	struct stat st = {0};
+	size_t sz;
+	int r;
+
+	*err = 0;
+	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+		st.st_ino = strcmp(de->d_name, ".") == 0 ? jf_view_ino(dir) : de->d_ino;
+		st.st_mode = S_IFDIR;
+		if (plus) {
+			struct fuse_entry_param e = {.attr = st};
+
+			return fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
+		}
+		return fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
+	}
+	r = jf_probe_child(dirfd(d->dp), d->path, d->dev, de->d_name, de->d_type, plus, &pr);
+	if (r <= 0)
+		return (size_t)-1; /* hidden or vanished: skip */
+	if (!plus) {
+		struct jf_inode *known =
+			pr.have_stat ? jf_inode_find(pr.st.st_dev, pr.st.st_ino) : NULL;
+
+		st.st_ino = known ? jf_view_ino(known) : de->d_ino;
+		if (!known && pr.have_stat && pr.st.st_dev != jf_fs.root_dev)
+			st.st_ino = de->d_ino | (1ULL << 63);
+		st.st_mode = (mode_t)DTTOIF(de->d_type);
+		return fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
+	}
+	struct fuse_entry_param e;
+
+	r = jf_make_entry(dir, de->d_name, &pr, &e);
+	if (r < 0) {
+		*err = r;
+		return 0;
+	}
+	sz = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
+	if (sz > rem)
+		jf_inode_forget(jf_inode_get(e.ino), 1);
+	return sz;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
+	struct jf_inode *dir = jf_inode_get(ino);
+	_cleanup_free_ char *buf = malloc(size);
+	size_t rem = size;
+	int err = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off != d->offset) {
+		seekdir(d->dp, off);
+		d->entry = NULL;
+		d->offset = off;
+	}
+	for (;;) {
+		size_t sz;
+
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				err = errno;
+				break;
+			}
+		}
+		sz = add_entry(req, dir, d, buf + (size - rem), rem, d->entry, plus, &err);
+		if (err)
+			break;
+		if (sz != (size_t)-1) {
+			if (sz > rem)
+				break;
+			rem -= sz;
+		}
+		d->offset = d->entry->d_off;
+		d->entry = NULL;
+	}
+	if (err && rem == size)
+		fuse_reply_err(req, err > 0 ? err : -err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+}
+
+void jf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+void jf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
+
+	dir_unlink(d);
+	closedir(d->dp);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+void jf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
+	int fd = dirfd(d->dp);
+
+	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
+}

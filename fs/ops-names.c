@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Operations on names: mknod, mkdir, symlink, unlink, rmdir, rename, link.
+ * Creating name X in directory D is allowed iff classify(D/X) is SAFE;
+ * DENIED (and refused) names answer EACCES, RESTRICTED ones EROFS, and an
+ * existing but hidden name answers as a DENIED one (EACCES), so a refusal
+ * never reveals it. Removing or renaming an object needs it to be SAFE.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "ops.h"
+
+#define JF_MAX_DIR_RENAME_ENTRIES 20000
+#define JF_MAX_DIR_RENAME_DEPTH 32
+
+/* ---------- creating names ---------- */
+
+/* May @name be created in view dir @dpath? 0, -EACCES (DENIED or refused
+ * name), -EROFS (RESTRICTED). Audits refusals. */
+int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
+		      bool is_dir, char *path, size_t size, struct jf_verdict *v)
+{
+	enum jf_refusal refusal = jf_check_name(name, strlen(name));
+	int r;
+
+	v->zone = JF_DENIED;
+	v->rule = NULL;
+	r = jf_join(path, size, dpath, name);
+	if (r < 0)
+		return r;
+	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
+		jf_classify_path(path, (size_t)r, is_dir, v);
+	if (v->zone == JF_SAFE)
+		return 0;
+	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
+	if (jf_audit_wants(JF_AUDIT_DENY, true)) {
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		struct jf_audit_event ev = {
+			.op = op,
+			.path = path,
+			.zone = v->zone,
+			.decision = JF_AUDIT_DENY,
+			.mutation = true,
+			.err = -r,
+			.rule = v->rule,
+			.refusal = refusal != JF_REFUSE_NONE ? jf_refusal_reason(refusal) : NULL,
+			.pid = ctx->pid,
+			.uid = ctx->uid,
+			.bytes_read = -1,
+			.bytes_written = -1,
+		};
+		jf_audit_emit(&ev);
+	}
+	return r;
+}
+
+/* Hand a new object to the calling user when we run as root for someone else. */
+void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat dst;
+	gid_t gid = ctx->gid;
+
+	if (jf_fs.daemon_uid != 0 || ctx->uid == 0)
+		return;
+	if (fstat(dirfd, &dst) == 0 && (dst.st_mode & S_ISGID))
+		gid = (gid_t)-1;
+	(void)fchownat(dirfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* A create that failed with EEXIST must not reveal a hidden name (a symlink
+ * out of the view, a pseudo filesystem): answer as for a DENIED name. */
+int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *name)
+{
+	struct probe p;
+
+	if (r == -EEXIST && jf_probe_child(dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
+		return -EACCES;
+	return r;
+}
+
+enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
+
+static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
+		   mode_t mode, const char *link, struct fuse_entry_param *e, const char **op)
+{
+	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
+	struct jf_verdict v;
+	int fd, r;
+
+	*op = kind == MK_DIR ? "mkdir" : kind == MK_SYMLINK ? "symlink" : "mknod";
+	if (kind == MK_NOD && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
+		return -EPERM; /* no device nodes, ever (invariant 8) */
+	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
+	if (fd < 0)
+		return fd;
+	r = jf_check_new_name(req, *op, dpath, name, kind == MK_DIR, path, sizeof(path), &v);
+	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(dpath, link) < 0) {
+		r = -EACCES;
+		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);
+	}
+	if (r == 0) {
+		if (kind == MK_DIR)
+			r = mkdirat(fd, name, mode);
+		else if (kind == MK_SYMLINK)
+			r = symlinkat(link, fd, name);
+		else
+			r = mknodat(fd, name, mode, 0);
+		r = r < 0 ? jf_hide_eexist(-errno, fd, dpath, pi->dev, name) : 0;
+	}
+	if (r == 0) {
+		jf_give_to_caller(req, fd, name);
+		jf_audit_op(req, *op, path, kind == MK_SYMLINK ? link : NULL, v.zone, v.rule,
+			    JF_AUDIT_ALLOW, true, 0);
+		r = jf_entry_for_new(pi, fd, dpath, name, e);
+	}
+	jf_put_fd(fd);
+	return r;
+}
+
+static void reply_make(fuse_req_t req, fuse_ino_t parent, const char *name, enum mk_kind kind,
+		       mode_t mode, const char *link)
+{
+	struct fuse_entry_param e;
+	const char *op;
+	int r = do_make(req, jf_inode_get(parent), name, kind, mode, link, &e, &op);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void jf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	reply_make(req, parent, name, MK_NOD, mode, NULL);
+}
+
+void jf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	reply_make(req, parent, name, MK_DIR, mode, NULL);
+}
+
+void jf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	reply_make(req, parent, name, MK_SYMLINK, 0, link);
+}
+
+/* ---------- removing names ---------- */
+
+/* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
+ * -ENOENT when absent or hidden, -EROFS otherwise. */
+int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p)
+{
+	int r = jf_probe_child(fd, dpath, dev, name, DT_UNKNOWN, true, p);
+
+	if (r <= 0)
+		return r == 0 ? -ENOENT : r;
+	struct jf_inode *known = jf_inode_find(p->st.st_dev, p->st.st_ino);
+
+	if (known && known->zone > p->v.zone && !(known->safe_links && p->v.zone == JF_SAFE))
+		p->v.zone = known->zone;
+	return p->v.zone == JF_SAFE ? 0 : -EROFS;
+}
+
+/* Forget the table's name for a removed @name in @pi. */
+void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st)
+{
+	struct jf_inode *inode = jf_inode_find(st->st_dev, st->st_ino);
+
+	if (inode && inode != &jf_fs.root && inode->parent == pi && inode->name &&
+	    strcmp(inode->name, name) == 0)
+		jf_inode_move(inode, NULL, NULL);
+}
+
+static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool dir)
+{
+	const char *op = dir ? "rmdir" : "unlink";
+	char dpath[JF_PATH_MAX + 1];
+	struct probe p;
+	int fd, r;
+
+	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
+	if (fd < 0)
+		return fd;
+	r = jf_probe_existing(fd, dpath, pi->dev, name, &p);
+	if (r < 0) {
+		if (r == -EROFS || r == -ENOENT)
+			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
+	} else if (unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+		r = -errno;
+	} else {
+		jf_detach_name(pi, name, &p.st);
+		jf_audit_op(req, op, p.path, NULL, p.v.zone, p.v.rule, JF_AUDIT_ALLOW, true, 0);
+	}
+	jf_put_fd(fd);
+	return r;
+}
+
+void jf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -do_remove(req, jf_inode_get(parent), name, false));
+}
+
+void jf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -do_remove(req, jf_inode_get(parent), name, true));
+}
+
+/* ---------- rename ---------- */
+
+/*
+ * Renaming a directory moves every name below it. Allowed only when every
+ * entry below is SAFE at its old and at its new path; otherwise -EXDEV, which
+ * makes mv(1) fall back to copy + delete, checked name by name.
+ */
+static int subtree_ok(int parent_fd, char *oldp, size_t olen, char *newp, size_t nlen, int depth,
+		      unsigned *budget)
+{
+	_cleanup_closedir_ DIR *dp = NULL;
+	struct dirent *de;
+	int fd;
+
+	if (depth > JF_MAX_DIR_RENAME_DEPTH)
+		return -EXDEV;
+	fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dp))) {
+		size_t n = strlen(de->d_name);
+		struct jf_verdict v;
+		struct stat st;
+		bool is_dir;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (--*budget == 0 || olen + n + 2 > JF_PATH_MAX || nlen + n + 2 > JF_PATH_MAX)
+			return -EXDEV;
+		if (jf_check_name(de->d_name, n) != JF_REFUSE_NONE)
+			return -EXDEV;
+		if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		is_dir = S_ISDIR(st.st_mode);
+		sprintf(oldp + olen, "/%s", de->d_name);
+		sprintf(newp + nlen, "/%s", de->d_name);
+		jf_classify_path(oldp, olen + n + 1, is_dir, &v);
+		if (jf_effective_zone(&st, v.zone, NULL) != JF_SAFE)
+			return -EXDEV;
+		jf_classify_path(newp, nlen + n + 1, is_dir, &v);
+		if (jf_effective_zone(&st, v.zone, NULL) != JF_SAFE)
+			return -EXDEV;
+		if (is_dir) {
+			_cleanup_close_ int sub =
+				openat(dirfd(dp), de->d_name,
+				       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int r;
+
+			if (sub < 0)
+				return -errno;
+			r = subtree_ok(sub, oldp, olen + n + 1, newp, nlen + n + 1, depth + 1,
+				       budget);
+			if (r < 0)
+				return r;
+		}
+		oldp[olen] = '\0';
+		newp[nlen] = '\0';
+	}
+	return 0;
+}
+
+static int check_dir_move(int pfd, const char *name, const char *oldpath, const char *newpath)
+{
+	char o[JF_PATH_MAX + 2], n[JF_PATH_MAX + 2];
+	unsigned budget = JF_MAX_DIR_RENAME_ENTRIES;
+	_cleanup_close_ int fd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(o, sizeof(o), "%s", oldpath);
+	snprintf(n, sizeof(n), "%s", newpath);
+	return subtree_ok(fd, o, strlen(o), n, strlen(n), 0, &budget);
+}
+
+struct rename_req {
+	struct jf_inode *pi, *npi;
+	const char *name, *newname;
+	unsigned flags;
+	int fd, nfd;
+	char dpath[JF_PATH_MAX + 1], ndpath[JF_PATH_MAX + 1];
+	struct probe src, dst;
+	bool dst_exists;
+};
+
+static int rename_checks(fuse_req_t req, struct rename_req *rr)
+{
+	struct jf_verdict v;
+	char newpath[JF_PATH_MAX + 1];
+	bool src_dir;
+	int r;
+
+	r = jf_probe_existing(rr->fd, rr->dpath, rr->pi->dev, rr->name, &rr->src);
+	if (r < 0)
+		return jf_refuse(req, "rename", rr->src.path, NULL, rr->src.v.zone, rr->src.v.rule,
+				 r);
+	src_dir = S_ISDIR(rr->src.st.st_mode);
+	r = jf_check_new_name(req, "rename", rr->ndpath, rr->newname, src_dir, newpath,
+			      sizeof(newpath), &v);
+	if (r < 0)
+		return r;
+	r = jf_probe_existing(rr->nfd, rr->ndpath, rr->npi->dev, rr->newname, &rr->dst);
+	rr->dst_exists = r != -ENOENT ||
+			 fstatat(rr->nfd, rr->newname, &rr->dst.st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (rr->dst_exists && r < 0) {
+		/* An existing target must be a visible SAFE object; a hidden one
+		 * (DENIED, a symlink out of the view) counts as DENIED. */
+		r = r == -ENOENT ? -EACCES : r;
+		return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
+				 rr->dst.v.rule, r);
+	}
+	if (rr->flags & RENAME_EXCHANGE) {
+		if (!rr->dst_exists)
+			return -ENOENT;
+		/* The old name receives the target: classify it as such. */
+		jf_classify_path(rr->src.path, rr->src.len, S_ISDIR(rr->dst.st.st_mode), &v);
+		if (v.zone != JF_SAFE)
+			return jf_refuse(req, "rename", rr->src.path, newpath, v.zone, v.rule,
+					 v.zone == JF_DENIED ? -EACCES : -EROFS);
+		if (S_ISDIR(rr->dst.st.st_mode)) {
+			r = check_dir_move(rr->nfd, rr->newname, newpath, rr->src.path);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (src_dir) {
+		r = check_dir_move(rr->fd, rr->name, rr->src.path, newpath);
+		if (r < 0)
+			return jf_refuse(req, "rename", rr->src.path, newpath, JF_SAFE, NULL, r);
+	}
+	return 0;
+}
+
+static void rename_update_table(struct rename_req *rr)
+{
+	struct jf_inode *moved = jf_inode_find(rr->src.st.st_dev, rr->src.st.st_ino);
+	struct jf_inode *other =
+		rr->dst_exists ? jf_inode_find(rr->dst.st.st_dev, rr->dst.st.st_ino) : NULL;
+
+	if (other && other != moved) {
+		if (rr->flags & RENAME_EXCHANGE)
+			jf_inode_move(other, rr->pi, rr->name);
+		else if (other->parent == rr->npi && other->name &&
+			 strcmp(other->name, rr->newname) == 0)
+			jf_inode_move(other, NULL, NULL);
+	}
+	if (moved && moved->parent == rr->pi && moved->name && strcmp(moved->name, rr->name) == 0)
+		jf_inode_move(moved, rr->npi, rr->newname);
+}
+
+static int do_rename(fuse_req_t req, struct rename_req *rr)
+{
+	char newpath[JF_PATH_MAX + 1];
+	int r;
+
+	if (rr->flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	rr->fd = jf_dir_fd(rr->pi, rr->dpath, sizeof(rr->dpath));
+	if (rr->fd < 0)
+		return rr->fd;
+	rr->nfd = jf_dir_fd(rr->npi, rr->ndpath, sizeof(rr->ndpath));
+	if (rr->nfd < 0) {
+		jf_put_fd(rr->fd);
+		return rr->nfd;
+	}
+	r = rename_checks(req, rr);
+	if (r == 0 && renameat2(rr->fd, rr->name, rr->nfd, rr->newname, rr->flags) < 0)
+		r = -errno;
+	if (r == 0) {
+		rename_update_table(rr);
+		jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
+		jf_audit_op(req, "rename", rr->src.path, newpath, JF_SAFE, NULL, JF_AUDIT_ALLOW,
+			    true, 0);
+	}
+	jf_put_fd(rr->fd);
+	jf_put_fd(rr->nfd);
+	return r;
+}
+
+void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	       const char *newname, unsigned int flags)
+{
+	struct rename_req *rr = calloc(1, sizeof(*rr));
+	int r;
+
+	if (!rr) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rr->pi = jf_inode_get(parent);
+	rr->npi = jf_inode_get(newparent);
+	rr->name = name;
+	rr->newname = newname;
+	rr->flags = flags;
+	r = do_rename(req, rr);
+	free(rr);
+	fuse_reply_err(req, -r);
+}
+
+/* ---------- link ---------- */
+
+static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
+		   const char *newname, struct fuse_entry_param *e)
+{
+	char path[JF_PATH_MAX + 1] = "", ndpath[JF_PATH_MAX + 1], newpath[JF_PATH_MAX + 1];
+	char proc[64];
+	struct jf_verdict v;
+	int fd, nfd, r;
+
+	jf_inode_path(inode, path, sizeof(path));
+	if (inode->zone != JF_SAFE)
+		return jf_refuse(req, "link", path, newname, inode->zone, inode->rule, -EROFS);
+	if (inode->type == S_IFDIR)
+		return -EPERM;
+	nfd = jf_dir_fd(npi, ndpath, sizeof(ndpath));
+	if (nfd < 0)
+		return nfd;
+	r = jf_check_new_name(req, "link", ndpath, newname, false, newpath, sizeof(newpath), &v);
+	fd = r < 0 ? -1 : jf_open_inode(inode, O_PATH, NULL);
+	if (r == 0 && fd < 0)
+		r = fd;
+	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
+		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
+		jf_proc_fd_path(proc, sizeof(proc), fd);
+		if (linkat(AT_FDCWD, proc, nfd, newname, AT_SYMLINK_FOLLOW) < 0)
+			r = jf_hide_eexist(-errno, nfd, ndpath, npi->dev, newname);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r == 0) {
+		inode->safe_links = true;
+		jf_audit_op(req, "link", path, newpath, JF_SAFE, v.rule, JF_AUDIT_ALLOW, true, 0);
+		r = jf_entry_for_new(npi, nfd, ndpath, newname, e);
+	}
+	jf_put_fd(nfd);
+	return r;
+}
+
+void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct fuse_entry_param e;
+	int r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
