@@ -221,6 +221,7 @@ static int serve(struct jf_options *o)
 	if (!cfg)
 		goto out_audit;
 	fuse_loop_cfg_set_idle_threads(cfg, o->max_threads);
+	fuse_loop_cfg_set_max_threads(cfg, o->max_threads > 10 ? o->max_threads : 10);
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;

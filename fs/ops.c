@@ -579,6 +579,13 @@ static void xattr_mutation(fuse_req_t req, fuse_ino_t ino, const char *op, const
 			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EROFS));
 		return;
 	}
+	/* Defence in depth for a daemon running as root: file capabilities and
+	 * trusted.* attributes are never set through the view (invariant 8). */
+	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0) {
+		fuse_reply_err(req,
+			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EPERM));
+		return;
+	}
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);

@@ -48,7 +48,7 @@ void jf_options_usage(const char *prog)
 	       "       entry_timeout=SEC    kernel caches names this long (default 10)\n"
 	       "       attr_timeout=SEC     kernel caches attributes this long (default 10)\n"
 	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 10)\n"
-	       "       max_threads=N        idle FUSE worker threads kept (default 10)\n"
+	       "       max_threads=N        FUSE worker threads (default 10)\n"
 	       "       no_splice            copy read data instead of splicing it\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"

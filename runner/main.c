@@ -768,6 +768,71 @@ static void setup_command(struct run *r)
 	r->argc = r->o.argc;
 }
 
+/* Run the guardrails; fills @exec_path with the file the jail will execve
+ * ("" when not found: execvp reports it). Returns -1 to go on, else the exit
+ * status to return (refused, or --check). */
+static int decide(struct run *r, char *exec_path)
+{
+	struct jr_guard g = {.view = &r->view,
+			     .cwd = r->cwd,
+			     .path_env = env_get(r->envp, "PATH"),
+			     .home = "/tmp/home",
+			     .shell = r->o.shell,
+			     .deny = r->deny,
+			     .allow = r->allow};
+	struct jr_verdict v;
+	int e;
+
+	if (r->o.shell)
+		e = jr_guard_shell(&g, r->o.shell_cmd, &v);
+	else
+		e = jr_guard_argv(&g, r->argc, r->argv, &v);
+	jr_guard_release(&g);
+	if (e < 0)
+		die("guardrails: %s", strerror(-e));
+	if (v.denied)
+		return report_denied(r, &v);
+	if (r->o.check_only) {
+		struct jr_report rep = {0};
+
+		if (r->o.json)
+			jr_result_print(&rep);
+		else
+			fprintf(stderr, "jailrun: allowed\n");
+		return 0;
+	}
+	if (jr_find_exec(&r->view, r->cwd, g.path_env, r->argv[0], exec_path, NULL) < 0)
+		exec_path[0] = '\0';
+	return -1;
+}
+
+/* --source: mount the private view; afterwards the jail binds it. */
+static int mount_oneshot(struct run *r)
+{
+	char err[512], audit_abs[PATH_MAX];
+	int e;
+
+	if (r->o.audit) {
+		/* the daemon appends: count from the current end on */
+		FILE *f = fopen(r->o.audit, "ae");
+		struct stat st;
+
+		if (!f)
+			die("--audit %s: %s", r->o.audit, strerror(errno));
+		r->audit_offset = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
+		fclose(f);
+		if (!realpath(r->o.audit, audit_abs))
+			die("--audit %s: %s", r->o.audit, strerror(errno));
+	}
+	e = jr_oneshot_start(&r->oneshot, r->view.project, r->o.policy_file,
+			     r->o.audit ? audit_abs : NULL, err, sizeof(err));
+	if (e < 0)
+		return report_error(r, err);
+	snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	r->view.host_is_source = false;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct run r = {.o = {.grace_ms = DEFAULT_GRACE_MS,
@@ -776,8 +841,6 @@ int main(int argc, char **argv)
 						.nproc = 4096,
 						.fsize_bytes = 16ULL << 30}}};
 	_cleanup_free_ struct jr_outcome *oc = calloc(1, sizeof(*oc));
-	struct jr_guard g = {0};
-	struct jr_verdict v;
 	char exec_path[PATH_MAX];
 	json_t *request = NULL;
 	sigset_t mask;
@@ -795,35 +858,9 @@ int main(int argc, char **argv)
 	setup_cwd(&r);
 	r.envp = build_env(&r.o, r.policy);
 	build_lists(&r);
-
-	g = (struct jr_guard){.view = &r.view,
-			      .cwd = r.cwd,
-			      .path_env = env_get(r.envp, "PATH"),
-			      .home = "/tmp/home",
-			      .shell = r.o.shell,
-			      .deny = r.deny,
-			      .allow = r.allow};
-	if (r.o.shell)
-		e = jr_guard_shell(&g, r.o.shell_cmd, &v);
-	else
-		e = jr_guard_argv(&g, r.argc, r.argv, &v);
-	if (e < 0)
-		die("guardrails: %s", strerror(-e));
-	if (v.denied)
-		return report_denied(&r, &v);
-	if (r.o.check_only) {
-		if (r.o.json) {
-			struct jr_report rep = {0};
-
-			jr_result_print(&rep);
-		} else {
-			fprintf(stderr, "jailrun: allowed\n");
-		}
-		return 0;
-	}
-	if (jr_find_exec(&r.view, r.cwd, env_get(r.envp, "PATH"), r.argv[0], exec_path, NULL) < 0)
-		exec_path[0] = '\0';
-	jr_guard_release(&g);
+	e = decide(&r, exec_path);
+	if (e >= 0)
+		return e;
 
 	/* From here on Ctrl-C, SIGTERM and SIGHUP are read from a signalfd so
 	 * that the mount is always removed. SIGPIPE: a closed stdout must not
@@ -834,30 +871,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	if (!r.o.root) {
-		char err[512], audit_abs[PATH_MAX];
-
-		if (r.o.audit) {
-			/* the daemon appends: count from the current end on */
-			FILE *f = fopen(r.o.audit, "ae");
-			struct stat st;
-
-			if (!f)
-				die("--audit %s: %s", r.o.audit, strerror(errno));
-			r.audit_offset = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
-			fclose(f);
-			if (!realpath(r.o.audit, audit_abs))
-				die("--audit %s: %s", r.o.audit, strerror(errno));
-		}
-		e = jr_oneshot_start(&r.oneshot, r.view.project, r.o.policy_file,
-				     r.o.audit ? audit_abs : NULL, err, sizeof(err));
-		if (e < 0)
-			return report_error(&r, err);
-		/* the jail binds the view; the resolved exec path is the same there */
-		snprintf(r.view.host, sizeof(r.view.host), "%s", r.oneshot.dir);
-		r.view.host_is_source = false;
-	}
+	if (!r.o.root && (e = mount_oneshot(&r)) != 0)
+		return e;
 
 	struct jr_spawn s = {
 		.view = &r.view,

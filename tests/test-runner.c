@@ -373,6 +373,13 @@ static void test_shell_mode(void **state)
 	SH_DENIED("path-outside-view", "echo x > ../../etc/cron.d/x");
 	SH_DENIED("path-denied", "cat .env | head");
 	SH_DENIED("mass-kill", "kill -9 -1");
+	SH_DENIED("path-outside-view", "ls &> /etc/x");
+	SH_DENIED("path-outside-view", "ls 2>>../../x");
+	SH_DENIED("exec-denylist", "echo \"$(echo $(rm x))\"");
+	SH_DENIED("exec-denylist", "x=1; (cd src && shred main.c)");
+	SH_ALLOWED("ls 2>&1 >/dev/null | wc -l");
+	SH_ALLOWED("cat <<EOF\nhello\nEOF");
+	SH_ALLOWED("echo 'rm -rf /' # rm in a string and a comment");
 	(void)state;
 }
 
