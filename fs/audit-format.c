@@ -348,8 +348,8 @@ char *jf_audit_format_dropped(uint64_t count, const struct timespec *ts, size_t 
 bool jf_audit_op_is_write(const char *op)
 {
 	static const char *const ops[] = {
-		"create",  "mkdir",    "mknod",    "symlink",     "link",      "unlink",
-		"rmdir",   "rename",   "write",    "setattr",     "chmod",     "chown",
+		"create",   "mkdir",   "mknod",	   "symlink",	  "link",      "unlink",
+		"rmdir",    "rename",  "write",	   "setattr",	  "chmod",     "chown",
 		"truncate", "utimens", "setxattr", "removexattr", "fallocate", "copy_file_range",
 	};
 

@@ -28,9 +28,9 @@ struct report {
 	size_t torn_line;
 	uint64_t dropped, dropped_lines;
 	char *first_ts, *last_ts;
-	json_t *ops;     /* op -> [allow, deny, hide] */
-	json_t *rules;   /* rule -> count of deny + hide */
-	json_t *procs;   /* "comm (pid N)" -> count of deny + hide */
+	json_t *ops;	 /* op -> [allow, deny, hide] */
+	json_t *rules;	 /* rule -> count of deny + hide */
+	json_t *procs;	 /* "comm (pid N)" -> count of deny + hide */
 	json_t *written; /* path -> [ops, bytes_written] */
 };
 
@@ -239,7 +239,8 @@ static struct row *sorted_rows(json_t *map, bool sum, size_t *n)
 	*n = 0;
 	if (!rows)
 		return NULL;
-	json_object_foreach(map, key, v) {
+	json_object_foreach(map, key, v)
+	{
 		struct row *w = &rows[(*n)++];
 
 		w->key = key;
@@ -306,8 +307,8 @@ static void print_ops(struct report *r)
 		for (char *q = op; *q; q++)
 			if ((unsigned char)*q < 0x20 || *q == 0x7f)
 				*q = '?';
-		printf("  %-16s %7lld %6lld %6lld %6lld\n", op, (long long)c[0],
-		       (long long)c[1], (long long)c[2], (long long)sum);
+		printf("  %-16s %7lld %6lld %6lld %6lld\n", op, (long long)c[0], (long long)c[1],
+		       (long long)c[2], (long long)sum);
 	}
 	printf("  %-16s %7lld %6lld %6lld %6lld\n", "total", (long long)tot[0], (long long)tot[1],
 	       (long long)tot[2], (long long)(tot[0] + tot[1] + tot[2]));
@@ -374,7 +375,8 @@ int jf_cmd_audit_report(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "jailfs: --audit-report takes one FILE (try --audit-report --help)\n");
+		fprintf(stderr,
+			"jailfs: --audit-report takes one FILE (try --audit-report --help)\n");
 		return 2;
 	}
 	file = argv[optind];

@@ -27,11 +27,11 @@
 
 #include "audit.h"
 
-#define BATCH_MAX 1023        /* records per writev(2), + 1 "dropped" line <= IOV_MAX (1024) */
-#define RETRY_NS 100000000L   /* 100 ms between attempts when write(2) fails */
-#define STOP_RETRIES 10       /* then jf_audit_stop() gives up on a broken file */
-#define COMM_CACHE 8          /* /proc/PID/comm fds kept per worker thread */
-#define LINGER_NS 1000000L    /* async: gather records this long after an idle wake-up */
+#define BATCH_MAX 1023	    /* records per writev(2), + 1 "dropped" line <= IOV_MAX (1024) */
+#define RETRY_NS 100000000L /* 100 ms between attempts when write(2) fails */
+#define STOP_RETRIES 10	    /* then jf_audit_stop() gives up on a broken file */
+#define COMM_CACHE 8	    /* /proc/PID/comm fds kept per worker thread */
+#define LINGER_NS 1000000L  /* async: gather records this long after an idle wake-up */
 
 struct slot {
 	char *line;
@@ -61,8 +61,8 @@ static struct {
 	.efd = -1,
 };
 
-static atomic_int level;       /* enum jf_audit_level; OFF when not running */
-static atomic_int reopen_req;  /* set by jf_audit_request_reopen() */
+static atomic_int level;	/* enum jf_audit_level; OFF when not running */
+static atomic_int reopen_req;	/* set by jf_audit_request_reopen() */
 static atomic_int wake_fd = -1; /* A.efd for the signal handler */
 
 int jf_audit_parse_level(const char *s, enum jf_audit_level *out)
@@ -230,7 +230,8 @@ static void push(char *line, size_t len, int prio)
 		free(line);
 		return;
 	}
-	A.ring[(A.head + A.count++) % A.cap] = (struct slot){.line = line, .len = len, .prio = prio};
+	A.ring[(A.head + A.count++) % A.cap] =
+		(struct slot){.line = line, .len = len, .prio = prio};
 	seq = ++A.pushed;
 	wake = A.writer_sleeping;
 	A.writer_sleeping = false;
@@ -297,8 +298,9 @@ static void reopen_log(void)
 		return;
 	fd = open_log(A.path);
 	if (fd < 0) {
-		syslog(LOG_AUTHPRIV | LOG_ERR, "audit: cannot reopen %s: %s; still writing the old file",
-		       A.path, strerror(-fd));
+		syslog(LOG_AUTHPRIV | LOG_ERR,
+		       "audit: cannot reopen %s: %s; still writing the old file", A.path,
+		       strerror(-fd));
 		return;
 	}
 	close(A.fd);
@@ -352,8 +354,8 @@ static void write_batch(struct slot *s, int n)
 		if (r == 0)
 			break;
 		if (++tries == 1 || tries % 600 == 0)
-			syslog(LOG_AUTHPRIV | LOG_ERR, "audit: writing %s: %s (retrying)",
-			       A.path, strerror(-r));
+			syslog(LOG_AUTHPRIV | LOG_ERR, "audit: writing %s: %s (retrying)", A.path,
+			       strerror(-r));
 		if (atomic_load(&level) == JF_AUDIT_OFF && tries >= STOP_RETRIES) {
 			fprintf(stderr, "jailfs: audit: lost %d records writing %s: %s\n", left,
 				A.path, strerror(-r));

@@ -207,17 +207,31 @@ struct jr_outcome {
 };
 
 /*
- * Run the command in the jail: clone the namespaces, build the root, start the
- * command under a small pid-1, capture output into buffers of @max_output
- * bytes per stream (or forward them live to our stdout/stderr when @live),
- * enforce @timeout_ms (0 = none) with SIGTERM then SIGKILL after @grace_ms.
- * Returns 0 with @res filled, or a negative errno when nothing could be run.
+ * Run the command in the jail (capture.c): clone the namespaces, build the
+ * root, start the command under a small pid 1, capture output into buffers of
+ * at most @max_output bytes per stream (or forward at most that much live to
+ * our fds 1 and 2 when @live), and enforce @timeout_ms (0 = none) with
+ * SIGTERM then SIGKILL after @grace_ms. SIGINT/SIGTERM/SIGHUP must be blocked
+ * by the caller: they are read from a signalfd and passed on to the jail.
+ * Memory: res->out.buf / res->err.buf are malloc'ed (caller frees), at most
+ * @max_output bytes each. Returns 0 with @res filled (also when the command
+ * failed, timed out or was killed), -EIO with res->error set when the jail
+ * could not be set up, or another negative errno (pipe2, clone, poll).
+ * Not thread-safe (uses static buffers).
  */
 int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
 	   bool live, struct jr_outcome *res);
 
-/* Internal to sandbox.c/capture.c: clone the jail; returns the pid of its
- * pid-1 and a pidfd, the read end of the status pipe. */
+/*
+ * Clone the jail (sandbox.c): pid 1 of the new namespaces builds the root and
+ * starts the command with @out_fd / @err_fd as its stdout / stderr (the
+ * caller keeps and closes its own copies). Returns 0 with *pid (pid 1 as the
+ * caller sees it), *pidfd (O_CLOEXEC, from CLONE_PIDFD) and *status_fd (the
+ * read end of a pipe carrying struct jr_status_msg records, O_CLOEXEC), all
+ * owned by the caller; or a negative errno from pipe2/clone/seccomp.
+ * Sources: namespaces(7), pivot_root(2), mount_setattr(2), capabilities(7),
+ * seccomp(2), pid_namespaces(7).
+ */
 int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
 		     int *status_fd);
 

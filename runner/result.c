@@ -3,9 +3,11 @@
  * The --json result object and the audit counts.
  *
  * Output bytes that are not valid UTF-8 (RFC 3629: overlongs, surrogates,
- * code points past U+10FFFF, truncated sequences) are replaced byte by byte
- * with U+FFFD, the WHATWG/Unicode "maximal subpart" convention, so the
- * result is always valid JSON text; NUL bytes are kept (as \u0000).
+ * code points past U+10FFFF, truncated sequences) are replaced one byte at a
+ * time with U+FFFD, so the result is always valid JSON text and the number
+ * of replacement characters equals the number of bad bytes (simpler to
+ * reason about than Unicode's "maximal subpart" practice, which may fold a
+ * truncated sequence into one U+FFFD). NUL bytes are kept (as \u0000).
  */
 #include <errno.h>
 #include <jansson.h>

@@ -9,6 +9,7 @@
  * daemon unmounts itself (SIGTERM unmounts cleanly) instead of leaving a
  * dead mount behind.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -129,6 +130,31 @@ static void find_jailfs(char *out, size_t size)
 	snprintf(out, size, "jailfs");
 }
 
+/*
+ * A jailrun killed with SIGKILL leaves its empty mountpoint behind (the
+ * daemon, PR_SET_PDEATHSIG, unmounts itself). Remove such leftovers: not in
+ * mountinfo (never stat() a possibly hung FUSE mount) and older than a
+ * minute (a concurrent jailrun's directory is young until mounted).
+ */
+static void remove_stale(const char *base)
+{
+	_cleanup_closedir_ DIR *d = opendir(base);
+	char path[PATH_MAX], fstype[64], source[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "view.", 5) != 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= sizeof(path))
+			continue;
+		if (find_mount(path, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+			continue;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_mtime < time(NULL) - 60)
+			rmdir(path);
+	}
+}
+
 static int make_private_dir(char *out, size_t size)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -148,6 +174,7 @@ static int make_private_dir(char *out, size_t size)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077))
 		return -EPERM;
+	remove_stale(base);
 	if ((size_t)snprintf(out, size, "%s/view.XXXXXX", base) >= size)
 		return -ENAMETOOLONG;
 	if (!mkdtemp(out))

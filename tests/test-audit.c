@@ -232,8 +232,8 @@ static json_t *fmt_parse(const struct jf_audit_event *ev, const char *comm)
 
 static void test_format_exact_line(void **state)
 {
-	struct jf_rule rule = {.source = "policy.ini", .line = 7, .pattern = "*.pem",
-			       .zone = JF_DENIED};
+	struct jf_rule rule = {
+		.source = "policy.ini", .line = 7, .pattern = "*.pem", .zone = JF_DENIED};
 	struct jf_audit_event ev = {
 		.op = "lookup",
 		.path = "keys/server.pem",
@@ -246,11 +246,11 @@ static void test_format_exact_line(void **state)
 	};
 	_cleanup_free_ char *line = fmt(&ev, "cat");
 
-	assert_string_equal(line,
-			    "{\"ts\":\"2026-11-30T05:50:01.123456Z\",\"op\":\"lookup\","
-			    "\"path\":\"keys/server.pem\",\"zone\":\"DENIED\",\"decision\":\"hide\","
-			    "\"errno\":\"ENOENT\",\"rule\":\"policy.ini:7\",\"pid\":4242,"
-			    "\"uid\":1000,\"comm\":\"cat\"}\n");
+	assert_string_equal(
+		line, "{\"ts\":\"2026-11-30T05:50:01.123456Z\",\"op\":\"lookup\","
+		      "\"path\":\"keys/server.pem\",\"zone\":\"DENIED\",\"decision\":\"hide\","
+		      "\"errno\":\"ENOENT\",\"rule\":\"policy.ini:7\",\"pid\":4242,"
+		      "\"uid\":1000,\"comm\":\"cat\"}\n");
 }
 
 static void test_format_fields(void **state)
@@ -945,29 +945,34 @@ static int run_capture(const char *cmd, char **out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* 11 lines: 8 records, 1 "dropped", 1 bad line (4), a torn last line (11). */
 static const char report_input[] =
-	"{\"ts\":\"2026-11-30T05:50:01.000001Z\",\"op\":\"lookup\",\"path\":\".env\",\"zone\":\"DENIED\","
-	"\"decision\":\"hide\",\"errno\":\"ENOENT\",\"rule\":\"profile:secrets\",\"pid\":10,\"uid\":1,"
-	"\"comm\":\"cat\"}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000002Z\",\"op\":\"lookup\",\"path\":\"id_rsa\",\"zone\":\"DENIED\","
-	"\"decision\":\"hide\",\"errno\":\"ENOENT\",\"rule\":\"profile:secrets\",\"pid\":10,\"uid\":1,"
-	"\"comm\":\"cat\"}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000003Z\",\"op\":\"unlink\",\"path\":\"Makefile\",\"zone\":\"RESTRICTED\","
-	"\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":\"policy.ini:4\",\"pid\":11,\"uid\":1,"
-	"\"comm\":\"rm\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000001Z\",\"op\":\"lookup\",\"path\":\".env\","
+	"\"zone\":\"DENIED\",\"decision\":\"hide\",\"errno\":\"ENOENT\","
+	"\"rule\":\"profile:secrets\",\"pid\":10,\"uid\":1,\"comm\":\"cat\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000002Z\",\"op\":\"lookup\",\"path\":\"id_rsa\","
+	"\"zone\":\"DENIED\",\"decision\":\"hide\",\"errno\":\"ENOENT\","
+	"\"rule\":\"profile:secrets\",\"pid\":10,\"uid\":1,\"comm\":\"cat\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000003Z\",\"op\":\"unlink\",\"path\":\"Makefile\","
+	"\"zone\":\"RESTRICTED\",\"decision\":\"deny\",\"errno\":\"EROFS\","
+	"\"rule\":\"policy.ini:4\",\"pid\":11,\"uid\":1,\"comm\":\"rm\"}\n"
 	"this is not json\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000004Z\",\"op\":\"create\",\"path\":\"out.o\",\"zone\":\"SAFE\","
-	"\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,\"comm\":\"cc\"}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000005Z\",\"op\":\"release\",\"path\":\"out.o\",\"zone\":\"SAFE\","
-	"\"decision\":\"allow\",\"rule\":\"default\",\"pid\":0,\"uid\":1,\"bytes_read\":0,"
-	"\"bytes_written\":4096}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000006Z\",\"op\":\"rename\",\"path\":\"a.tmp\",\"path2\":\"a.txt\","
-	"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":13,\"uid\":1,\"comm\":\"mv\"}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000007Z\",\"op\":\"create\",\"path\":\"out.o\",\"zone\":\"SAFE\","
-	"\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,\"comm\":\"cc\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000004Z\",\"op\":\"create\",\"path\":\"out.o\","
+	"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,"
+	"\"comm\":\"cc\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000005Z\",\"op\":\"release\",\"path\":\"out.o\","
+	"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":0,\"uid\":1,"
+	"\"bytes_read\":0,\"bytes_written\":4096}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000006Z\",\"op\":\"rename\",\"path\":\"a.tmp\","
+	"\"path2\":\"a.txt\",\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\","
+	"\"pid\":13,\"uid\":1,\"comm\":\"mv\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000007Z\",\"op\":\"create\",\"path\":\"out.o\","
+	"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,"
+	"\"comm\":\"cc\"}\n"
 	"{\"ts\":\"2026-11-30T05:50:01.000008Z\",\"op\":\"dropped\",\"count\":5}\n"
-	"{\"ts\":\"2026-11-30T05:50:01.000009Z\",\"op\":\"lookup\",\"path\":\"src\",\"zone\":\"SAFE\","
-	"\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,\"comm\":\"cc\"}\n"
+	"{\"ts\":\"2026-11-30T05:50:01.000009Z\",\"op\":\"lookup\",\"path\":\"src\","
+	"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":12,\"uid\":1,"
+	"\"comm\":\"cc\"}\n"
 	"{\"ts\":\"2026-11-30T05:50:01.000010Z\",\"op\":\"look"; /* torn last line */
 
 static void test_report_known_file(void **state)

@@ -31,13 +31,13 @@
 
 #include "mount-util.h"
 
-static const char policy_ini[] = "[safe]\n"        /* 1 */
-				 "/\n"             /* 2 */
-				 "[restricted]\n"  /* 3 */
-				 "docs/\n"         /* 4 */
-				 "[denied]\n"      /* 5 */
-				 "*.secret\n"      /* 6 */
-				 "[options]\n"     /* 7 */
+static const char policy_ini[] = "[safe]\n"	  /* 1 */
+				 "/\n"		  /* 2 */
+				 "[restricted]\n" /* 3 */
+				 "docs/\n"	  /* 4 */
+				 "[denied]\n"	  /* 5 */
+				 "*.secret\n"	  /* 6 */
+				 "[options]\n"	  /* 7 */
 				 "profiles = secrets, project\n";
 
 static struct jf_mnt M;
@@ -114,7 +114,8 @@ static json_t *find(json_t *all, ...)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(all, i, o) {
+	json_array_foreach(all, i, o)
+	{
 		va_list ap;
 		const char *kv;
 		bool ok = true;
@@ -132,7 +133,8 @@ static json_t *find(json_t *all, ...)
 			} else if (json_is_string(v)) {
 				ok = strcmp(json_string_value(v), eq + 1) == 0;
 			} else if (json_is_integer(v)) {
-				snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+				snprintf(num, sizeof(num), "%lld",
+					 (long long)json_integer_value(v));
 				ok = strcmp(num, eq + 1) == 0;
 			} else {
 				ok = false;
@@ -150,7 +152,8 @@ static void dump(json_t *all)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(all, i, o) {
+	json_array_foreach(all, i, o)
+	{
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 		print_message("  %s\n", s);
@@ -345,11 +348,11 @@ static void test_op_classes(void **state)
 	       "rule=profile:secrets", mypid, myuid);
 	EXPECT(all, "op=lookup", "path=keys/a.secret", "zone=DENIED", "decision=hide",
 	       "errno=ENOENT", "rule=policy.ini:6", catpid, "comm=cat");
-	EXPECT(all, "op=lookup", "path=keys", "zone=SAFE", "decision=allow", "errno=",
-	       "rule=policy.ini:2", catpid, "comm=cat");
+	EXPECT(all, "op=lookup", "path=keys", "zone=SAFE", "decision=allow",
+	       "errno=", "rule=policy.ini:2", catpid, "comm=cat");
 	EXPECT(all, "op=lookup", "path=%2e%2e", "decision=hide", "rule=encoded", mypid);
-	EXPECT(all, "op=open", "path=src/main.c", "zone=SAFE", "decision=allow", "errno=",
-	       "rule=policy.ini:2", mypid);
+	EXPECT(all, "op=open", "path=src/main.c", "zone=SAFE", "decision=allow",
+	       "errno=", "rule=policy.ini:2", mypid);
 	EXPECT(all, "op=release", "path=src/main.c", "decision=allow", "bytes_read=29",
 	       "bytes_written=0");
 	EXPECT(all, "op=create", "path=src/new.txt", "zone=SAFE", "decision=allow", mypid);
@@ -373,12 +376,14 @@ static void test_op_classes(void **state)
 	{
 		size_t i;
 
-		json_array_foreach(all, i, o) {
+		json_array_foreach(all, i, o)
+		{
 			const char *ts = sget(o, "ts");
 
 			assert_non_null(ts);
 			assert_int_equal(strlen(ts), 27);
-			assert_true(ts[4] == '-' && ts[10] == 'T' && ts[19] == '.' && ts[26] == 'Z');
+			assert_true(ts[4] == '-' && ts[10] == 'T' && ts[19] == '.' &&
+				    ts[26] == 'Z');
 			assert_non_null(sget(o, "op"));
 			assert_non_null(sget(o, "path"));
 			assert_non_null(sget(o, "zone"));
@@ -464,7 +469,8 @@ static size_t count_hidden(const char *path, int *seen, int n, int lo, int hi)
 	size_t i, count = 0;
 	int k;
 
-	json_array_foreach(all, i, o) {
+	json_array_foreach(all, i, o)
+	{
 		const char *p = sget(o, "path");
 
 		if (!p || sscanf(p, "h%d.secret", &k) != 1)

@@ -317,7 +317,7 @@ sum_before=$(tree_sum "$src")
 mount_view "$ro" --read-only "$src" || { bad "jailfs --read-only did not mount"; exit 1; }
 "$JAILRUN" --root "$ro" --timeout 600 --shell -- "$build" >"$work/ro.log" 2>&1
 rc=$?
-tail -n 5 "$work/ro.log" | sed 's/^/        /'
+{ grep -m 3 -i 'read-only file system' "$work/ro.log"; tail -n 2 "$work/ro.log"; } | sed 's/^/        /'
 [ $rc -ne 0 ] && ok "the build failed (exit $rc)" || bad "the build succeeded on a read-only tree"
 grep -qiE 'read-only file system' "$work/ro.log" && ok "with a read-only error from the build" ||
 	bad "no 'Read-only file system' in the build's output"
@@ -333,8 +333,8 @@ tail -n 5 "$work/rw.log" | sed 's/^/        /'
 [ -f "$src/.config" ] && [ -f "$src/fs/ext4/inode.o" ] && ok "fs/ext4/inode.o and .config on disk" ||
 	bad "no fs/ext4/inode.o or .config on disk"
 mounted "$view" && bad "a view is still mounted"
-grep -q "jf-realtree" /proc/self/mountinfo && bad "jailrun left a mount behind" ||
-	ok "no mount left behind"
+grep -qF " - fuse.jailfs $src " /proc/self/mountinfo && bad "a jailfs view of $src is still mounted" ||
+	ok "no jailfs mount of $src left behind"
 
 phase "done"
 echo "real-tree test: $(( $(date +%s) - t0 )) s"

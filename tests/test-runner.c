@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "jailrun.h"
+#include "result.h"
 
 static char proj[PATH_MAX / 2];
 static struct jf_policy *policy;
@@ -427,6 +428,31 @@ static void test_resolve(void **state)
 	(void)state;
 }
 
+static void utf8_case(const char *in, size_t n, const char *want)
+{
+	size_t len = 0;
+	char *out = jr_utf8_sanitize(in, n, &len);
+
+	assert_non_null(out);
+	assert_int_equal(len, strlen(want));
+	assert_memory_equal(out, want, len);
+	free(out);
+}
+
+static void test_utf8(void **state)
+{
+	utf8_case("plain", 5, "plain");
+	utf8_case("\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9");		      /* été */
+	utf8_case("\xff\xfeok", 4, "\xef\xbf\xbd\xef\xbf\xbdok");	      /* invalid bytes */
+	utf8_case("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd");		      /* overlong '/' */
+	utf8_case("\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* surrogate */
+	utf8_case("\xf4\x90\x80\x80", 4,
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* > U+10FFFF */
+	utf8_case("a\xe2\x82", 3, "a\xef\xbf\xbd\xef\xbf\xbd");	       /* cut by truncation */
+	utf8_case("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");	       /* emoji */
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_shell_mode),
 		cmocka_unit_test(test_allow_and_deny_edits),
 		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
