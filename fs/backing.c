@@ -22,10 +22,20 @@
 
 #include "daemon.h"
 
+/*
+ * openat2(2) answers EINVAL for any flag bit it does not know, where open(2)
+ * ignores them; the kernel's FUSE_OPEN carries internal bits such as
+ * __FMODE_EXEC (0x20) for execve(2). Keep only the documented open(2) flags.
+ */
+#define JF_OPEN_FLAGS                                                                              \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |    \
+	 O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
+	 O_PATH | O_TMPFILE | FASYNC)
+
 int jf_open_beneath(const char *path, int flags, mode_t mode)
 {
 	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.flags = (uint64_t)((flags & JF_OPEN_FLAGS) | O_CLOEXEC | O_NOFOLLOW),
 		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
