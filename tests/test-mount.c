@@ -549,6 +549,19 @@ static void test_posix_concurrent_append(void **state)
 			 0);
 }
 
+static void test_exec_in_view(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	/* execve opens with internal flag bits (__FMODE_EXEC) the daemon must
+	 * not hand to openat2 (EINVAL): a program built in the view runs. */
+	assert_int_equal(
+		mu_sh("cp /bin/true '%s' && '%s'", mu_v(m, "work/true"), mu_v(m, "work/true")), 0);
+	assert_int_equal(mu_sh("printf '#!/bin/sh\\nexit 7\\n' > '%s' && chmod +x '%s' && '%s'",
+			       mu_v(m, "work/s.sh"), mu_v(m, "work/s.sh"), mu_v(m, "work/s.sh")),
+			 7);
+}
+
 static void test_tmpfile(void **state)
 {
 	struct jf_mnt *m = *state;
@@ -995,6 +1008,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_posix_sparse, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_posix_concurrent_append, std_setup,
 						std_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_in_view, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_tmpfile, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_dotdot, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
