@@ -97,7 +97,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/jailfs-demo.XXXXXX")
 proj=$work/project
 mnt=$work/view
 audit=$work/audit.jsonl
-mounted=0
 
 cleanup() {
 	if [ -n "${mnt:-}" ] && is_mounted "$mnt"; then
@@ -132,7 +131,6 @@ say "== jailfs demo: mounting $proj"
 say "   at $mnt with the default policy (profiles secrets + project), audit level all"
 "$JAILFS" --audit "$audit" --audit-level all "$proj" "$mnt" ||
 	die "jailfs failed to mount $proj"
-mounted=1
 for _ in $(seq 50); do
 	is_mounted "$mnt" && break
 	sleep 0.1
@@ -285,7 +283,6 @@ fi
 say ""
 say "== audit summary (jailfs --audit-report $audit)"
 fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
-mounted=0
 for _ in $(seq 50); do
 	is_mounted "$mnt" || break
 	sleep 0.1

@@ -184,6 +184,10 @@ with open(markers_f, "w") as mf, open(planted_f, "w") as pf:
             d = pick()
             path = os.path.join(d, rel)
             top = os.path.join(d, rel.split("/")[0])
+            # A .config/ directory at the top would take the name of the
+            # kernel's own .config, and the build would fail for that.
+            if top == os.path.join(root, ".config"):
+                continue
             if top not in used and not os.path.lexists(top):
                 break
         used.add(top)
