@@ -69,18 +69,41 @@ static const char secrets_text[] = "[denied]\n"
 				   ".*_history\n"
 				   ".lesshst\n";
 
-/* Files that make a host program run code or auto-approve commands. */
+/*
+ * Files that make a host program run code or auto-approve commands.
+ * git: besides hooks/ and config, git reads config and hooks from the
+ * directory named in commondir, from modules/<name>/ (submodule gitdirs),
+ * worktrees/<name>/ and config.worktree, and objects from alternates; each
+ * lets a written file choose what git runs on the host (Cursor
+ * CVE-2026-26268; found again by our red team through commondir).
+ * Editors and agents: settings that auto-approve commands (Copilot
+ * CVE-2025-53773, Claude Code CVE-2026-25725) and hook managers.
+ */
 static const char project_text[] = "[restricted]\n"
 				   "**/.git/hooks/\n"
 				   "**/.git/config\n"
+				   "**/.git/config.worktree\n"
+				   "**/.git/commondir\n"
+				   "**/.git/modules/\n"
+				   "**/.git/worktrees/\n"
+				   "**/.git/objects/info/alternates\n"
 				   ".gitmodules\n"
 				   ".vscode/\n"
 				   ".idea/\n"
 				   ".claude/\n"
+				   ".claude.json\n"
 				   ".cursor/\n"
+				   ".gemini/\n"
+				   ".codex/\n"
+				   ".windsurf/\n"
+				   ".zed/\n"
+				   ".continue/\n"
 				   ".mcp.json\n"
 				   ".envrc\n"
-				   ".devcontainer/\n";
+				   ".devcontainer/\n"
+				   ".husky/\n"
+				   ".pre-commit-config.yaml\n"
+				   ".yarnrc.yml\n";
 
 /* For a view of the whole host ("/"). /etc keeps what programs need to run;
  * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */

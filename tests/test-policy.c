@@ -596,6 +596,22 @@ static void test_profile_project(void **state)
 		".mcp.json",
 		"pkg/.mcp.json",
 		".devcontainer/devcontainer.json",
+		/* git files that choose what git runs on the host (red-team finding) */
+		".git/commondir",
+		".git/config.worktree",
+		".git/modules/sub/config",
+		".git/modules/sub/hooks/post-checkout",
+		".git/worktrees/wt/commondir",
+		".git/objects/info/alternates",
+		".claude.json",
+		".gemini/settings.json",
+		".codex/config.toml",
+		".windsurf/rules.md",
+		".zed/settings.json",
+		".continue/config.json",
+		".husky/pre-commit",
+		".pre-commit-config.yaml",
+		".yarnrc.yml",
 	};
 	struct jf_policy *p = parse_ok("[options]\nprofiles = -secrets, project\ndefault = safe\n");
 
@@ -607,6 +623,12 @@ static void test_profile_project(void **state)
 	EXPECT(p, ".vscode", true, JF_RESTRICTED, "profile:project");
 	EXPECT(p, ".vscode", false, JF_SAFE, "default"); /* dir-only pattern, a file */
 	SAFE_(p, ".git/description", "default");
+	/* what git commit writes stays SAFE, so an agent can commit */
+	SAFE_(p, ".git/objects/ab/cdef0123", "default");
+	SAFE_(p, ".git/refs/heads/main.lock", "default");
+	SAFE_(p, ".git/index.lock", "default");
+	SAFE_(p, ".git/logs/HEAD", "default");
+	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
 	SAFE_(p, "gitmodules", "default");
 	SAFE_(p, ".env", "default"); /* secrets removed */
 	jf_policy_free(p);
