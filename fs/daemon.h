@@ -71,6 +71,8 @@ struct jf_inode {
 	off_t open_size;
 	uint32_t symlink_len;	    /* length of the (rewritten) symlink target */
 	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
+	struct timespec btime;	    /* birth time, {0, 0} when unknown */
+	bool unhashed;		    /* replaced by a newer object with the same (dev, ino) */
 };
 
 struct jf_fs {
@@ -88,6 +90,7 @@ struct jf_fs {
 
 	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */
 	struct jf_inode **table;
+	struct jf_inode *unhashed; /* replaced inodes the kernel still holds (hnext) */
 	size_t table_size, count;
 	uint64_t next_view_ino;
 	bool debug;
@@ -115,17 +118,31 @@ struct jf_file {
 int jf_inode_init(struct jf_fs *fs, const struct stat *root_st);
 struct jf_inode *jf_inode_get(fuse_ino_t ino);
 /* Find or create the inode for @st reached as @name in @parent, add one
- * lookup reference. Returns NULL on ENOMEM. */
+ * lookup reference. @btime is the birth time (NULL when the filesystem has
+ * none): an inode number the filesystem reused for a new object (a different
+ * type or birth time, or an entry we saw removed) gets a fresh inode, so the
+ * kernel never mistakes the new object for the old one. NULL on ENOMEM. */
 struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
-			      enum jf_zone zone, const struct jf_rule *rule, bool *created);
-/* Find an inode already in the table (no reference taken) by (dev, ino). */
-struct jf_inode *jf_inode_find(dev_t dev, ino_t ino);
+			      const struct timespec *btime, enum jf_zone zone,
+			      const struct jf_rule *rule, bool *created);
+/* What the table knows about (dev, ino), copied under the lock (no pointer
+ * escapes: a concurrent forget may free the inode). */
+struct jf_inode_info {
+	enum jf_zone zone;
+	bool safe_links;
+	uint64_t view_ino;
+};
+/* True and fills @out when (dev, ino) is in the table. */
+bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out);
 void jf_inode_forget(struct jf_inode *inode, uint64_t n);
 /* View-relative path of @inode into @buf (JF_PATH_MAX+1 bytes). Returns the
  * length, -ENOENT when the inode was unlinked, -ENAMETOOLONG. */
 int jf_inode_path(struct jf_inode *inode, char *buf, size_t size);
-/* Re-attach @inode under @parent/@name (after a rename); NULL parent detaches. */
-void jf_inode_move(struct jf_inode *inode, struct jf_inode *parent, const char *name);
+/* After a rename or unlink: if (dev, ino) is in the table attached as
+ * @parent/@name, re-attach it as @nparent/@nname (NULL, NULL detaches it).
+ * Check and move happen under one lock hold. */
+void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *name,
+		     struct jf_inode *nparent, const char *nname);
 void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule);
 uint64_t jf_view_ino(const struct jf_inode *inode);
 void jf_inode_free_all(void);
@@ -165,8 +182,7 @@ int jf_symlink_check_new(const char *dir, const char *target);
 /* Classify view path @path; names refused by jf_check_name are DENIED. */
 void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdict *v);
 /* Effective zone of an existing backing object (hard links, pseudo fs). */
-enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone,
-			       const struct jf_inode *existing);
+enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool safe_links);
 
 extern const struct fuse_lowlevel_ops jf_ops;
 /* Close directory handles the kernel never released; at exit only. */

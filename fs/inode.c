@@ -62,18 +62,6 @@ static struct jf_inode *find_locked(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-struct jf_inode *jf_inode_find(dev_t dev, ino_t ino)
-{
-	struct jf_inode *p;
-
-	if (dev == jf_fs.root.dev && ino == jf_fs.root.ino)
-		return &jf_fs.root;
-	pthread_mutex_lock(&jf_fs.lock);
-	p = find_locked(dev, ino);
-	pthread_mutex_unlock(&jf_fs.lock);
-	return p;
-}
-
 static void grow_locked(void)
 {
 	size_t nsize = jf_fs.table_size * 2;
@@ -117,7 +105,15 @@ static void maybe_free_locked(struct jf_inode *inode)
 	while (inode && inode != &jf_fs.root && inode->nlookup == 0 && inode->refs == 0) {
 		struct jf_inode *parent = inode->parent;
 
-		unhash_locked(inode);
+		if (inode->unhashed) {
+			for (struct jf_inode **pp = &jf_fs.unhashed; *pp; pp = &(*pp)->hnext)
+				if (*pp == inode) {
+					*pp = inode->hnext;
+					break;
+				}
+		} else {
+			unhash_locked(inode);
+		}
 		free(inode->name);
 		free(inode);
 		if (!parent)
@@ -152,59 +148,86 @@ static int attach_locked(struct jf_inode *inode, struct jf_inode *parent, const 
 	return 0;
 }
 
-struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
-			      enum jf_zone zone, const struct jf_rule *rule, bool *created)
+/* Is the table's @inode an older object whose inode number was reused? */
+static bool reused_locked(const struct jf_inode *inode, const struct stat *st,
+			  const struct timespec *btime)
 {
-	struct jf_inode *inode;
+	if ((inode->type & S_IFMT) != (st->st_mode & S_IFMT))
+		return true;
+	if (!inode->name && S_ISDIR(st->st_mode))
+		return true; /* a directory we saw removed cannot come back */
+	if (!inode->name && st->st_nlink <= 1)
+		return true; /* removed, and no other name could have led here */
+	return btime && (inode->btime.tv_sec || inode->btime.tv_nsec) &&
+	       (inode->btime.tv_sec != btime->tv_sec || inode->btime.tv_nsec != btime->tv_nsec);
+}
 
-	*created = false;
-	pthread_mutex_lock(&jf_fs.lock);
-	if (st->st_dev == jf_fs.root.dev && st->st_ino == jf_fs.root.ino) {
-		/* The root reached by another name (a bind mount of SOURCE below
-		 * itself): treat as a fresh inode would loop; hand out root. */
-		inode = &jf_fs.root;
-		inode->nlookup++;
-		pthread_mutex_unlock(&jf_fs.lock);
-		return inode;
-	}
-	inode = find_locked(st->st_dev, st->st_ino);
-	if (inode) {
-		inode->nlookup++;
-		if ((inode->type & S_IFMT) != (st->st_mode & S_IFMT))
-			inode->type = st->st_mode & S_IFMT;
-		/* A file with several names keeps the name it has while that is
-		 * attached: the kernel may hold dentries for each of them. */
-		if (!(inode->name && inode->parent && !S_ISDIR(st->st_mode) && st->st_nlink > 1))
-			attach_locked(inode, parent, name);
-		inode->zone = zone;
-		inode->rule = rule;
-		pthread_mutex_unlock(&jf_fs.lock);
-		return inode;
-	}
-	inode = calloc(1, sizeof(*inode));
+static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, const struct stat *st,
+				   const struct timespec *btime)
+{
+	struct jf_inode *inode = calloc(1, sizeof(*inode));
+	size_t b;
+
 	if (!inode || attach_locked(inode, parent, name) < 0) {
 		free(inode);
-		pthread_mutex_unlock(&jf_fs.lock);
 		return NULL;
 	}
 	inode->dev = st->st_dev;
 	inode->ino = st->st_ino;
 	inode->type = st->st_mode & S_IFMT;
-	inode->zone = zone;
-	inode->rule = rule;
-	inode->nlookup = 1;
+	if (btime)
+		inode->btime = *btime;
 	/* Objects on SOURCE's filesystem keep their inode number; others get a
 	 * serial number with the top bit set, which cannot collide with either. */
 	if (st->st_dev == jf_fs.root_dev && !(st->st_ino & VIEW_INO_FOREIGN))
 		inode->view_ino = st->st_ino;
 	else
 		inode->view_ino = VIEW_INO_FOREIGN | jf_fs.next_view_ino++;
-	size_t b = hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1);
+	b = hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1);
 	inode->hnext = jf_fs.table[b];
 	jf_fs.table[b] = inode;
 	if (++jf_fs.count > jf_fs.table_size * 2)
 		grow_locked();
-	*created = true;
+	return inode;
+}
+
+struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
+			      const struct timespec *btime, enum jf_zone zone,
+			      const struct jf_rule *rule, bool *created)
+{
+	struct jf_inode *inode;
+
+	*created = false;
+	pthread_mutex_lock(&jf_fs.lock);
+	if (st->st_dev == jf_fs.root.dev && st->st_ino == jf_fs.root.ino) {
+		inode = &jf_fs.root; /* callers hide this alias; never a second root */
+		inode->nlookup++;
+		pthread_mutex_unlock(&jf_fs.lock);
+		return inode;
+	}
+	inode = find_locked(st->st_dev, st->st_ino);
+	if (inode && reused_locked(inode, st, btime)) {
+		/* Leave the old object to the kernel's forget, out of the hash. */
+		unhash_locked(inode);
+		inode->unhashed = true;
+		inode->hnext = jf_fs.unhashed;
+		jf_fs.unhashed = inode;
+		inode = NULL;
+	}
+	if (inode) {
+		/* A file with several names keeps the name it has while that is
+		 * attached: the kernel may hold dentries for each of them. */
+		if (!(inode->name && inode->parent && !S_ISDIR(st->st_mode) && st->st_nlink > 1))
+			attach_locked(inode, parent, name);
+	} else {
+		inode = new_locked(parent, name, st, btime);
+		*created = inode != NULL;
+	}
+	if (inode) {
+		inode->nlookup++;
+		inode->zone = zone;
+		inode->rule = rule;
+	}
 	pthread_mutex_unlock(&jf_fs.lock);
 	return inode;
 }
@@ -258,15 +281,34 @@ out:
 	return r;
 }
 
-void jf_inode_move(struct jf_inode *inode, struct jf_inode *parent, const char *name)
+bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out)
 {
-	if (inode == &jf_fs.root)
-		return;
+	struct jf_inode *p;
+
 	pthread_mutex_lock(&jf_fs.lock);
-	inode->nlookup++; /* keep it alive across the detach */
-	attach_locked(inode, parent, name);
-	inode->nlookup--;
-	maybe_free_locked(inode);
+	p = find_locked(dev, ino);
+	if (p) {
+		out->zone = p->zone;
+		out->safe_links = p->safe_links;
+		out->view_ino = p->view_ino;
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	return p != NULL;
+}
+
+void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *name,
+		     struct jf_inode *nparent, const char *nname)
+{
+	struct jf_inode *p;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	p = find_locked(dev, ino);
+	if (p && p->parent == parent && p->name && strcmp(p->name, name) == 0) {
+		p->nlookup++; /* keep it alive across the detach */
+		attach_locked(p, nparent, nname);
+		p->nlookup--;
+		maybe_free_locked(p);
+	}
 	pthread_mutex_unlock(&jf_fs.lock);
 }
 
@@ -302,6 +344,13 @@ void jf_inode_free_all(void)
 			free(p->name);
 			free(p);
 		}
+	}
+	while (jf_fs.unhashed) {
+		struct jf_inode *p = jf_fs.unhashed;
+
+		jf_fs.unhashed = p->hnext;
+		free(p->name);
+		free(p);
 	}
 	free(jf_fs.table);
 	jf_fs.table = NULL;

@@ -129,11 +129,11 @@ static size_t add_entry(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, 
 	if (r <= 0)
 		return (size_t)-1; /* hidden or vanished: skip */
 	if (!plus) {
-		struct jf_inode *known =
-			pr.have_stat ? jf_inode_find(pr.st.st_dev, pr.st.st_ino) : NULL;
+		struct jf_inode_info known;
+		bool in_table = pr.have_stat && jf_inode_info(pr.st.st_dev, pr.st.st_ino, &known);
 
-		st.st_ino = known ? jf_view_ino(known) : de->d_ino;
-		if (!known && pr.have_stat && pr.st.st_dev != jf_fs.root_dev)
+		st.st_ino = in_table ? known.view_ino : de->d_ino;
+		if (!in_table && pr.have_stat && pr.st.st_dev != jf_fs.root_dev)
 			st.st_ino = de->d_ino | (1ULL << 63);
 		st.st_mode = (mode_t)DTTOIF(de->d_type);
 		return fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);

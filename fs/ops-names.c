@@ -165,21 +165,18 @@ int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, st
 
 	if (r <= 0)
 		return r == 0 ? -ENOENT : r;
-	struct jf_inode *known = jf_inode_find(p->st.st_dev, p->st.st_ino);
+	struct jf_inode_info known;
 
-	if (known && known->zone > p->v.zone && !(known->safe_links && p->v.zone == JF_SAFE))
-		p->v.zone = known->zone;
+	if (jf_inode_info(p->st.st_dev, p->st.st_ino, &known) && known.zone > p->v.zone &&
+	    !(known.safe_links && p->v.zone == JF_SAFE))
+		p->v.zone = known.zone;
 	return p->v.zone == JF_SAFE ? 0 : -EROFS;
 }
 
 /* Forget the table's name for a removed @name in @pi. */
 void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st)
 {
-	struct jf_inode *inode = jf_inode_find(st->st_dev, st->st_ino);
-
-	if (inode && inode != &jf_fs.root && inode->parent == pi && inode->name &&
-	    strcmp(inode->name, name) == 0)
-		jf_inode_move(inode, NULL, NULL);
+	jf_inode_rename(st->st_dev, st->st_ino, pi, name, NULL, NULL);
 }
 
 static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool dir)
@@ -258,10 +255,10 @@ static int subtree_ok(int parent_fd, char *oldp, size_t olen, char *newp, size_t
 		sprintf(oldp + olen, "/%s", de->d_name);
 		sprintf(newp + nlen, "/%s", de->d_name);
 		jf_classify_path(oldp, olen + n + 1, is_dir, &v);
-		if (jf_effective_zone(&st, v.zone, NULL) != JF_SAFE)
+		if (jf_effective_zone(&st, v.zone, false) != JF_SAFE)
 			return -EXDEV;
 		jf_classify_path(newp, nlen + n + 1, is_dir, &v);
-		if (jf_effective_zone(&st, v.zone, NULL) != JF_SAFE)
+		if (jf_effective_zone(&st, v.zone, false) != JF_SAFE)
 			return -EXDEV;
 		if (is_dir) {
 			_cleanup_close_ int sub =
@@ -355,19 +352,15 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 
 static void rename_update_table(struct rename_req *rr)
 {
-	struct jf_inode *moved = jf_inode_find(rr->src.st.st_dev, rr->src.st.st_ino);
-	struct jf_inode *other =
-		rr->dst_exists ? jf_inode_find(rr->dst.st.st_dev, rr->dst.st.st_ino) : NULL;
+	const struct stat *src = &rr->src.st, *dst = &rr->dst.st;
 
-	if (other && other != moved) {
-		if (rr->flags & RENAME_EXCHANGE)
-			jf_inode_move(other, rr->pi, rr->name);
-		else if (other->parent == rr->npi && other->name &&
-			 strcmp(other->name, rr->newname) == 0)
-			jf_inode_move(other, NULL, NULL);
-	}
-	if (moved && moved->parent == rr->pi && moved->name && strcmp(moved->name, rr->name) == 0)
-		jf_inode_move(moved, rr->npi, rr->newname);
+	if (rr->dst_exists && src->st_dev == dst->st_dev && src->st_ino == dst->st_ino)
+		return; /* two names of one file: rename(2) did nothing */
+	if (rr->dst_exists && (rr->flags & RENAME_EXCHANGE))
+		jf_inode_rename(dst->st_dev, dst->st_ino, rr->npi, rr->newname, rr->pi, rr->name);
+	else if (rr->dst_exists)
+		jf_inode_rename(dst->st_dev, dst->st_ino, rr->npi, rr->newname, NULL, NULL);
+	jf_inode_rename(src->st_dev, src->st_ino, rr->pi, rr->name, rr->npi, rr->newname);
 }
 
 static int do_rename(fuse_req_t req, struct rename_req *rr)

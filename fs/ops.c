@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -58,8 +59,8 @@ void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdi
 	jf_classify(jf_fs.policy, path, len, is_dir, v);
 }
 
-enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone,
-			       const struct jf_inode *existing)
+/* @safe_links: the inode was hard-linked through the view between SAFE names. */
+enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool safe_links)
 {
 	if (zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
 		return zone;
@@ -70,7 +71,7 @@ enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone,
 		return zone;
 	case JF_HARDLINKS_RESTRICTED:
 	default:
-		if (existing && existing->safe_links)
+		if (safe_links)
 			return zone;
 		return zone == JF_SAFE ? JF_RESTRICTED : zone;
 	}
@@ -143,6 +144,36 @@ int jf_dir_fd(struct jf_inode *dir, char *path, size_t size)
  * @want_stat forces a stat. Returns 1 visible, 0 hidden by policy, -errno
  * (-ENOENT absent). Fills @p.
  */
+/* fstatat(AT_SYMLINK_NOFOLLOW) of one name, plus the birth time when the
+ * filesystem records one (statx STATX_BTIME). 0 or -errno. */
+static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec *btime)
+{
+	struct statx x;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+		  STATX_BASIC_STATS | STATX_BTIME, &x) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_ino = x.stx_ino;
+	st->st_mode = x.stx_mode;
+	st->st_nlink = x.stx_nlink;
+	st->st_uid = x.stx_uid;
+	st->st_gid = x.stx_gid;
+	st->st_rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+	st->st_size = (off_t)x.stx_size;
+	st->st_blksize = x.stx_blksize;
+	st->st_blocks = (blkcnt_t)x.stx_blocks;
+	st->st_atim = (struct timespec){x.stx_atime.tv_sec, x.stx_atime.tv_nsec};
+	st->st_mtim = (struct timespec){x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec};
+	st->st_ctim = (struct timespec){x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec};
+	if (x.stx_mask & STATX_BTIME)
+		*btime = (struct timespec){x.stx_btime.tv_sec, x.stx_btime.tv_nsec};
+	else
+		*btime = (struct timespec){0, 0};
+	return 0;
+}
+
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p)
 {
@@ -164,8 +195,8 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 		return 0; /* checked before any stat: stat would call into ourselves */
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
 	    (dtype == DT_REG && jf_fs.hardlinks == JF_HARDLINKS_DENY)) {
-		if (fstatat(dirfd, name, &p->st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
+		r = stat_at(dirfd, name, &p->st, &p->btime);
+		if (r < 0) {
 			/* An absent DENIED name is still a hidden lookup for the
 			 * audit log ("what secrets were looked for"). */
 			jf_classify_path(p->path, p->len, false, &p->v);
@@ -201,11 +232,11 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 		p->symlink_len = (uint32_t)strlen(view);
 	}
 	if (p->have_stat) {
-		struct jf_inode *existing = NULL;
+		struct jf_inode_info known = {.safe_links = false};
 
 		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1)
-			existing = jf_inode_find(p->st.st_dev, p->st.st_ino);
-		p->v.zone = jf_effective_zone(&p->st, p->v.zone, existing);
+			jf_inode_info(p->st.st_dev, p->st.st_ino, &known);
+		p->v.zone = jf_effective_zone(&p->st, p->v.zone, known.safe_links);
 		if (p->v.zone == JF_DENIED)
 			return 0;
 	}
@@ -230,7 +261,8 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 		  struct fuse_entry_param *e)
 {
 	bool created;
-	struct jf_inode *inode = jf_inode_ref(parent, name, &p->st, p->v.zone, p->v.rule, &created);
+	struct jf_inode *inode =
+		jf_inode_ref(parent, name, &p->st, &p->btime, p->v.zone, p->v.rule, &created);
 
 	if (!inode)
 		return -ENOMEM;

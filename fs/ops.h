@@ -20,6 +20,7 @@ struct probe {
 	struct jf_verdict v;
 	uint32_t symlink_len;
 	enum jf_refusal refusal;
+	struct timespec btime; /* birth time, {0, 0} when the filesystem has none */
 };
 
 /* ---- helpers (ops.c) ---- */

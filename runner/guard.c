@@ -36,9 +36,8 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "guard.h"
 #include "jailrun.h"
-
-#define MAX_DEPTH 8
 
 const char *const jr_default_denylist[] = {
 	"rm",	  "sudo",   "su",	"doas",	    "pkexec",	"runuser", "mkfs*",
@@ -61,11 +60,20 @@ struct interp {
 	const char *const *inline_long;
 	const char *const *arg_long;
 	const char *stop_sh; /* short flags after which the rest is not ours (python -m) */
+	unsigned flags;
+};
+
+enum {
+	IN_PERMUTE = 1, /* options may follow operands (vim FILE -c CMD, make all --eval=X) */
+	IN_PLUS = 2,	/* +CMD runs an editor command (vim), except +N and a lone + */
+	IN_GETOPT = 4,	/* getopt_long: long options also match by prefix (make --ev=X) */
 };
 
 static const char *const long_eval[] = {"eval", "command", "print", "require", "exec", NULL};
 static const char *const long_none[] = {NULL};
 static const char *const long_sh_arg[] = {"rcfile", "init-file", NULL};
+static const char *const long_vim[] = {"cmd", NULL};
+static const char *const long_make[] = {"eval", NULL};
 static const char *const long_node_arg[] = {"input-type",	   "loader", "import", "conditions",
 					    "experimental-loader", "title",  NULL};
 
@@ -73,81 +81,200 @@ static const char *const long_node_arg[] = {"input-type",	   "loader", "import",
  * php* lua* Rscript osascript, plus close relatives. Inline flags: -c -e -E
  * -r --eval --command everywhere; node -p/--print, php -B/-R as well. */
 static const struct interp interps[] = {
-	{"sh", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"bash", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"dash", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"ash", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"zsh", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"ksh", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"mksh", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"fish", true, "ceEr", "oO", long_eval, long_sh_arg, ""},
-	{"python", false, "ceEr", "WXQ", long_eval, long_none, "m"},
-	{"pypy", false, "ceEr", "WXQ", long_eval, long_none, "m"},
-	{"node", false, "ceErp", "C", long_eval, long_node_arg, ""},
-	{"nodejs", false, "ceErp", "C", long_eval, long_node_arg, ""},
-	{"deno", false, "ceEr", "", long_eval, long_none, ""},
-	{"bun", false, "ceErp", "", long_eval, long_none, ""},
-	{"perl", false, "ceEr", "I", long_eval, long_none, ""},
-	{"ruby", false, "ceEr", "ICX", long_eval, long_none, ""},
-	{"irb", false, "ceEr", "I", long_eval, long_none, ""},
-	{"php", false, "ceErBR", "dz", long_eval, long_none, ""},
-	{"lua", false, "ceEr", "l", long_eval, long_none, ""},
-	{"luajit", false, "ceEr", "lj", long_eval, long_none, ""},
-	{"Rscript", false, "ceEr", "", long_eval, long_none, ""},
-	{"R", false, "ceEr", "", long_eval, long_none, ""},
-	{"osascript", false, "ceEr", "ls", long_eval, long_none, ""},
-	{"tclsh", false, "ceEr", "", long_eval, long_none, ""},
+	{"sh", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"bash", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"dash", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"ash", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"zsh", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"ksh", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"mksh", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"fish", true, "ceEr", "oO", long_eval, long_sh_arg, "", 0},
+	{"python", false, "ceEr", "WXQ", long_eval, long_none, "m", 0},
+	{"pypy", false, "ceEr", "WXQ", long_eval, long_none, "m", 0},
+	{"node", false, "ceErp", "C", long_eval, long_node_arg, "", 0},
+	{"nodejs", false, "ceErp", "C", long_eval, long_node_arg, "", 0},
+	{"deno", false, "ceEr", "", long_eval, long_none, "", 0},
+	{"bun", false, "ceErp", "", long_eval, long_none, "", 0},
+	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0},
+	{"ruby", false, "ceEr", "ICX", long_eval, long_none, "", 0},
+	{"irb", false, "ceEr", "I", long_eval, long_none, "", 0},
+	{"php", false, "ceErBR", "dz", long_eval, long_none, "", 0},
+	{"lua", false, "ceEr", "l", long_eval, long_none, "", 0},
+	{"luajit", false, "ceEr", "lj", long_eval, long_none, "", 0},
+	{"Rscript", false, "ceEr", "", long_eval, long_none, "", 0},
+	{"R", false, "ceEr", "", long_eval, long_none, "", 0},
+	{"osascript", false, "ceEr", "ls", long_eval, long_none, "", 0},
+	{"tclsh", false, "ceEr", "", long_eval, long_none, "", 0},
+	/* editors: -c CMD, --cmd CMD and +CMD run Ex commands (:!rm, :py). These
+	 * permute, so no option is taken to swallow the next word: at worst an
+	 * odd value is refused, never hidden. */
+	{"vim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"vi", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"nvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"ex", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"view", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"vimdiff", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"gvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	{"rvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
+	/* make -E/--eval STRING is makefile text: $(shell ...) and recipes run */
+	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
+	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
 };
 
-/* Wrappers that run their arguments after options (and positionals). */
+/*
+ * Wrappers that run their arguments, described the way getopt(3) would see
+ * them. @opts lists the short options and @longs the long ones, each name
+ * followed by what it takes:
+ *   ':'  a value (attached, or the next word)
+ *   '='  a shell command string, run with sh -c (flock -c, su -c, script -c)
+ *   '@'  a debugger command (gdb -ex): refused when it runs a program
+ *   '!'  nothing; the operands are then an argv run as is, not a shell string
+ *        (watch -x), and options end at the first operand (gdb --args)
+ *   '~'  nothing; the operands are then not run at all (command -v)
+ * Long options also match by unambiguous prefix, as getopt_long allows; a
+ * prefix we take for the wrong option at worst refuses. @positional operands
+ * (timeout DURATION, flock FILE, chroot NEWROOT, sg GROUP) come before the
+ * command; a lone "-" (su -, sg -) is skipped.
+ */
 struct wrapper {
 	const char *name;
-	const char *arg_sh;
-	const char *const *arg_long;
-	int positional; /* operands before the command (timeout DURATION) */
+	const char *opts;
+	const char *const *longs;
+	int positional;
+	unsigned flags;
 };
 
-static const char *const wl_nice[] = {"adjustment", NULL};
-static const char *const wl_timeout[] = {"signal", "kill-after", NULL};
-static const char *const wl_stdbuf[] = {"input", "output", "error", NULL};
-static const char *const wl_time[] = {"format", "output", NULL};
-static const char *const wl_xargs[] = {"arg-file",  "delimiter", "max-lines",	     "max-args",
-				       "max-procs", "max-chars", "process-slot-var", NULL};
-static const char *const wl_strace[] = {"output", "trace", "signal", "attach", "user", "env", NULL};
+enum {
+	WR_SHELL_ARGS =
+		1,	  /* the command words are joined into one sh -c string (watch, sg, eval) */
+	WR_NO_CMD = 2,	  /* the operands are files or a user, never a command (script, su) */
+	WR_PERMUTE = 4,	  /* options may follow operands (getopt permutation): look at all */
+	WR_LONG_ONLY = 8, /* -word is a long option (getopt_long_only: gdb) */
+};
+
+static const char *const wl_nice[] = {"adjustment:", NULL};
+static const char *const wl_timeout[] = {"signal:", "kill-after:", NULL};
+static const char *const wl_stdbuf[] = {"input:", "output:", "error:", NULL};
+static const char *const wl_time[] = {"format:", "output:", NULL};
+static const char *const wl_xargs[] = {
+	"arg-file:",  "delimiter:",	   "max-lines:", "max-args:", "max-procs:",
+	"max-chars:", "process-slot-var:", "replace:",	 "eof:",      NULL};
+static const char *const wl_strace[] = {
+	"output:", "trace:", "signal:", "attach:", "user:", "env:", "string-limit:", NULL};
+static const char *const wl_ionice[] = {"class:", "classdata:", "pid:", "pgid:", "uid:", NULL};
+static const char *const wl_chrt[] = {"sched-runtime:", "sched-period:", "sched-deadline:", NULL};
+static const char *const wl_chroot[] = {"userspec:", "groups:", NULL};
+static const char *const wl_flock[] = {
+	"timeout:", "wait:", "conflict-exit-code:", "command=", NULL};
+static const char *const wl_script[] = {
+	"command=",    "echo:",		  "log-in:",	   "log-out:", "log-io:",
+	"log-timing:", "logging-format:", "output-limit:", NULL};
+static const char *const wl_su[] = {"command=", "session-command=",	  "group:", "supp-group:",
+				    "shell:",	"whitelist-environment:", NULL};
+static const char *const wl_prlimit[] = {"pid:", "output:", NULL};
+static const char *const wl_setpriv[] = {"ruid:",
+					 "euid:",
+					 "rgid:",
+					 "egid:",
+					 "reuid:",
+					 "regid:",
+					 "groups:",
+					 "inh-caps:",
+					 "ambient-caps:",
+					 "bounding-set:",
+					 "securebits:",
+					 "pdeathsig:",
+					 "selinux-label:",
+					 "apparmor-profile:",
+					 "landlock-access:",
+					 "landlock-rule:",
+					 "seccomp-filter:",
+					 NULL};
+static const char *const wl_unshare[] = {
+	"setuid:",    "setgid:",   "root:",	 "wd:",	       "propagation:",
+	"setgroups:", "map-user:", "map-group:", "map-users:", "map-groups:",
+	"monotonic:", "boottime:", NULL};
+static const char *const wl_nsenter[] = {"target:", "setuid:", "setgid:", "wdns:", NULL};
+static const char *const wl_watch[] = {"interval:", "equexit:", "exec!", NULL};
+static const char *const wl_rlwrap[] = {
+	"break-chars:", "command-name:",  "histsize:",		"file:",   "history-filename:",
+	"logfile:",	"prompt-colour:", "substitute-prompt:", "filter=", NULL};
+static const char *const wl_fakeroot[] = {"lib:", "faked:", NULL};
+static const char *const wl_gdb[] = {"ex@",
+				     "eval-command@",
+				     "iex@",
+				     "init-eval-command@",
+				     "x:",
+				     "command:",
+				     "ix:",
+				     "init-command:",
+				     "p:",
+				     "pid:",
+				     "cd:",
+				     "d:",
+				     "directory:",
+				     "s:",
+				     "symbols:",
+				     "e:",
+				     "exec:",
+				     "se:",
+				     "c:",
+				     "core:",
+				     "tty:",
+				     "i:",
+				     "interpreter:",
+				     "b:",
+				     "l:",
+				     "D:",
+				     "data-directory:",
+				     "args!",
+				     NULL};
+static const char *const wl_ld[] = {
+	"library-path:",	 "inhibit-rpath:",     "audit:", "preload:", "argv0:",
+	"glibc-hwcaps-prepend:", "glibc-hwcaps-mask:", NULL};
 
 static const struct wrapper wrappers[] = {
-	{"nice", "n", wl_nice, 0},
-	{"nohup", "", long_none, 0},
-	{"timeout", "sk", wl_timeout, 1},
-	{"stdbuf", "ioe", wl_stdbuf, 0},
-	{"setsid", "", long_none, 0},
-	{"time", "fo", wl_time, 0},
-	{"xargs", "adEILnPs", wl_xargs, 0},
-	{"ionice", "cn", long_none, 0},
-	{"chrt", "", long_none, 1},
-	{"taskset", "", long_none, 1},
-	{"strace", "eoOpPsSuEXb", wl_strace, 0},
-	{"ltrace", "eoOpPsSuEXnAa", wl_strace, 0},
-	{"unbuffer", "", long_none, 0},
-	{"catchsegv", "", long_none, 0},
-	{"fakeroot", "", long_none, 0},
-	{"chroot", "", long_none, 1},
-	{"flock", "wEs", long_none, 1},
-	{"script", "", long_none, 0},
+	{"nice", "n:", wl_nice, 0, 0},
+	{"nohup", "", long_none, 0, 0},
+	{"timeout", "s:k:", wl_timeout, 1, 0},
+	{"stdbuf", "i:o:e:", wl_stdbuf, 0, 0},
+	{"setsid", "", long_none, 0, 0},
+	{"time", "f:o:", wl_time, 0, 0},
+	{"xargs", "a:d:E:I:L:n:P:s:", wl_xargs, 0, 0},
+	{"ionice", "c:n:p:P:u:", wl_ionice, 0, 0},
+	{"chrt", "T:P:D:", wl_chrt, 1, 0},
+	{"taskset", "", long_none, 1, 0},
+	{"strace", "e:o:O:p:P:s:S:u:E:X:b:I:", wl_strace, 0, 0},
+	{"ltrace", "e:o:p:s:u:n:A:a:D:F:l:x:L:", wl_strace, 0, 0},
+	{"valgrind", "", long_none, 0, 0}, /* its options all take --opt=value */
+	{"gdb", "", wl_gdb, 0, WR_PERMUTE | WR_LONG_ONLY},
+	{"unbuffer", "", long_none, 0, 0},
+	{"catchsegv", "", long_none, 0, 0},
+	{"fakeroot", "l:s:i:", wl_fakeroot, 0, 0},
+	{"chroot", "", wl_chroot, 1, 0},
+	{"unshare", "S:G:R:w:", wl_unshare, 0, 0},
+	{"nsenter", "t:S:G:W:", wl_nsenter, 0, 0},
+	{"prlimit", "p:o:", wl_prlimit, 0, 0},
+	{"setpriv", "", wl_setpriv, 0, 0},
+	{"rlwrap", "b:C:D:e:f:F:g:H:l:O:P:q:s:S:t:w:z=", wl_rlwrap, 0, 0},
+	{"flock", "w:E:c=", wl_flock, 1, 0},
+	{"watch", "n:q:x!", wl_watch, 0, WR_SHELL_ARGS},
+	{"sg", "c=", long_none, 1, WR_SHELL_ARGS},
+	{"script", "c=E:I:O:T:m:o:", wl_script, 0, WR_NO_CMD | WR_PERMUTE},
+	{"su", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
+	{"runuser", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
+	{"busybox", "", long_none, 0, 0},
+	/* shell builtins */
+	{"command", "v~V~", long_none, 0, 0},
+	{"builtin", "", long_none, 0, 0},
+	{"exec", "a:", long_none, 0, 0},
+	{"eval", "", long_none, 0, WR_SHELL_ARGS},
 };
 
-struct walk {
-	struct jr_guard *g;
-	struct jr_verdict *v;
-	const char *cwd;      /* may differ from g->cwd under env -C */
-	const char *path_env; /* may differ under env PATH=... */
-	int depth;
-};
+/* The dynamic loader run as a program: ld-linux-x86-64.so.2 [OPTION]... PROGRAM */
+static const struct wrapper loader = {"ld.so", "", wl_ld, 0, 0};
 
-static bool check_cmd(struct walk *w, int argc, char *const argv[]);
-static bool check_shell(struct walk *w, const char *s);
-
-_printf_(3, 4) static bool deny(struct walk *w, const char *rule, const char *fmt, ...)
+bool jr_deny(struct walk *w, const char *rule, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -228,6 +355,8 @@ static bool str_in(const char *const *list, const char *s, size_t n)
 	return false;
 }
 
+/* What short option @c of @opts takes: ':', '=', '@', '!', '~', ' ' for a
+ * plain flag, 0 when unknown (see struct wrapper). */
 /* ---- renamed copies ---- */
 
 static int ident_add(struct jr_guard *g, const char *name, const char *host, off_t size)
@@ -384,35 +513,36 @@ static bool check_path(struct walk *w, const char *arg, const char *p)
 
 	if (p[0] == '~') {
 		if (p[1] && p[1] != '/')
-			return deny(w, "path-outside-view", "path '%s' names another user's home",
-				    arg);
+			return jr_deny(w, "path-outside-view",
+				       "path '%s' names another user's home", arg);
 		if ((size_t)snprintf(abs, sizeof(abs), "%s%s", w->g->home, p + 1) >= sizeof(abs))
-			return deny(w, "path-refused", "path '%s' is too long", arg);
+			return jr_deny(w, "path-refused", "path '%s' is too long", arg);
 		p = abs;
 	}
 	cbuf = c = malloc(sizeof(*c));
 	if (!c)
-		return deny(w, "internal", "out of memory");
+		return jr_deny(w, "internal", "out of memory");
 	/* The policy library's string checks first (encodings, lookalikes, NUL,
 	 * lengths); ".." and "outside" are judged after resolution below. */
 	r = jf_canonicalize(v->project, NULL, p, strlen(p), c);
 	if (r < 0 && c->refusal != JF_REFUSE_DOTDOT && c->refusal != JF_REFUSE_OUTSIDE_ROOT)
-		return deny(w, "path-refused", "path '%s': %s", arg,
-			    jf_refusal_message(c->refusal));
+		return jr_deny(w, "path-refused", "path '%s': %s", arg,
+			       jf_refusal_message(c->refusal));
 	if (jr_resolve(v, w->cwd, p, abs, NULL) < 0)
-		return deny(w, "path-refused", "path '%s' cannot be resolved (symlink loop)", arg);
+		return jr_deny(w, "path-refused", "path '%s' cannot be resolved (symlink loop)",
+			       arg);
 	if (strncmp(abs, v->project, plen) != 0 || (abs[plen] && abs[plen] != '/')) {
 		/* the jail's own /tmp and /dev nodes, when named as such (an
 		 * absolute spelling); "../../x" landing there still leaves the view.
 		 * The project may itself live below /tmp: tested first, above. */
 		if (p[0] == '/' && is_private_path(abs))
 			return false;
-		return deny(w, "path-outside-view", "path '%s' leaves the view (%s)", arg, abs);
+		return jr_deny(w, "path-outside-view", "path '%s' leaves the view (%s)", arg, abs);
 	}
 	r = jf_canonicalize(v->project, NULL, abs, strlen(abs), c);
 	if (r < 0)
-		return deny(w, "path-refused", "path '%s': %s", arg,
-			    jf_refusal_message(c->refusal));
+		return jr_deny(w, "path-refused", "path '%s': %s", arg,
+			       jf_refusal_message(c->refusal));
 	/* classify on the raw source; through a view DENIED names do not exist */
 	if ((size_t)snprintf(host, sizeof(host), "%s%s%s", v->host, c->len ? "/" : "", c->path) >=
 	    sizeof(host))
@@ -421,8 +551,8 @@ static bool check_path(struct walk *w, const char *arg, const char *p)
 		    &verdict);
 	if (verdict.zone == JF_DENIED) {
 		jf_rule_format(verdict.rule, rule, sizeof(rule));
-		return deny(w, "path-denied", "path '%s' is DENIED by the policy (%s: %s)", arg,
-			    c->path, rule);
+		return jr_deny(w, "path-denied", "path '%s' is DENIED by the policy (%s: %s)", arg,
+			       c->path, rule);
 	}
 	return false;
 }
@@ -448,17 +578,17 @@ static const char *path_candidate(struct walk *w, const char *a)
 	return NULL;
 }
 
-static bool check_path_arg(struct walk *w, const char *a)
+bool jr_check_path_arg(struct walk *w, const char *a)
 {
 	const char *p = path_candidate(w, a);
 
 	return p && check_path(w, a, p);
 }
 
-static bool check_paths(struct walk *w, int from, int to, char *const argv[])
+bool jr_check_paths(struct walk *w, int from, int to, char *const argv[])
 {
 	for (int i = from; i < to; i++)
-		if (check_path_arg(w, argv[i]))
+		if (jr_check_path_arg(w, argv[i]))
 			return true;
 	return false;
 }
@@ -509,12 +639,13 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 			if ((argv[i][0] != '-' || argv[i][1] == 'w' || argv[i][1] == 'r' ||
 			     argv[i][1] == 'x') &&
 			    world_writable(argv[i][0] == '-' ? argv[i] + 1 : argv[i]))
-				return deny(w, "chmod-recursive",
-					    "recursive chmod to a world-writable mode (%s -R %s)",
-					    argv[0], argv[i]);
+				return jr_deny(
+					w, "chmod-recursive",
+					"recursive chmod to a world-writable mode (%s -R %s)",
+					argv[0], argv[i]);
 	}
 	if ((strcmp(name, "chown") == 0 || strcmp(name, "chgrp") == 0) && is_recursive(argc, argv))
-		return deny(w, "chown-recursive", "recursive %s (%s -R)", name, name);
+		return jr_deny(w, "chown-recursive", "recursive %s (%s -R)", name, name);
 	if (strcmp(name, "kill") == 0) {
 		bool sig_seen = false;
 
@@ -536,8 +667,8 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 				continue;
 			}
 			if (strcmp(a, "-1") == 0)
-				return deny(w, "mass-kill", "kill of every process (%s ... -1)",
-					    argv[0]);
+				return jr_deny(w, "mass-kill", "kill of every process (%s ... -1)",
+					       argv[0]);
 		}
 	}
 	return false;
@@ -557,7 +688,8 @@ static int interp_option(const struct interp *in, int argc, char *const argv[], 
 	if (a[1] == '-') {
 		size_t n = strcspn(a + 2, "=");
 
-		if (str_in(in->inline_long, a + 2, n))
+		if (str_in(in->inline_long, a + 2, n) ||
+		    ((in->flags & IN_GETOPT) && n && jr_long_kind(in->inline_long, a + 2, n)))
 			return 1;
 		if (!a[2 + n] && str_in(in->arg_long, a + 2, n) && *i + 1 < argc)
 			(*i)++;
@@ -578,65 +710,219 @@ static int interp_option(const struct interp *in, int argc, char *const argv[], 
 }
 
 /* With --shell, `sh -c STRING`: STRING (the first operand after the flag at
- * @i) is checked as a shell command. */
-static bool check_shell_operand(struct walk *w, int argc, char *const argv[], int i)
+ * @i) is checked as a shell command. Without one the string comes from
+ * elsewhere (`xargs sh -c` reads it from stdin): refused. */
+static bool check_shell_operand(struct walk *w, const char *shown, int argc, char *const argv[],
+				int i)
 {
 	for (int k = i + 1; k < argc; k++)
 		if (argv[k][0] != '-' && argv[k][0] != '+')
-			return check_shell(w, argv[k]);
-	return false;
+			return jr_check_shell(w, argv[k]);
+	return jr_deny(w, "inline-code", "shell command from elsewhere (%s %s without a string)",
+		       shown, argv[i]);
+}
+
+/* vim +CMD: an Ex command, except +N (a line) and a lone + (the last line). */
+static bool plus_command(const char *a)
+{
+	return a[0] == '+' && a[1] && a[1 + strspn(a + 1, "0123456789")];
+}
+
+/* Does the interpreter read its program from stdin: no script operand, "-",
+ * or sh -s? Editors and make (IN_PERMUTE) read text or a makefile there. */
+static bool program_from_stdin(const struct interp *in, int argc, char *const argv[], int i,
+			       bool sh_s)
+{
+	if (in->flags & IN_PERMUTE)
+		return false;
+	return sh_s || i >= argc || strcmp(argv[i], "-") == 0;
 }
 
 static bool check_interp(struct walk *w, const struct interp *in, const char *shown, int argc,
 			 char *const argv[])
 {
-	for (int i = 1; i < argc; i++) {
+	bool sh_s = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int at = i, k;
 
-		if (strcmp(a, "--") == 0 || a[0] != '-' || !a[1])
-			break; /* the script, stdin, or the end of options */
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break; /* the end of options */
+		}
+		if ((in->flags & IN_PLUS) && plus_command(a))
+			return jr_deny(w, "inline-code", "interpreter inline code (%s %s)", shown,
+				       a);
+		if (a[0] != '-' || !a[1]) {
+			if (in->flags & IN_PERMUTE)
+				continue; /* a file; options may follow */
+			break;		  /* the script or stdin */
+		}
+		sh_s |= in->shell && has_short(a, 's');
 		k = interp_option(in, argc, argv, &i);
 		if (k < 0)
 			return false;
 		if (k == 0)
 			continue;
 		if (in->shell && w->g->shell)
-			return check_shell_operand(w, argc, argv, at);
-		return deny(w, "inline-code", "interpreter inline code (%s %s)", shown, a);
+			return check_shell_operand(w, shown, argc, argv, at);
+		return jr_deny(w, "inline-code", "interpreter inline code (%s %s)", shown, a);
 	}
 	if (strcmp(in->name, "deno") == 0 && argc > 1 && strcmp(argv[1], "eval") == 0)
-		return deny(w, "inline-code", "interpreter inline code (%s eval)", shown);
+		return jr_deny(w, "inline-code", "interpreter inline code (%s eval)", shown);
+	if (w->stdin_text && program_from_stdin(in, argc, argv, i, sh_s))
+		return jr_deny(w, "inline-code",
+			       "interpreter reads its program from a pipe or here-document (%s)",
+			       shown);
 	return false;
 }
 
 /* ---- wrappers ---- */
 
-static int skip_options(int argc, char *const argv[], int i, const char *arg_sh,
-			const char *const *arg_long)
+/* What a wrapper's command line says. */
+struct wr_parse {
+	int cmd;	       /* first word of the command, argc when none */
+	const char *shell;     /* a '=' option's shell command string, or NULL */
+	const char *shell_opt; /* the word that carried it */
+	const char *dbg;       /* a '@' value that runs a program, or NULL */
+	const char *dbg_what, *dbg_opt;
+	bool direct; /* a '!' flag: argv, not a shell string */
+	bool nocmd;  /* a '~' flag: the operands do not run */
+};
+
+/* Note option word @a of kind @k with value @val (NULL when none). */
+static void wr_note(struct wr_parse *o, char k, const char *a, const char *val)
 {
-	while (i < argc) {
-		const char *a = argv[i];
+	if (k == '=') {
+		o->shell = val ? val : "";
+		o->shell_opt = a;
+	} else if (k == '@' && val && (o->dbg_what = jr_gdb_runs_code(val))) {
+		o->dbg = val;
+		o->dbg_opt = a;
+	} else if (k == '!') {
+		o->direct = true;
+	} else if (k == '~') {
+		o->nocmd = true;
+	}
+}
 
-		if (strcmp(a, "--") == 0)
-			return i + 1;
-		if (a[0] != '-' || !a[1])
-			return i;
-		if (a[1] == '-') {
-			size_t n = strcspn(a + 2, "=");
+/* Option word argv[i] of wrapper @wr; returns the index of the last word it
+ * used (its value may be the next one). */
+static int wr_option(const struct wrapper *wr, int argc, char *const argv[], int i,
+		     struct wr_parse *o)
+{
+	const char *a = argv[i], *val;
+	char k;
 
-			i += (!a[2 + n] && str_in(arg_long, a + 2, n)) ? 2 : 1;
-			continue;
+	if (a[1] == '-' || (wr->flags & WR_LONG_ONLY)) {
+		const char *name = a + (a[1] == '-' ? 2 : 1);
+		size_t n = strcspn(name, "=");
+
+		k = jr_long_kind(wr->longs, name, n);
+		val = name[n] ? name + n + 1 : NULL;
+		if (k && strchr(OPT_VALUE, k) && !val && i + 1 < argc)
+			val = argv[++i];
+		wr_note(o, k, a, val);
+		return i;
+	}
+	for (int j = 1; a[j]; j++) {
+		k = jr_opt_kind(wr->opts, a[j]);
+		if (k && strchr(OPT_VALUE, k)) {
+			val = a[j + 1] ? a + j + 1 : (i + 1 < argc ? argv[++i] : NULL);
+			wr_note(o, k, a, val);
+			break;
 		}
-		for (int j = 1; a[j]; j++)
-			if (strchr(arg_sh, a[j])) {
-				if (!a[j + 1])
-					i++;
-				break;
-			}
-		i++;
+		wr_note(o, k, a, NULL);
 	}
 	return i;
+}
+
+static void wr_parse(const struct wrapper *wr, int argc, char *const argv[], struct wr_parse *o)
+{
+	int pos = 0;
+
+	*o = (struct wr_parse){.cmd = argc};
+	for (int i = 1; i < argc && !o->shell && !o->dbg; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			if (o->cmd == argc && !(wr->flags & WR_NO_CMD))
+				o->cmd = i + 1 + (wr->positional - pos);
+			break;
+		}
+		if (a[0] == '-' && a[1]) {
+			i = wr_option(wr, argc, argv, i, o);
+		} else if (strcmp(a, "-") == 0 || pos++ < wr->positional ||
+			   (wr->flags & WR_NO_CMD)) {
+			continue; /* su -, timeout DURATION, script FILE */
+		} else {
+			if (o->cmd == argc)
+				o->cmd = i;
+			if (!(wr->flags & WR_PERMUTE) || o->direct)
+				break;
+		}
+	}
+	if (o->cmd > argc || o->nocmd)
+		o->cmd = argc;
+}
+
+/* @s is a command string a wrapper hands to sh -c: inline code, unless
+ * --shell was given, and then checked as a shell command. */
+static bool check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
+{
+	if (!w->g->shell)
+		return jr_deny(w, "inline-code", "shell command via %s%s%s", shown, opt ? " " : "",
+			       opt ? opt : "");
+	return jr_check_shell(w, s);
+}
+
+/* Words @argv[0..@argc) joined with spaces, as watch and sg hand them to
+ * sh -c. Returns a malloc'ed string, NULL when out of memory. */
+static char *join_words(int argc, char *const argv[])
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(len, 1);
+	for (int i = 0; s && i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *shown, int argc,
+			  char *const argv[])
+{
+	struct walk inner = *w;
+	struct wr_parse o;
+
+	wr_parse(wr, argc, argv, &o);
+	if (o.dbg && strstr(o.dbg_opt, o.dbg)) /* attached: --eval-command=CMD */
+		return jr_deny(w, "inline-code", "debugger command runs a program: %s (%s %s)",
+			       o.dbg_what, shown, o.dbg_opt);
+	if (o.dbg)
+		return jr_deny(w, "inline-code", "debugger command runs a program: %s (%s %s '%s')",
+			       o.dbg_what, shown, o.dbg_opt, o.dbg);
+	if (o.shell)
+		return check_shell_string(w, shown, o.shell_opt, o.shell);
+	inner.depth++;
+	if (o.cmd < argc && (wr->flags & WR_SHELL_ARGS) && !o.direct) {
+		_cleanup_free_ char *s = join_words(argc - o.cmd, argv + o.cmd);
+
+		if (!s)
+			return jr_deny(w, "internal", "out of memory");
+		if (check_shell_string(&inner, shown, NULL, s))
+			return true;
+	} else if (o.cmd < argc && jr_check_cmd(&inner, argc - o.cmd, argv + o.cmd)) {
+		return true; /* the command's rules first: they name the more useful rule */
+	}
+	return jr_check_paths(w, 1, o.cmd, argv);
 }
 
 /* Split like env -S: whitespace separates, '...' and "..." quote, \ escapes. */
@@ -697,9 +983,11 @@ static void env_option(int argc, char *const argv[], int *i, const char **split,
 		for (size_t k = 0; k < ARRAY_SIZE(longs); k++) {
 			size_t n = strlen(longs[k]);
 
-			if (strncmp(a + 2, longs[k], n) != 0 || (a[2 + n] && a[2 + n] != '='))
+			size_t m = strcspn(a + 2, "="); /* getopt_long: --spl=X is --split-string */
+
+			if (!m || m > n || strncmp(a + 2, longs[k], m) != 0)
 				continue;
-			v = a[2 + n] ? a + 3 + n : (*i + 1 < argc ? argv[++*i] : "");
+			v = a[2 + m] ? a + 3 + m : (*i + 1 < argc ? argv[++*i] : "");
 			if (k == 0)
 				*split = v;
 			else if (k == 1)
@@ -720,7 +1008,7 @@ static void env_option(int argc, char *const argv[], int *i, const char **split,
 	}
 }
 
-static bool check_env(struct walk *w, int argc, char *const argv[]);
+static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[]);
 
 /* env -S STRING: the words replace the option and the rest follows. */
 static bool check_env_split(struct walk *w, int argc, char *const argv[], int i, const char *split)
@@ -731,26 +1019,26 @@ static bool check_env_split(struct walk *w, int argc, char *const argv[], int i,
 	bool r;
 
 	if (!words)
-		return deny(w, "internal", "out of memory");
+		return jr_deny(w, "internal", "out of memory");
 	total = 1 + n + (argc - i - 1);
 	nargv = calloc(total + 1, sizeof(char *));
 	if (!nargv) {
 		free_words(words, n);
-		return deny(w, "internal", "out of memory");
+		return jr_deny(w, "internal", "out of memory");
 	}
 	nargv[0] = argv[0];
 	memcpy(nargv + 1, words, n * sizeof(char *));
 	memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
 	w->depth++;
-	r = w->depth > MAX_DEPTH ? deny(w, "nesting", "wrappers nested too deep")
-				 : check_env(w, total, nargv);
+	r = w->depth > MAX_DEPTH ? jr_deny(w, "nesting", "wrappers nested too deep")
+				 : check_env(w, "env", total, nargv);
 	free(nargv);
 	free_words(words, n);
 	return r;
 }
 
 /* env [OPTION]... [-] [NAME=VALUE]... [COMMAND [ARG]...] */
-static bool check_env(struct walk *w, int argc, char *const argv[])
+static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[])
 {
 	struct walk inner = *w;
 	char cwd[PATH_MAX];
@@ -774,11 +1062,11 @@ static bool check_env(struct walk *w, int argc, char *const argv[])
 		}
 		env_option(argc, argv, &i, &split, &dir);
 		if (dir) {
-			if (check_path_arg(w, dir))
+			if (jr_check_path_arg(w, dir))
 				return true;
 			if (jr_resolve(w->g->view, inner.cwd, dir, cwd, NULL) < 0)
-				return deny(w, "path-refused", "env -C '%s' cannot be resolved",
-					    dir);
+				return jr_deny(w, "path-refused", "env -C '%s' cannot be resolved",
+					       dir);
 			inner.cwd = cwd;
 		}
 		if (split)
@@ -787,17 +1075,17 @@ static bool check_env(struct walk *w, int argc, char *const argv[])
 	if (i >= argc)
 		return false;
 	inner.depth++;
-	return check_cmd(&inner, argc - i, argv + i);
+	return jr_check_cmd(&inner, argc - i, argv + i);
 }
 
 /* find PATH... EXPR: -exec/-execdir/-ok/-okdir CMD ... ; or +, and -delete */
-static bool check_find(struct walk *w, int argc, char *const argv[])
+static bool check_find(struct walk *w, const char *shown, int argc, char *const argv[])
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (strcmp(a, "-delete") == 0)
-			return deny(w, "find-delete", "find -delete");
+			return jr_deny(w, "find-delete", "find -delete");
 		if (strcmp(a, "-exec") == 0 || strcmp(a, "-execdir") == 0 ||
 		    strcmp(a, "-ok") == 0 || strcmp(a, "-okdir") == 0) {
 			int s = ++i;
@@ -808,11 +1096,11 @@ static bool check_find(struct walk *w, int argc, char *const argv[])
 			if (i == s)
 				continue;
 			inner.depth++;
-			if (check_cmd(&inner, i - s, argv + s))
+			if (jr_check_cmd(&inner, i - s, argv + s))
 				return true;
 			continue;
 		}
-		if (check_path_arg(w, a))
+		if (jr_check_path_arg(w, a))
 			return true;
 	}
 	return false;
@@ -870,7 +1158,7 @@ static bool git_config_runs_code(const char *kv)
 	return false;
 }
 
-static bool check_git(struct walk *w, int argc, char *const argv[])
+static bool check_git(struct walk *w, const char *shown, int argc, char *const argv[])
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -881,15 +1169,15 @@ static bool check_git(struct walk *w, int argc, char *const argv[])
 							: (i + 1 < argc ? argv[++i] : "");
 
 			if (a[1] != 'c' && strncasecmp(kv, "alias.", 6) == 0)
-				return deny(w, "git-config", "git %s %s", a, kv);
+				return jr_deny(w, "git-config", "git %s %s", a, kv);
 			if (git_config_runs_code(kv))
-				return deny(w,
-					    strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
-									      : "git-config",
-					    "git -c %s runs a program", kv);
+				return jr_deny(w,
+					       strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
+										 : "git-config",
+					       "git -c %s runs a program", kv);
 			continue;
 		}
-		if (check_path_arg(w, a))
+		if (jr_check_path_arg(w, a))
 			return true;
 	}
 	return false;
@@ -901,95 +1189,12 @@ static bool is_loader(const char *name)
 	       fnmatch("ld-musl-*.so*", name, 0) == 0 || strcmp(name, "ld.so") == 0;
 }
 
-static bool check_loader(struct walk *w, int argc, char *const argv[])
-{
-	static const char *const arg_long[] = {
-		"library-path",		"inhibit-rpath",     "audit", "preload", "argv0",
-		"glibc-hwcaps-prepend", "glibc-hwcaps-mask", NULL};
-	int i = skip_options(argc, argv, 1, "", arg_long);
-	struct walk inner = *w;
-
-	inner.depth++;
-	if (i < argc && check_cmd(&inner, argc - i, argv + i))
-		return true;
-	return check_paths(w, 1, i, argv);
-}
-
 static const struct wrapper *find_wrapper(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(wrappers); i++)
 		if (strcmp(wrappers[i].name, name) == 0)
 			return &wrappers[i];
 	return NULL;
-}
-
-static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *shown, int argc,
-			  char *const argv[])
-{
-	int i = skip_options(argc, argv, 1, wr->arg_sh, wr->arg_long);
-
-	/* flock -c CMD and script -c CMD run a shell command */
-	if ((strcmp(wr->name, "flock") == 0 || strcmp(wr->name, "script") == 0)) {
-		for (int k = 1; k < argc; k++)
-			if (strcmp(argv[k], "-c") == 0 || strcmp(argv[k], "--command") == 0) {
-				if (!w->g->shell)
-					return deny(w, "inline-code", "shell command via %s -c",
-						    shown);
-				return k + 1 < argc && check_shell(w, argv[k + 1]);
-			}
-		if (strcmp(wr->name, "script") == 0)
-			return false;
-	}
-	struct walk inner = *w;
-
-	inner.depth++;
-	if (i + wr->positional < argc &&
-	    check_cmd(&inner, argc - i - wr->positional, argv + i + wr->positional))
-		return true;
-	return check_paths(w, 1, i, argv);
-}
-
-/* Shell builtins and exec-like words that run their operand. */
-static bool check_builtin(struct walk *w, const char *name, int argc, char *const argv[],
-			  bool *handled)
-{
-	int i = 1;
-
-	*handled = true;
-	if (strcmp(name, "command") == 0 || strcmp(name, "builtin") == 0) {
-		for (; i < argc && argv[i][0] == '-'; i++)
-			if (strchr(argv[i], 'v') || strchr(argv[i], 'V'))
-				return false; /* a lookup, runs nothing */
-	} else if (strcmp(name, "exec") == 0) {
-		for (; i < argc && argv[i][0] == '-'; i++)
-			if (strcmp(argv[i], "-a") == 0)
-				i++;
-	} else if (strcmp(name, "eval") == 0 || strcmp(name, "watch") == 0) {
-		size_t len = 1;
-		_cleanup_free_ char *s = NULL;
-
-		if (strcmp(name, "watch") == 0)
-			i = skip_options(argc, argv, 1, "nd", long_none);
-		for (int k = i; k < argc; k++)
-			len += strlen(argv[k]) + 1;
-		s = calloc(len, 1);
-		if (!s)
-			return deny(w, "internal", "out of memory");
-		for (int k = i; k < argc; k++) {
-			strcat(s, argv[k]);
-			strcat(s, " ");
-		}
-		if (!w->g->shell)
-			return deny(w, "inline-code", "shell command via %s", name);
-		return check_shell(w, s);
-	} else {
-		*handled = false;
-		return false;
-	}
-	if (i >= argc)
-		return false;
-	w->depth++;
-	return check_cmd(w, argc - i, argv + i);
 }
 
 /* ---- one simple command ---- */
@@ -1000,343 +1205,78 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 	const char *pat, *copy;
 
 	if ((pat = denied_name(w->g, typed)))
-		return deny(w, "exec-denylist", "denied executable %s%s%s", typed,
-			    resolved ? " -> " : "", resolved ? resolved : "");
+		return jr_deny(w, "exec-denylist", "denied executable %s%s%s", typed,
+			       resolved ? " -> " : "", resolved ? resolved : "");
 	for (int i = 0; chain && i < chain->n; i++) {
 		if ((pat = denied_name(w->g, chain->name[i])))
-			return deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
-				    chain->name[i], typed, resolved);
+			return jr_deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
+				       chain->name[i], typed, resolved);
 		if (!*family && (find_interp(chain->name[i]) || find_wrapper(chain->name[i])))
 			*family = chain->name[i];
 	}
 	if (resolved && (copy = copy_of(w, resolved))) {
 		if (!find_interp(copy) && !allowed(w->g, copy))
-			return deny(w, "exec-copy", "renamed copy of denied executable %s (%s)",
-				    copy, resolved);
+			return jr_deny(w, "exec-copy", "renamed copy of denied executable %s (%s)",
+				       copy, resolved);
 		*family = copy;
 	}
 	return false;
 }
 
-static bool check_cmd(struct walk *w, int argc, char *const argv[])
+/* Commands whose arguments say what runs, by stripped name. */
+static const struct {
+	const char *name;
+	bool (*check)(struct walk *w, const char *shown, int argc, char *const argv[]);
+} checkers[] = {
+	{"env", check_env},	 {"find", check_find},		 {"git", check_git},
+	{"awk", jr_check_awk},	 {"gawk", jr_check_awk},	 {"mawk", jr_check_awk},
+	{"nawk", jr_check_awk},	 {"original-awk", jr_check_awk}, {"sed", jr_check_sed},
+	{"gsed", jr_check_sed},	 {"tar", jr_check_tar},		 {"gtar", jr_check_tar},
+	{"pwsh", jr_check_pwsh}, {"powershell", jr_check_pwsh},	 {"pwsh-preview", jr_check_pwsh},
+};
+
+/* The name the command goes by for the rules: the typed name unless it is
+ * unknown and a file it resolves to (symlink target, copy) is a known
+ * interpreter or wrapper. Writes it, version suffix stripped, to @stripped. */
+static const char *command_family(const char *typed, const char *family, char *stripped)
+{
+	jr_strip_version(typed, stripped, NAME_MAX + 1);
+	if (find_interp(typed) || find_wrapper(stripped) || !family)
+		family = typed;
+	jr_strip_version(family, stripped, NAME_MAX + 1);
+	return family;
+}
+
+bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 {
 	char resolved[PATH_MAX], stripped[NAME_MAX + 1];
 	const char *typed, *family = NULL;
 	const struct interp *in;
 	const struct wrapper *wr;
 	struct jr_chain chain = {0};
-	bool found, handled;
+	bool found;
 
 	if (argc <= 0 || !argv[0])
 		return false;
 	if (w->depth > MAX_DEPTH)
-		return deny(w, "nesting", "wrappers nested too deep");
+		return jr_deny(w, "nesting", "wrappers nested too deep");
 	typed = base_name(argv[0]);
 	found = jr_find_exec(w->g->view, w->cwd, w->path_env, argv[0], resolved, &chain) == 0;
 	if (check_names(w, typed, found ? resolved : NULL, found ? &chain : NULL, &family))
 		return true;
-	/* what the command is: the typed name unless it is unknown and the file
-	 * it resolves to (symlink target, copy) is a known interpreter/wrapper */
-	jr_strip_version(typed, stripped, sizeof(stripped));
-	if (find_interp(typed) || find_wrapper(stripped) || !family)
-		family = typed;
-	jr_strip_version(family, stripped, sizeof(stripped));
-
+	family = command_family(typed, family, stripped);
 	if (check_special(w, stripped, argc, argv))
 		return true;
 	if ((in = find_interp(family)))
-		return check_interp(w, in, typed, argc, argv) || check_paths(w, 1, argc, argv);
-	if (strcmp(stripped, "env") == 0)
-		return check_env(w, argc, argv);
-	if (strcmp(stripped, "busybox") == 0 && argc > 1) {
-		w->depth++;
-		return argv[1][0] == '-' ? false : check_cmd(w, argc - 1, argv + 1);
-	}
-	if (strcmp(stripped, "find") == 0)
-		return check_find(w, argc, argv);
-	if (strcmp(stripped, "git") == 0)
-		return check_git(w, argc, argv);
+		return check_interp(w, in, typed, argc, argv) || jr_check_paths(w, 1, argc, argv);
+	for (size_t i = 0; i < ARRAY_SIZE(checkers); i++)
+		if (strcmp(stripped, checkers[i].name) == 0)
+			return checkers[i].check(w, typed, argc, argv);
 	if (is_loader(family))
-		return check_loader(w, argc, argv);
+		return check_wrapper(w, &loader, typed, argc, argv);
 	if ((wr = find_wrapper(stripped)))
 		return check_wrapper(w, wr, typed, argc, argv);
-	if (check_builtin(w, stripped, argc, argv, &handled) || handled)
-		return w->v->denied;
-	return check_paths(w, 1, argc, argv);
-}
-
-/* ---- shell strings ---- */
-
-struct sh_cmd {
-	char **words;
-	int n, cap;
-	char *redir[64]; /* redirection targets (paths) */
-	int nredir;
-};
-
-static const char *const sh_keywords[] = {"if", "then", "else",	 "elif",  "fi",
-					  "do", "done", "while", "until", "!",
-					  "{",	"}",	"time",	 "esac",  NULL};
-
-static void sh_clear(struct sh_cmd *c)
-{
-	for (int k = 0; k < c->n; k++)
-		free(c->words[k]);
-	for (int k = 0; k < c->nredir; k++)
-		free(c->redir[k]);
-	c->n = c->nredir = 0;
-}
-
-/* Check one simple command collected by check_shell, then forget it. */
-static bool sh_run(struct walk *w, struct sh_cmd *c)
-{
-	int i = 0;
-	bool r = false;
-
-	for (int k = 0; k < c->nredir && !r; k++)
-		r = check_path_arg(w, c->redir[k]);
-	while (!r && i < c->n) {
-		const char *a = c->words[i];
-		size_t n = strcspn(a, "=");
-
-		if (a[n] == '=' && n > 0 && (isalpha((unsigned char)a[0]) || a[0] == '_')) {
-			i++; /* NAME=VALUE prefix */
-			continue;
-		}
-		if (str_in(sh_keywords, a, strlen(a))) {
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "for") || !strcmp(a, "case") || !strcmp(a, "select") ||
-		    !strcmp(a, "[[") || !strcmp(a, "((") || !strcmp(a, "function"))
-			break; /* only words, no command in this segment */
-		if (!strcmp(a, ".") || !strcmp(a, "source")) {
-			r = check_paths(w, i + 1, c->n, c->words);
-			break;
-		}
-		r = check_cmd(w, c->n - i, c->words + i);
-		break;
-	}
-	sh_clear(c);
-	return r;
-}
-
-static int sh_push(struct sh_cmd *c, char *word, bool redir)
-{
-	if (redir) {
-		if (c->nredir >= (int)ARRAY_SIZE(c->redir)) {
-			free(word);
-			return 0;
-		}
-		c->redir[c->nredir++] = word;
-		return 0;
-	}
-	if (c->n + 1 >= c->cap) {
-		int cap = c->cap ? c->cap * 2 : 16;
-		char **nw = realloc(c->words, (cap + 1) * sizeof(char *));
-
-		if (!nw)
-			return -ENOMEM;
-		c->words = nw;
-		c->cap = cap;
-	}
-	c->words[c->n++] = word;
-	c->words[c->n] = NULL;
-	return 0;
-}
-
-/* Return the end of a $( ... ) starting after "$(", counting parens and
- * skipping quotes; *inner gets a copy of the inside. */
-static const char *sh_subst_end(const char *s, char close, char **inner)
-{
-	const char *p = s;
-	int depth = 1;
-	char q = 0;
-
-	for (; *p; p++) {
-		if (q) {
-			if (*p == q)
-				q = 0;
-			else if (*p == '\\' && q == '"' && p[1])
-				p++;
-			continue;
-		}
-		if (*p == '\\' && p[1]) {
-			p++;
-			continue;
-		}
-		if (close == ')' && (*p == '\'' || *p == '"')) {
-			q = *p;
-			continue;
-		}
-		if (close == ')' && *p == '(')
-			depth++;
-		else if (*p == close && --depth == 0)
-			break;
-	}
-	*inner = strndup(s, p - s);
-	return *p ? p + 1 : p;
-}
-
-/* The shell string lexer: words, quotes, operators, substitutions. */
-struct sh_lex {
-	struct walk *w; /* one level deeper than the caller's */
-	const char *p;	/* next byte */
-	char *word;	/* the word being built (3 x input + 8 bytes) */
-	size_t wl;
-	bool in_word, want_redir, skip_word;
-	bool denied, oom;
-	struct sh_cmd c;
-};
-
-static void lex_end_word(struct sh_lex *l)
-{
-	if (l->in_word) {
-		char *d = strndup(l->word, l->wl);
-
-		if (!d) {
-			l->oom = true;
-		} else if (l->skip_word) {
-			free(d);
-		} else if (sh_push(&l->c, d, l->want_redir) < 0) {
-			free(d);
-			l->oom = true;
-		}
-		l->want_redir = l->skip_word = false;
-	}
-	l->in_word = false;
-	l->wl = 0;
-}
-
-/* $( ... ) or ` ... ` at l->p: the inside is a command of its own. */
-static void lex_subst(struct sh_lex *l, bool in_word)
-{
-	bool dollar = *l->p == '$';
-	char *sub = NULL;
-	const char *e = sh_subst_end(l->p + (dollar ? 2 : 1), dollar ? ')' : '`', &sub);
-
-	if (!sub) {
-		l->oom = true;
-		return;
-	}
-	l->denied = check_shell(l->w, sub);
-	free(sub);
-	if (in_word) {
-		memcpy(l->word + l->wl, "$SUBST", 6); /* text unknown until run */
-		l->wl += 6;
-	}
-	l->p = e;
-}
-
-static void lex_double_quote(struct sh_lex *l)
-{
-	for (l->p++; *l->p && *l->p != '"' && !l->denied && !l->oom;) {
-		if (*l->p == '\\' && l->p[1]) {
-			l->word[l->wl++] = l->p[1];
-			l->p += 2;
-		} else if ((*l->p == '$' && l->p[1] == '(') || *l->p == '`') {
-			lex_subst(l, false);
-		} else {
-			l->word[l->wl++] = *l->p++;
-		}
-	}
-	if (*l->p == '"')
-		l->p++;
-}
-
-/* < > >> >| 2> &> <& >& << <<< : the next word is a path, a fd, or text. */
-static void lex_redirect(struct sh_lex *l)
-{
-	const char *p = l->p;
-	size_t digits = 0;
-
-	while (digits < l->wl && l->word[digits] >= '0' && l->word[digits] <= '9')
-		digits++;
-	if (l->in_word && digits == l->wl) /* "2>": the word was a fd number */
-		l->in_word = false, l->wl = 0;
-	lex_end_word(l);
-	if (*p == '&') /* &> FILE, &>> FILE */
-		p++;
-	if (p[0] == '<' && p[1] == '<') { /* heredoc delimiter or herestring */
-		l->p = p + 2 + (p[2] == '<' || p[2] == '-');
-		l->skip_word = true;
-		return;
-	}
-	p++;
-	if (*p == '>' || *p == '|')
-		p++;
-	if (*p == '&') { /* >&2, <&- */
-		l->p = p + 1;
-		l->skip_word = true;
-		return;
-	}
-	l->p = p;
-	l->want_redir = true;
-}
-
-static void lex_step(struct sh_lex *l)
-{
-	char ch = *l->p;
-
-	if (ch == '#' && !l->in_word) {
-		l->p += strcspn(l->p, "\n");
-	} else if (ch == ' ' || ch == '\t') {
-		lex_end_word(l);
-		l->p++;
-	} else if (ch == '<' || ch == '>' || (ch == '&' && l->p[1] == '>')) {
-		lex_redirect(l);
-	} else if (strchr(";&|\n()", ch)) {
-		lex_end_word(l);
-		if (!l->oom)
-			l->denied = sh_run(l->w, &l->c);
-		l->p++;
-	} else if (ch == '\\' && l->p[1]) {
-		l->in_word = true;
-		if (l->p[1] != '\n')
-			l->word[l->wl++] = l->p[1];
-		l->p += 2;
-	} else if (ch == '\'') {
-		const char *e = strchrnul(l->p + 1, '\'');
-
-		l->in_word = true;
-		memcpy(l->word + l->wl, l->p + 1, e - l->p - 1);
-		l->wl += e - l->p - 1;
-		l->p = *e ? e + 1 : e;
-	} else if ((ch == '$' && l->p[1] == '(') || ch == '`') {
-		l->in_word = true;
-		lex_subst(l, true);
-	} else if (ch == '"') {
-		l->in_word = true;
-		lex_double_quote(l);
-	} else {
-		l->in_word = true;
-		l->word[l->wl++] = *l->p++;
-	}
-}
-
-static bool check_shell(struct walk *w, const char *s)
-{
-	struct walk inner = *w;
-	struct sh_lex l = {.w = &inner, .p = s};
-
-	if (++inner.depth > MAX_DEPTH)
-		return deny(w, "nesting", "shell commands nested too deep");
-	l.word = malloc(strlen(s) * 3 + 8); /* "``" (2 bytes) becomes "$SUBST" (6) */
-	if (!l.word)
-		return deny(w, "internal", "out of memory");
-	while (*l.p && !l.denied && !l.oom)
-		lex_step(&l);
-	if (!l.denied && !l.oom) {
-		lex_end_word(&l);
-		if (!l.oom)
-			l.denied = sh_run(&inner, &l.c);
-	}
-	sh_clear(&l.c);
-	free(l.c.words);
-	free(l.word);
-	if (l.oom && !l.denied)
-		return deny(w, "internal", "out of memory");
-	return l.denied;
+	return jr_check_paths(w, 1, argc, argv);
 }
 
 /* ---- entry points ---- */
@@ -1357,8 +1297,30 @@ int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 	struct walk w = {.g = g, .v = out, .cwd = g->cwd, .path_env = g->path_env};
 
 	memset(out, 0, sizeof(*out));
-	check_shell(&w, cmd);
+	jr_check_shell(&w, cmd);
 	return 0;
+}
+
+/* Refuse the first argument holding a shell metacharacter (argv mode). */
+static bool check_metachars(struct walk *w, int argc, char *const argv[])
+{
+	for (int i = 0; i < argc; i++) {
+		const char *m = strpbrk(argv[i], metachars);
+		const char *d = strstr(argv[i], "$(");
+		char shown[8];
+
+		if (strcmp(argv[i], ";") == 0 && find_exec_before(argc, argv, i))
+			continue; /* find ... -exec CMD {} ; is find's syntax, not a shell's */
+		if (!m && !d)
+			continue;
+		if (m && *m == '\n')
+			snprintf(shown, sizeof(shown), "newline");
+		else
+			snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
+		return jr_deny(w, "metachar",
+			       "shell metacharacter '%s' in argument %d without --shell", shown, i);
+	}
+	return false;
 }
 
 int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_verdict *out)
@@ -1369,42 +1331,13 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 	if (argc <= 0)
 		return 0;
 	if (g->shell) {
-		size_t len = 1;
-		_cleanup_free_ char *s = NULL;
+		_cleanup_free_ char *s = join_words(argc, argv);
 
-		for (int i = 0; i < argc; i++)
-			len += strlen(argv[i]) + 1;
-		s = calloc(len, 1);
-		if (!s)
-			return -ENOMEM;
-		for (int i = 0; i < argc; i++) {
-			if (i)
-				strcat(s, " ");
-			strcat(s, argv[i]);
-		}
-		return jr_guard_shell(g, s, out);
+		return s ? jr_guard_shell(g, s, out) : -ENOMEM;
 	}
 	/* the command's own rules first: they name the more useful rule */
-	if (check_cmd(&w, argc, argv))
-		return 0;
-	for (int i = 0; i < argc; i++) {
-		const char *m = strpbrk(argv[i], metachars);
-		const char *d = strstr(argv[i], "$(");
-
-		if (strcmp(argv[i], ";") == 0 && find_exec_before(argc, argv, i))
-			continue; /* find ... -exec CMD {} ; is find's syntax, not a shell's */
-		if (m || d) {
-			char shown[8];
-
-			if (m && *m == '\n')
-				snprintf(shown, sizeof(shown), "newline");
-			else
-				snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
-			deny(&w, "metachar",
-			     "shell metacharacter '%s' in argument %d without --shell", shown, i);
-			return 0;
-		}
-	}
+	if (!jr_check_cmd(&w, argc, argv))
+		check_metachars(&w, argc, argv);
 	return 0;
 }
 

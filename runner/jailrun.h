@@ -6,7 +6,10 @@
  *   resolve.c  the jail's file namespace as seen from jailrun (jr_map) and
  *              exec-style path resolution inside it (jr_resolve)
  *   guard.c    the guardrails: pure checks of a request, decided before any
- *              process is spawned (jr_guard_*)
+ *              process is spawned (jr_guard_*); the wrapper table
+ *   guard-shell.c  --shell strings split into simple commands
+ *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
+ *   guard.h    internals shared by the guard*.c files
  *   view.c     --root mountinfo check, the one-shot jailfs mount
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
  *   capture.c  bounded output capture, timeout, tree kill
@@ -137,6 +140,32 @@ int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out);
 
 /* Release the lazily built tables. The struct may be reused. */
 void jr_guard_release(struct jr_guard *g);
+
+/* ---- guard-lang.c: inline programs in other tools' languages ---- */
+
+/*
+ * Does awk program text @prog run a command? Returns what does ("system()",
+ * "'|' command pipe": print | "cmd", "cmd" | getline, |&) or NULL. String
+ * literals, regular expressions (where an operand is expected) and comments
+ * are skipped. Best effort; pure.
+ */
+const char *jr_awk_runs_code(const char *prog);
+
+/* Does sed script @script use GNU sed's 'e' command or the s///e flag (both
+ * run sh -c)? Addresses, regexes, replacements and text arguments are
+ * skipped. Best effort; pure. */
+bool jr_sed_runs_code(const char *script);
+
+/* Does gdb command @cmd (-ex, -iex, --eval-command) run a program: shell, !,
+ * pipe, python, guile, compile, eval (abbreviations too), or a call of
+ * system/exec.../popen/dlopen/posix_spawn in the debugged program? Returns
+ * what, or NULL. Source: gdb(1), "Shell Commands" in the GDB manual. */
+const char *jr_gdb_runs_code(const char *cmd);
+
+/* What PowerShell parameter @word ("-Command", "-c", "--file", "-ep:x";
+ * case-insensitive, abbreviations) is. Source: about_Pwsh. */
+enum { JR_PWSH_INLINE = 1, JR_PWSH_FILE = 2, JR_PWSH_VALUE = 3 };
+int jr_pwsh_param(const char *word);
 
 /* ---- view.c ---- */
 

@@ -8,9 +8,17 @@
  * of replacement characters equals the number of bad bytes (simpler to
  * reason about than Unicode's "maximal subpart" practice, which may fold a
  * truncated sequence into one U+FFFD). NUL bytes are kept (as \u0000).
+ *
+ * That string is for reading; the escape is made lossless by a second field:
+ * whenever a stream was not valid UTF-8 or held a NUL byte (which C
+ * consumers of the string lose), stdout_b64 / stderr_b64 carry the exact
+ * captured bytes in base64 (RFC 4648 section 4, with padding); otherwise
+ * they are null. Base64 rather than a textual \xNN escape inside the string:
+ * no escape of the escape character is needed and no text is ambiguous.
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +82,52 @@ char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len)
 	return out;
 }
 
+bool jr_utf8_clean(const char *in, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)in;
+
+	for (size_t i = 0, l; i < n; i += l)
+		if (p[i] == 0 || (l = utf8_seq(p + i, n - i)) == 0)
+			return false;
+	return true;
+}
+
+char *jr_base64(const void *in, size_t n)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = in;
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		*o++ = abc[v >> 18 & 63];
+		*o++ = abc[v >> 12 & 63];
+		*o++ = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? abc[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The raw bytes of a stream in base64 when its string lost something. */
+static json_t *stream_b64(const struct jr_stream *st)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (!st->buf || jr_utf8_clean(st->buf, st->len))
+		return json_null();
+	s = jr_base64(st->buf, st->len);
+	return s ? json_string(s) : json_null();
+}
+
 static json_t *stream_json(const struct jr_stream *st)
 {
 	size_t len = 0;
@@ -110,6 +164,8 @@ int jr_result_print(const struct jr_report *r)
 	json_object_set_new(o, "signal", json_integer(oc ? oc->signal : 0));
 	json_object_set_new(o, "stdout", oc ? stream_json(&oc->out) : json_string(""));
 	json_object_set_new(o, "stderr", oc ? stream_json(&oc->err) : json_string(""));
+	json_object_set_new(o, "stdout_b64", oc ? stream_b64(&oc->out) : json_null());
+	json_object_set_new(o, "stderr_b64", oc ? stream_b64(&oc->err) : json_null());
 	json_object_set_new(o, "stdout_truncated", json_boolean(oc && oc->out.truncated));
 	json_object_set_new(o, "stderr_truncated", json_boolean(oc && oc->err.truncated));
 	json_object_set_new(o, "stdout_bytes", json_integer(oc ? (json_int_t)oc->out.total : 0));

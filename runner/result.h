@@ -2,6 +2,7 @@
 /* The --json result and audit counts (result.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "jailrun.h"
@@ -30,6 +31,16 @@ int jr_result_print(const struct jr_report *r);
  * frees) and its length in @out_len (NUL bytes inside are kept), or NULL.
  */
 char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len);
+
+/* Is @n bytes at @in valid UTF-8 (RFC 3629) without a NUL byte? */
+bool jr_utf8_clean(const char *in, size_t n);
+
+/*
+ * Base64 of @n bytes at @in (RFC 4648 section 4: standard alphabet, '='
+ * padding, no line breaks). Returns a malloc'ed NUL-terminated string (caller
+ * frees), or NULL when out of memory.
+ */
+char *jr_base64(const void *in, size_t n);
 
 /* Count the JSON Lines audit records of @file from byte @offset on. Returns 0
  * or a negative errno from fopen/fseek. */

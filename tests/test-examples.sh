@@ -339,6 +339,38 @@ else
 	bad "README audit: no audit log"
 fi
 
+# ---------------------------------------------------------------- install
+# `meson install` (README, Install) into a staging dir: binaries and the
+# examples land where README says, and the installed demo runs from there
+# with the installed binaries on PATH.
+if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
+	dest=$tmp/dest
+	if meson install -C "$JF_BUILDDIR" --no-rebuild --destdir "$dest" >"$tmp/install.log" 2>&1; then
+		exdir=$(find "$dest" -type d -path '*/share/doc/jailfs/examples' | head -n1)
+		bindir=$(dirname "$(find "$dest" -type f -name jailfs -perm -u+x | head -n1)")
+		missing=""
+		for f in project.ini share.ini audit.ini system.ini fstab.example jailfs@.service \
+			agent-harness.py demo.sh demo-project/Makefile demo-project/.env.example; do
+			[ -e "$exdir/$f" ] || missing+=" $f"
+		done
+		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
+			ok "meson install: jailfs, jailrun in ${bindir#$dest}, examples in ${exdir#$dest}" ||
+			bad "meson install: missing${missing:- binaries or examples dir}"
+		if [ -n "$exdir" ]; then
+			out=$(cd "$tmp" && env -u JAILFS -u JAILRUN PATH="$bindir:$PATH" TMPDIR=$tmp \
+				bash "$exdir/demo.sh" 2>&1)
+			rc=$?
+			[ $rc -eq 0 ] && grep -q 'every step ended as expected' <<<"$out" &&
+				ok "the installed demo.sh ran with the installed binaries" ||
+				bad "installed demo.sh: rc $rc $(tail -n 5 <<<"$out")"
+		fi
+	else
+		bad "meson install failed: $(tail -n 5 "$tmp/install.log")"
+	fi
+elif [ "${CI:-}" = true ]; then
+	bad "JF_BUILDDIR or meson missing"
+fi
+
 echo
 if [ "$failures" -ne 0 ]; then
 	echo "$failures failure(s)"

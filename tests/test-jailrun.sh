@@ -154,6 +154,16 @@ deny_case path-outside-view cat ../../etc/passwd
 deny_case path-outside-view cat /etc/hostname
 deny_case path-outside-view cat ../../../../../../etc/hostname
 deny_case path-denied cat ./.env
+# red-team report: wrappers and inline code in other languages, through the CLI
+deny_case exec-denylist prlimit rm -rf src
+deny_case exec-denylist setpriv rm -rf src
+deny_case inline-code sg root 'rm -rf src'
+deny_case inline-code gdb -batch -ex 'shell rm -rf src'
+deny_case exec-denylist unshare -r rm -rf src
+deny_case inline-code awk 'BEGIN{system("id")}'
+deny_case inline-code sed 'e id' README
+deny_case inline-code tar --to-command=sh -xf x.tar
+deny_case inline-code vim -c '!id' README
 out=$("$J" --source "$P" -- cat .env 2>&1); rc=$?
 check "one-shot: cat .env (exists in the source) is refused as DENIED" \
 	eval '[ $rc -eq 126 ] && grep -q "path-denied" <<<"$out"'
@@ -192,6 +202,9 @@ js=$("$J" "${R[@]}" --json -- sh selfkill.sh)
 check "json signal 15, exit_code 143" [ "$(jq -c '[.exit_code, .signal]' <<<"$js")" = '[143,15]' ]
 js=$("$J" "${R[@]}" --json -- sh badutf8.sh)
 check "invalid UTF-8 becomes U+FFFD" [ "$(jq -r .stdout <<<"$js")" = $'\uFFFD\uFFFDok' ]
+check "invalid UTF-8: stdout_b64 has the exact bytes" \
+	[ "$(jq -r .stdout_b64 <<<"$js" | base64 -d | od -An -tx1 | tr -d ' \n')" = fffe6f6b ]
+check "valid UTF-8: stdout_b64 is null" [ "$("$J" "${R[@]}" --json -- echo hi | jq -c .stdout_b64)" = null ]
 
 # ---- timeout ----
 start=$(date +%s%N)

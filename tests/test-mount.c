@@ -562,6 +562,87 @@ static void test_exec_in_view(void **state)
 			 7);
 }
 
+static void test_inode_number_reuse(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	/* The backing filesystem reuses freed inode numbers at once; the daemon
+	 * must hand out a fresh inode (never ESTALE, never the old object). */
+	for (int i = 0; i < 300; i++) {
+		int fd;
+
+		assert_ok(mkdir(mu_v(m, "work/r"), 0755));
+		fd = open(mu_v(m, "work/r/f"), O_CREAT | O_WRONLY, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_ok(rename(mu_v(m, "work/r"), mu_v(m, "work/r.x")));
+		assert_ok(unlink(mu_v(m, "work/r.x/f")));
+		assert_ok(rmdir(mu_v(m, "work/r.x")));
+		fd = open(mu_v(m, "work/r"), O_CREAT | O_WRONLY, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "x", 1), 1);
+		close(fd);
+		assert_ok(unlink(mu_v(m, "work/r")));
+	}
+}
+
+static void test_inode_number_reuse_external(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat vst, sst;
+	int hits = 0;
+
+	/* Same, with the object removed behind the daemon's back while the
+	 * kernel still holds its inode, and its number reused by a directory. */
+	for (int i = 0; i < 20; i++) {
+		char name[64];
+
+		mu_write(m, "work/old", "o");
+		assert_ok(stat(mu_v(m, "work/old"), &vst));
+		assert_ok(stat(mu_s(m, "work/old"), &sst));
+		assert_ok(unlink(mu_s(m, "work/old")));
+		snprintf(name, sizeof(name), "work/new%d", i);
+		assert_ok(mkdir(mu_s(m, name), 0755));
+		struct stat nst;
+
+		assert_ok(stat(mu_s(m, name), &nst));
+		hits += nst.st_ino == sst.st_ino;
+		assert_ok(stat(mu_v(m, name), &vst));
+		assert_true(S_ISDIR(vst.st_mode));
+		assert_true(dir_has(mu_v(m, "work"), name + 5));
+	}
+	fprintf(stderr, "inode numbers reused: %d of 20\n", hits);
+}
+
+static void test_concurrent_churn(void **state)
+{
+	const char *args[] = {"-o", "entry_timeout=0.01,attr_timeout=0.01,negative_timeout=0",
+			      NULL};
+	struct jf_mnt t, *m = &t;
+	int status;
+
+	mu_tree_new(&t);
+	mu_mkdir(&t, "work");
+	assert_int_equal(mu_mount(&t, args, 0), 0);
+
+	/* Several writers creating, renaming, linking and removing names while
+	 * find walks the tree: inode numbers get reused while the kernel still
+	 * holds the old inodes; nothing may fail (ESTALE, EIO). */
+	status = mu_sh(
+		"cd '%s' && pids=; for p in 1 2 3 4; do ( for i in $(seq 1 150); do "
+		"echo $i > .c$p.tmp && mv -f .c$p .c$p.old 2>/dev/null; "
+		"mv .c$p.tmp .c$p || exit 1; "
+		"mkdir -p d$p/s && echo x > d$p/s/f && mv d$p d$p.x && rm -rf d$p.x || exit 2; "
+		"ln .c$p .c$p.ln && rm .c$p.ln || exit 3; "
+		"done ) & pids=\"$pids $!\"; done; "
+		"( for i in $(seq 1 30); do find . >/dev/null 2>&1; done; true ) & pids=\"$pids $!\"; "
+		"r=0; for j in $pids; do wait $j || r=1; done; exit $r",
+		mu_v(m, "work"));
+	assert_int_equal(status, 0);
+	mu_umount(&t, SIGTERM);
+	mu_tree_free(&t);
+}
+
 static void test_tmpfile(void **state)
 {
 	struct jf_mnt *m = *state;
@@ -1009,6 +1090,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_posix_concurrent_append, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_in_view, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_inode_number_reuse, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_inode_number_reuse_external, std_setup,
+						std_teardown),
+		cmocka_unit_test(test_concurrent_churn),
 		cmocka_unit_test_setup_teardown(test_tmpfile, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_dotdot, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,

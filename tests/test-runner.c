@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "jailrun.h"
 #include "result.h"
@@ -163,7 +164,25 @@ static void allowed_(bool shell, const char *a0, ...)
 		fail_msg("expected '%s ...' to be allowed, denied: %s [%s]", a0, v.reason, v.rule);
 }
 
+/* Denied by @rule with exactly @reason. */
+static void denied_reason_(const char *rule, const char *reason, bool shell, const char *a0, ...)
+{
+	va_list ap;
+	struct jr_verdict v;
+
+	va_start(ap, a0);
+	v = run_argv(shell, a0, ap);
+	va_end(ap);
+	if (!v.denied)
+		fail_msg("expected '%s ...' to be denied by %s, it was allowed", a0, rule);
+	if (strcmp(v.rule, rule) != 0 || strcmp(v.reason, reason) != 0)
+		fail_msg("'%s ...': expected [%s] %s, got [%s] %s", a0, rule, reason, v.rule,
+			 v.reason);
+}
+
 #define DENIED(rule, ...) denied_(rule, false, __VA_ARGS__, NULL)
+#define DENIED_R(rule, reason, ...) denied_reason_(rule, reason, false, __VA_ARGS__, NULL)
+#define SH_DENIED_R(rule, reason, cmd) denied_reason_(rule, reason, true, cmd, NULL)
 #define ALLOWED(...) allowed_(false, __VA_ARGS__, NULL)
 #define SH_DENIED(rule, cmd) denied_(rule, true, cmd, NULL)
 #define SH_ALLOWED(cmd) allowed_(true, cmd, NULL)
@@ -384,6 +403,208 @@ static void test_shell_mode(void **state)
 	(void)state;
 }
 
+/* Red-team report: wrappers that were not looked through. The wrapper table
+ * (guard.c, struct wrapper) describes each one's options; these pin it. */
+static void test_redteam_wrappers(void **state)
+{
+	DENIED("exec-denylist", "prlimit", "rm", "-rf", "x");
+	DENIED("exec-denylist", "prlimit", "--nofile=10", "-p", "1", "rm", "x");
+	DENIED("exec-denylist", "setpriv", "rm", "-rf", "x");
+	DENIED("exec-denylist", "setpriv", "--reuid", "0", "--groups", "0", "rm", "x");
+	DENIED_R("inline-code", "shell command via sg", "sg", "root", "rm -rf x");
+	DENIED_R("inline-code", "shell command via sg -c", "sg", "-", "root", "-c", "rm -rf x");
+	DENIED("exec-denylist", "rlwrap", "rm", "x");
+	DENIED("exec-denylist", "rlwrap", "-f", "words", "-S", "> ", "rm", "x");
+	DENIED_R("inline-code", "shell command via rlwrap -z", "rlwrap", "-z", "rm x", "cat");
+	DENIED("exec-denylist", "valgrind", "rm", "x");
+	DENIED("exec-denylist", "valgrind", "--tool=memcheck", "-q", "rm", "x");
+	DENIED_R("inline-code",
+		 "debugger command runs a program: shell command (gdb -ex 'shell rm x')", "gdb",
+		 "-batch", "-ex", "shell rm x");
+	DENIED_R("inline-code", "debugger command runs a program: shell escape (gdb -ex '!rm x')",
+		 "gdb", "-batch", "-ex", "!rm x");
+	DENIED_R("inline-code",
+		 "debugger command runs a program: shell command (gdb --eval-command=shell id)",
+		 "gdb", "--eval-command=shell id");
+	DENIED("inline-code", "gdb", "README", "-ex", "python import os"); /* after the file */
+	DENIED("inline-code", "gdb", "-iex", "pipe bt | sh", "README");
+	DENIED("inline-code", "gdb", "-eval-comm", "call (int)system(\"id\")", "README");
+	DENIED("exec-denylist", "gdb", "--args", "rm", "-rf", "x");
+	DENIED("exec-denylist", "gdb", "-batch", "-ex", "run", "/usr/bin/rm");
+	DENIED("exec-denylist", "chroot", "/", "rm", "x");
+	DENIED("exec-denylist", "chroot", "--userspec", "0:0", "/", "rm", "x");
+	DENIED("exec-denylist", "unshare", "-r", "rm", "x");
+	DENIED("exec-denylist", "unshare", "--map-user", "0", "-w", "src", "rm", "x");
+	DENIED("exec-denylist", "nsenter", "-t", "1", "-m", "rm", "x");
+	DENIED("exec-denylist", "flock", "lockfile", "rm", "x");
+	DENIED("exec-denylist", "flock", "-w", "5", "lockfile", "rm", "x");
+	DENIED_R("inline-code", "shell command via flock -c", "flock", "lockfile", "-c", "rm x");
+	DENIED("exec-denylist", "ionice", "-c", "3", "rm", "x");
+	DENIED("exec-denylist", "chrt", "-f", "5", "rm", "x");
+	DENIED("exec-denylist", "taskset", "-c", "1", "rm", "x");
+	DENIED_R("inline-code", "shell command via watch", "watch", "-n", "1", "rm", "x");
+	DENIED("exec-denylist", "watch", "-x", "rm", "x");
+	DENIED_R("inline-code", "shell command via script -c", "script", "-q", "-c", "rm x");
+	DENIED("inline-code", "script", "log.txt", "--command=rm x"); /* options permute */
+	DENIED("exec-denylist", "su", "-c", "rm x");
+	DENIED("exec-denylist", "runuser", "-u", "nobody", "rm", "x");
+	DENIED("exec-denylist", "strace", "-f", "-o", "log", "rm", "x");
+	DENIED("exec-denylist", "strace", "-e", "trace=file", "rm", "x");
+	DENIED("exec-denylist", "ltrace", "-n", "2", "rm", "x");
+	DENIED("exec-denylist", "sudo", "ls");
+	DENIED("exec-denylist", "timeout", "--", "5", "rm", "x");
+	DENIED("exec-denylist", "env", "--spl=rm -rf x"); /* getopt_long abbreviation */
+	DENIED("exec-denylist", "nice", "--adj", "5", "rm", "x");
+	DENIED("exec-denylist", "prlimit", "setpriv", "chrt", "5", "unshare", "rm", "x");
+	DENIED_R("inline-code", "shell command via eval", "eval", "ls");
+	ALLOWED("prlimit", "--nofile=100", "ls");
+	ALLOWED("valgrind", "--leak-check=full", "./tools/myls");
+	ALLOWED("gdb", "-batch", "-ex", "run", "-ex", "bt", "./tools/myls");
+	ALLOWED("gdb", "-batch", "-ex", "set follow-exec-mode new", "-ex", "catch exec", "README");
+	ALLOWED("flock", "lockfile", "ls");
+	ALLOWED("watch", "-x", "ls");
+	ALLOWED("script", "-q", "log.txt");
+	ALLOWED("command", "-v", "rm");
+	ALLOWED("strace", "-f", "-e", "trace=file", "ls");
+	(void)state;
+}
+
+/* With --shell, a wrapper's command string is checked like sh -c's. */
+static void test_redteam_wrappers_shell(void **state)
+{
+	SH_DENIED("exec-denylist", "sg root 'rm -rf x'");
+	SH_DENIED("exec-denylist", "watch -n 1 'ls; rm x'");
+	SH_DENIED("exec-denylist", "flock lockfile -c 'rm x'");
+	SH_DENIED("exec-denylist", "script -q -c 'sudo id' log");
+	SH_DENIED_R("inline-code", "shell command from elsewhere (sh -c without a string)",
+		    "echo 'rm x' | xargs sh -c");
+	SH_ALLOWED("sg root 'ls -la'");
+	SH_ALLOWED("flock lockfile -c 'make -j4'");
+	(void)state;
+}
+
+/* Red-team report: inline code in the languages of awk, vim, sed, tar, gdb,
+ * PowerShell and make. */
+static void test_redteam_inline(void **state)
+{
+	DENIED_R("inline-code", "awk program runs a command: system() (awk)", "awk",
+		 "BEGIN{system(\"rm x\")}");
+	DENIED_R("inline-code", "awk program runs a command: '|' command pipe (gawk)", "gawk",
+		 "{print | \"sh\"}", "README");
+	DENIED("inline-code", "mawk", "BEGIN{\"id\" | getline x}");
+	DENIED("inline-code", "nawk", "-F:", "BEGIN { system (\"id\") }");
+	DENIED("inline-code", "gawk", "-e", "BEGIN{system(\"id\")}");
+	DENIED("inline-code", "gawk", "--source=BEGIN{system(\"id\")}");
+	DENIED_R("inline-code", "interpreter inline code (vim -c)", "vim", "-c", "!rm x", "README");
+	DENIED_R("inline-code", "interpreter inline code (vim +!rm x)", "vim", "README", "+!rm x");
+	DENIED("inline-code", "vi", "--cmd", "py3 import os");
+	DENIED("inline-code", "nvim", "-es", "-c", "q");
+	DENIED("inline-code", "ex", "+/x/", "README");
+	DENIED_R("inline-code", "sed script runs a command with e (sed 'e rm x')", "sed", "e rm x",
+		 "README");
+	DENIED("inline-code", "sed", "s/a/rm x/e", "README");
+	DENIED("inline-code", "sed", "-n", "1e id", "README");
+	DENIED("inline-code", "sed", "-ne", "s/x/y/pe", "README");
+	DENIED("inline-code", "sed", "-e", "s/x/y/", "--expression=$e id", "README");
+	DENIED("inline-code", "sed", "README", "-e", "/x/e id"); /* options permute */
+	DENIED_R("inline-code", "tar runs a command (--to-command=sh)", "tar", "--to-command=sh",
+		 "-xf", "x.tar");
+	DENIED("inline-code", "tar", "--to-c", "sh", "-xf", "x.tar");
+	DENIED("inline-code", "tar", "--checkpoint=1", "--checkpoint-action=exec=id", "-cf",
+	       "x.tar", "README");
+	DENIED_R("inline-code", "tar runs a command (-I, option I)", "tar", "-I", "sh", "-xf",
+		 "x.tar");
+	DENIED("inline-code", "tar", "--use-compress-program=sh", "-xf", "x.tar");
+	DENIED("inline-code", "tar", "xIf", "sh", "x.tar"); /* old-style options */
+	DENIED("inline-code", "tar", "--checkpoint", "-I", "sh", "-cf", "x.tar", "README");
+	DENIED_R("inline-code", "interpreter inline code (pwsh -Command)", "pwsh", "-Command", "x");
+	DENIED("inline-code", "pwsh", "-c", "x");
+	DENIED("inline-code", "pwsh", "-NoProfile", "-EncodedCommand", "eA==");
+	DENIED("inline-code", "powershell", "-command", "x");
+	DENIED_R("inline-code", "interpreter inline code (make -E)", "make", "-E", "x");
+	DENIED("inline-code", "make", "all", "--ev=x");
+	ALLOWED("awk", "-F:", "{print $1}", "README");
+	ALLOWED("awk", "-f", "prog.awk", "README");
+	ALLOWED("vim", "README");
+	ALLOWED("vim", "+10", "README");
+	ALLOWED("sed", "s/e/x/g", "README");
+	ALLOWED("sed", "-i.bak", "/exec/d", "README");
+	ALLOWED("sed", "y/abe/xyz/", "README");
+	ALLOWED("sed", "--sandbox", "e id", "README");
+	ALLOWED("tar", "-czf", "x.tar.gz", "README");
+	ALLOWED("tar", "xf", "x.tar");
+	ALLOWED("tar", "-C", "src", "-xf", "x.tar");
+	ALLOWED("pwsh", "-NoProfile", "-File", "s.ps1", "-c");
+	ALLOWED("pwsh", "-ExecutionPolicy", "Bypass", "s.ps1");
+	ALLOWED("make", "-j4", "all");
+	(void)state;
+}
+
+/* In --shell mode awk programs may hold '|' and ';': the scanner decides. */
+static void test_redteam_inline_shell(void **state)
+{
+	SH_ALLOWED("awk '/a|b/ {print}' README");
+	SH_ALLOWED("awk '$1 ~ /x|y/ || NR > 1 {print \"a|b\"; n++}' README");
+	SH_ALLOWED("awk 'BEGIN{x = 4 / 2; print x}'");
+	SH_ALLOWED("sed 'a\\\nexec' README");
+	SH_DENIED("inline-code", "awk '{ print | \"sh\" }' README");
+	SH_DENIED("inline-code", "ls | awk '{system($0)}'");
+	SH_DENIED("inline-code", "sed -n '1e id' README");
+	(void)state;
+}
+
+/* A program fed to an interpreter on stdin by the string itself (pipe, here-
+ * document, here-string) is inline code too. In argv mode stdin is /dev/null
+ * (--json) or the caller's own, so `python3 -` alone is allowed. */
+static void test_stdin_programs(void **state)
+{
+	SH_DENIED_R("inline-code",
+		    "interpreter reads its program from a pipe or here-document (sh)",
+		    "echo 'rm -rf x' | sh");
+	SH_DENIED("inline-code", "echo 'import os' | python3 -");
+	SH_DENIED("inline-code", "python3 <<EOF\nimport os\nEOF");
+	SH_DENIED("inline-code", "perl <<< 'print 1'");
+	SH_DENIED("inline-code", "cat x | bash -s arg");
+	SH_DENIED("inline-code", "ls |& env python3");
+	SH_ALLOWED("cat README | python3 script.py");
+	SH_ALLOWED("ls | sh -c 'wc -l'");
+	SH_ALLOWED("python3 < script.py");
+	SH_ALLOWED("ls || python3 script.py");
+	ALLOWED("python3", "-");
+	ALLOWED("perl", "-x", "script.py");
+	(void)state;
+}
+
+static void test_lang_scanners(void **state)
+{
+	assert_null(jr_awk_runs_code("{ print $1 }"));
+	assert_null(jr_awk_runs_code("/sys|tem/ { print \"system(\" } # system("));
+	assert_null(jr_awk_runs_code("{ mysystem(1); a = b || c }"));
+	assert_string_equal(jr_awk_runs_code("{ print |& \"cmd\" }"), "'|' command pipe");
+	assert_string_equal(jr_awk_runs_code("NR==1{ system(\"id\") }"), "system()");
+	assert_false(jr_sed_runs_code("s/e/E/g; /e/d; y/e/f/"));
+	assert_false(jr_sed_runs_code("s/x/y/w e.txt"));
+	assert_false(jr_sed_runs_code("/exec/ { p; }"));
+	assert_false(jr_sed_runs_code("a\\\nexec"));
+	assert_true(jr_sed_runs_code("$!{ e date\n}"));
+	assert_true(jr_sed_runs_code("s|a|b|ge"));
+	assert_true(jr_sed_runs_code("0~3 e id"));
+	assert_true(jr_sed_runs_code("/a/,/b/ s/x/y/2e"));
+	assert_null(jr_gdb_runs_code("bt full"));
+	assert_null(jr_gdb_runs_code("show version"));
+	assert_non_null(jr_gdb_runs_code("she id"));
+	assert_non_null(jr_gdb_runs_code("py import os"));
+	assert_non_null(jr_gdb_runs_code("print execve(\"/bin/sh\", 0, 0)"));
+	assert_int_equal(jr_pwsh_param("-Command"), JR_PWSH_INLINE);
+	assert_int_equal(jr_pwsh_param("-ENC"), JR_PWSH_INLINE);
+	assert_int_equal(jr_pwsh_param("--cwa"), JR_PWSH_INLINE);
+	assert_int_equal(jr_pwsh_param("-f"), JR_PWSH_FILE);
+	assert_int_equal(jr_pwsh_param("-ExecutionPolicy"), JR_PWSH_VALUE);
+	assert_int_equal(jr_pwsh_param("-ex"), JR_PWSH_VALUE);
+	assert_int_equal(jr_pwsh_param("-NoProfile"), 0);
+	(void)state;
+}
+
 static void test_allow_and_deny_edits(void **state)
 {
 	const char *allow[] = {"rm", NULL};
@@ -453,6 +674,86 @@ static void test_utf8(void **state)
 	(void)state;
 }
 
+static void b64_case(const char *in, size_t n, const char *want)
+{
+	char *out = jr_base64(in, n);
+
+	assert_non_null(out);
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void test_base64(void **state)
+{
+	/* RFC 4648 section 10 test vectors */
+	b64_case("", 0, "");
+	b64_case("f", 1, "Zg==");
+	b64_case("fo", 2, "Zm8=");
+	b64_case("foo", 3, "Zm9v");
+	b64_case("foob", 4, "Zm9vYg==");
+	b64_case("fooba", 5, "Zm9vYmE=");
+	b64_case("foobar", 6, "Zm9vYmFy");
+	b64_case("\xff\x00\xfe", 3, "/wD+");
+	assert_true(jr_utf8_clean("\xc3\xa9t\xc3\xa9", 5));
+	assert_false(jr_utf8_clean("a\0b", 3));
+	assert_false(jr_utf8_clean("a\xff", 2));
+	assert_false(jr_utf8_clean("a\xe2\x82", 3));
+	(void)state;
+}
+
+/* Print a result whose stdout holds an invalid byte and a NUL; return the
+ * parsed JSON object (caller decrefs). */
+static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
+{
+	char path[] = "/tmp/jf-result-XXXXXX", text[4096];
+	struct jr_outcome oc = {0};
+	struct jr_report r = {.outcome = &oc};
+	int fd = mkstemp(path), saved = dup(1);
+	ssize_t len;
+
+	assert_true(fd >= 0 && saved >= 0);
+	oc.out.buf = (char *)out;
+	oc.out.len = n;
+	oc.err.buf = (char *)err;
+	oc.err.len = en;
+	fflush(stdout);
+	assert_int_equal(dup2(fd, 1), 1);
+	assert_int_equal(jr_result_print(&r), 0);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	len = pread(fd, text, sizeof(text) - 1, 0);
+	assert_true(len > 0);
+	text[len] = '\0';
+	close(fd);
+	unlink(path);
+	return json_loads(text, JSON_ALLOW_NUL, NULL); /* jansson refuses \u0000 without it */
+}
+
+static void test_json_lossless(void **state)
+{
+	json_t *o = print_result("a\xff"
+				 "b\0c\n",
+				 6, "clean \xc3\xa9\n", 9);
+	const char *b64;
+
+	assert_non_null(o);
+	/* the string stays valid UTF-8: U+FFFD for the bad byte, NUL kept */
+	assert_int_equal(json_string_length(json_object_get(o, "stdout")), 8);
+	assert_memory_equal(json_string_value(json_object_get(o, "stdout")),
+			    "a\xef\xbf\xbd"
+			    "b\0c\n",
+			    8);
+	/* the exact bytes travel in base64 */
+	b64 = json_string_value(json_object_get(o, "stdout_b64"));
+	assert_non_null(b64);
+	assert_string_equal(b64, "Yf9iAGMK");
+	/* a clean stream has no base64 copy */
+	assert_true(json_is_null(json_object_get(o, "stderr_b64")));
+	assert_string_equal(json_string_value(json_object_get(o, "stderr")), "clean \xc3\xa9\n");
+	json_decref(o);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,9 +766,17 @@ int main(void)
 		cmocka_unit_test(test_bypass_flags),
 		cmocka_unit_test(test_bypass_wrappers),
 		cmocka_unit_test(test_shell_mode),
+		cmocka_unit_test(test_redteam_wrappers),
+		cmocka_unit_test(test_redteam_wrappers_shell),
+		cmocka_unit_test(test_redteam_inline),
+		cmocka_unit_test(test_redteam_inline_shell),
+		cmocka_unit_test(test_stdin_programs),
+		cmocka_unit_test(test_lang_scanners),
 		cmocka_unit_test(test_allow_and_deny_edits),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_json_lossless),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
