@@ -252,12 +252,6 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	fuse_reply_write(req, (size_t)n);
 }
 
-void jf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	/* Nothing is buffered in the daemon: every write went to the backing fd. */
-	fuse_reply_err(req, 0);
-}
-
 /* Unlink @f from its inode's open list, close and free it. */
 static void drop_file(struct jf_file *f)
 {

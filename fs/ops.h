@@ -69,7 +69,6 @@ void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		  struct fuse_file_info *fi);
-void jf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void jf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

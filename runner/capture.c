@@ -154,10 +154,85 @@ static int loop_timeout(struct loop *l)
 	return (int)(t > 1000000 ? 1000000 : t);
 }
 
+/* Read what is ready on the two output pipes; a pipe at EOF is closed.
+ * Returns 0, or -ENOMEM when a capture buffer could not be allocated (the
+ * jail is then killed). */
+static int drain_ready(struct loop *l, uint64_t max_output, bool live)
+{
+	static char chunk[65536];
+	int r = 0;
+
+	for (int i = 0; i < 2; i++) {
+		ssize_t got;
+
+		if (!(l->p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		got = read(l->p[i].fd, chunk, sizeof(chunk));
+		if (got > 0) {
+			struct jr_stream *st = i == 0 ? &l->res->out : &l->res->err;
+
+			if (stream_take(st, chunk, got, max_output, live, i + 1) < 0) {
+				r = -ENOMEM;
+				escalate(l, 0);
+			}
+		} else if (got == 0 || errno != EINTR) {
+			close(l->p[i].fd);
+			l->p[i].fd = -1;
+		}
+	}
+	return r;
+}
+
+/* The timeout (SIGTERM) and the end of the grace period (SIGKILL). */
+static void check_deadlines(struct loop *l, uint64_t grace_ms)
+{
+	if (l->exited)
+		return;
+	if (l->deadline && !l->kill_at && now_ms() >= l->deadline) {
+		l->res->timed_out = true;
+		escalate(l, grace_ms);
+	} else if (l->kill_at && now_ms() >= l->kill_at) {
+		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		l->kill_at = now_ms() + 1000000;
+	}
+}
+
+/* Poll until pid 1 has exited and both output pipes are at EOF, then read
+ * the status records left. Returns 0, -ENOMEM or poll's negative errno. */
+static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t max_output,
+		    bool live)
+{
+	int r = 0;
+
+	while (l->p[0].fd >= 0 || l->p[1].fd >= 0 || !l->exited) {
+		int n = poll(l->p, 5, loop_timeout(l));
+
+		if (n < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (drain_ready(l, max_output, live) < 0)
+			r = -ENOMEM;
+		if (l->p[2].fd >= 0 && (l->p[2].revents & (POLLIN | POLLHUP)))
+			read_status(l);
+		if (l->p[4].revents & POLLIN)
+			handle_signal(l, grace_ms);
+		if (!l->exited && (l->p[3].revents & POLLIN)) {
+			l->exited = true;
+			l->res->duration_ms = now_ms() - start;
+			l->p[3].events = 0;
+			l->p[4].events = 0;
+		}
+		check_deadlines(l, grace_ms);
+	}
+	while (l->p[2].fd >= 0)
+		read_status(l);
+	return r;
+}
+
 int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
 	   bool live, struct jr_outcome *res)
 {
-	static char chunk[65536];
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, status_fd = -1, pidfd = -1, r;
 	_cleanup_close_ int sfd = -1;
 	struct loop l = {.res = res};
@@ -201,52 +276,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.p[4] = (struct pollfd){.fd = sfd, .events = POLLIN};
 	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
 
-	while (l.p[0].fd >= 0 || l.p[1].fd >= 0 || !l.exited) {
-		int n = poll(l.p, 5, loop_timeout(&l));
-
-		if (n < 0 && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			ssize_t got;
-
-			if (!(l.p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			got = read(l.p[i].fd, chunk, sizeof(chunk));
-			if (got > 0) {
-				struct jr_stream *st = i == 0 ? &res->out : &res->err;
-
-				if (stream_take(st, chunk, got, max_output, live, i + 1) < 0) {
-					r = -ENOMEM;
-					escalate(&l, 0);
-				}
-			} else if (got == 0 || errno != EINTR) {
-				close(l.p[i].fd);
-				l.p[i].fd = -1;
-			}
-		}
-		if (l.p[2].fd >= 0 && (l.p[2].revents & (POLLIN | POLLHUP)))
-			read_status(&l);
-		if (l.p[4].revents & POLLIN)
-			handle_signal(&l, grace_ms);
-		if (!l.exited && (l.p[3].revents & POLLIN)) {
-			l.exited = true;
-			res->duration_ms = now_ms() - start;
-			l.p[3].events = 0;
-			l.p[4].events = 0;
-		}
-		if (!l.exited && l.deadline && !l.kill_at && now_ms() >= l.deadline) {
-			res->timed_out = true;
-			escalate(&l, grace_ms);
-		} else if (!l.exited && l.kill_at && now_ms() >= l.kill_at) {
-			kill_jail(l.pid, pidfd, SIGKILL);
-			l.kill_at = now_ms() + 1000000;
-		}
-	}
-	if (l.p[2].fd >= 0)
-		while (l.p[2].fd >= 0)
-			read_status(&l);
+	r = run_loop(&l, start, grace_ms, max_output, live);
 	waitpid(l.pid, NULL, 0);
 	if (!res->duration_ms)
 		res->duration_ms = now_ms() - start;

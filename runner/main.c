@@ -347,6 +347,56 @@ static void parse_args(struct opts *o, int argc, char **argv)
 }
 
 /* --request: the whole request as one JSON object. */
+/* --request "argv": a non-empty array of strings (borrowed from @v). */
+static void request_argv(struct opts *o, json_t *v)
+{
+	size_t n = json_array_size(v);
+
+	if (!json_is_array(v) || n == 0)
+		die("--request: \"argv\" must be a non-empty array of strings");
+	o->argv = calloc(n + 1, sizeof(char *));
+	if (!o->argv)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(v, i));
+
+		if (!s)
+			die("--request: \"argv\"[%zu] is not a string", i);
+		o->argv[i] = (char *)s;
+	}
+	o->argc = (int)n;
+}
+
+/* --request "env": {"NAME": "VALUE"} or ["NAME", "NAME=VALUE"]. */
+static void request_env(struct opts *o, json_t *v)
+{
+	const char *name;
+	json_t *val;
+	size_t i;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, name, val)
+		{
+			char *s;
+
+			if (!json_is_string(val))
+				die("--request: \"env\".%s must be a string", name);
+			if (asprintf(&s, "%s=%s", name, json_string_value(val)) < 0)
+				die("out of memory");
+			push(o->env, &o->n_env, s, "env");
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, val)
+		{
+			if (!json_is_string(val))
+				die("--request: \"env\"[%zu] must be a string", i);
+			push(o->env, &o->n_env, json_string_value(val), "env");
+		}
+	} else {
+		die("--request: \"env\" must be an object or an array");
+	}
+}
+
 static void load_request(struct opts *o, json_t **keep)
 {
 	json_error_t jerr;
@@ -365,21 +415,7 @@ static void load_request(struct opts *o, json_t **keep)
 	json_object_foreach(r, key, v)
 	{
 		if (!strcmp(key, "argv")) {
-			size_t n = json_array_size(v);
-
-			if (!json_is_array(v) || n == 0)
-				die("--request: \"argv\" must be a non-empty array of strings");
-			o->argv = calloc(n + 1, sizeof(char *));
-			if (!o->argv)
-				die("out of memory");
-			for (size_t i = 0; i < n; i++) {
-				const char *s = json_string_value(json_array_get(v, i));
-
-				if (!s)
-					die("--request: \"argv\"[%zu] is not a string", i);
-				o->argv[i] = (char *)s;
-			}
-			o->argc = (int)n;
+			request_argv(o, v);
 		} else if (!strcmp(key, "command")) {
 			if (!json_is_string(v))
 				die("--request: \"command\" must be a string");
@@ -404,31 +440,7 @@ static void load_request(struct opts *o, json_t **keep)
 			o->max_output = json_integer_value(v);
 			o->max_output_set = true;
 		} else if (!strcmp(key, "env")) {
-			const char *name;
-			json_t *val;
-			size_t i;
-
-			if (json_is_object(v)) {
-				json_object_foreach(v, name, val)
-				{
-					char *s;
-
-					if (!json_is_string(val))
-						die("--request: \"env\".%s must be a string", name);
-					if (asprintf(&s, "%s=%s", name, json_string_value(val)) < 0)
-						die("out of memory");
-					push(o->env, &o->n_env, s, "env");
-				}
-			} else if (json_is_array(v)) {
-				json_array_foreach(v, i, val)
-				{
-					if (!json_is_string(val))
-						die("--request: \"env\"[%zu] must be a string", i);
-					push(o->env, &o->n_env, json_string_value(val), "env");
-				}
-			} else {
-				die("--request: \"env\" must be an object or an array");
-			}
+			request_env(o, v);
 		} else {
 			die("--request: unknown field \"%s\"", key);
 		}
