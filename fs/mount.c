@@ -166,13 +166,6 @@ static int add_mount_options(struct jf_options *o)
 		return -ENOMEM;
 	if (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 || fuse_opt_add_arg(&o->fuse_args, opt) < 0)
 		return -ENOMEM;
-	/* An ordinary user who cannot open /dev/fuse (mode 0600 on some hosts)
-	 * can still mount through the set-uid fusermount3; libfuse only goes
-	 * there directly when auto_unmount is asked for. */
-	if (geteuid() != 0 && access("/dev/fuse", R_OK | W_OK) < 0 &&
-	    (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 ||
-	     fuse_opt_add_arg(&o->fuse_args, "auto_unmount") < 0))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -209,6 +202,9 @@ static int serve(struct jf_options *o)
 	sigaction(SIGHUP, &sa, NULL);
 	if (fuse_session_mount(se, jf_fs.mnt_abs) < 0) {
 		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs, o->mountpoint);
+		if (geteuid() != 0 && access("/dev/fuse", R_OK | W_OK) < 0)
+			fprintf(stderr, "jailfs: /dev/fuse is not usable by this user; fusermount3 "
+					"needs it mode 0666 (Debian's default)\n");
 		goto out_signals;
 	}
 	if (fuse_daemonize(o->foreground) < 0)
