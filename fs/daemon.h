@@ -177,6 +177,30 @@ int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
 /* Check a target the agent wants to create in view dir @dir: 0 or -EACCES. */
 int jf_symlink_check_new(const char *dir, const char *target);
 
+/* ---- hard-link index (hardlinks.c) ---- */
+
+struct jf_hardlink_stats {
+	uint64_t entries; /* names stat'ed */
+	uint64_t dirs;	  /* directories read */
+	uint64_t files;	  /* regular files with st_nlink > 1 indexed */
+	uint64_t bytes;	  /* memory of the index */
+	uint64_t ms;	  /* wall time of the walk, milliseconds */
+};
+
+/* Walk SOURCE (below jf_fs.root_fd, never following symlinks, skipping
+ * pseudo filesystems and MOUNTPOINT) and index every regular file with
+ * st_nlink > 1: the most restrictive zone of its names and how many were
+ * found. Start-up only, single-threaded, before the mount. 0 or -ENOMEM. */
+int jf_hardlinks_index(struct jf_hardlink_stats *stats);
+/* Effective zone of a regular file with st_nlink > 1 reached by a name of
+ * zone @zone (policy hardlinks = restricted): DENIED when a known name is
+ * DENIED, SAFE when all st_nlink names were found and are SAFE, else at
+ * least RESTRICTED. Lock-free (the index is read-only once serving). */
+enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone);
+/* Does the index hold a file with a DENIED name (readdir must stat files)? */
+bool jf_hardlink_any_denied(void);
+void jf_hardlinks_free(void);
+
 /* ---- classification helpers (ops.c) ---- */
 
 /* Classify view path @path; names refused by jf_check_name are DENIED. */

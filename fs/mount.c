@@ -169,19 +169,101 @@ static int add_mount_options(struct jf_options *o)
 	return 0;
 }
 
-/* The audit file must be writable before we detach: fail on the terminal. */
-static int precheck_audit(const struct jf_options *o)
+static char *audit_abs; /* absolute audit path, owned here */
+
+/* Absolute form of @path: realpath of its directory + its last name (the file
+ * itself may not exist yet). NULL with errno set. Caller frees. */
+static char *abs_file_path(const char *path)
 {
+	_cleanup_free_ char *copy = strdup(path), *dir = NULL;
+	const char *base;
+	char *slash, *out = NULL;
+
+	if (!copy)
+		return NULL;
+	slash = strrchr(copy, '/');
+	if (slash == copy) {
+		dir = strdup("/");
+		base = copy + 1;
+	} else if (slash) {
+		*slash = '\0';
+		dir = realpath(copy, NULL);
+		base = slash + 1;
+	} else {
+		dir = realpath(".", NULL);
+		base = copy;
+	}
+	if (!dir)
+		return NULL;
+	if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		errno = EISDIR;
+		return NULL;
+	}
+	if (asprintf(&out, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * The audit file must be writable before we detach: fail on the terminal.
+ * Its path is made absolute now, because fuse_daemonize() chdirs to '/'
+ * (a relative path would end up in /). A file inside MOUNTPOINT is refused:
+ * the writer thread would write through our own mount and deadlock.
+ */
+static int precheck_audit(struct jf_options *o)
+{
+	_cleanup_free_ char *inside = NULL;
 	int fd;
 
 	if (!o->audit.path)
 		return 0;
-	fd = open(o->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	audit_abs = abs_file_path(o->audit.path);
+	if (!audit_abs) {
 		fprintf(stderr, "jailfs: --audit %s: %s\n", o->audit.path, strerror(errno));
 		return 1;
 	}
+	inside = path_inside(jf_fs.mnt_abs, audit_abs);
+	if (inside) {
+		fprintf(stderr,
+			"jailfs: --audit %s: the audit file must not be inside MOUNTPOINT %s\n"
+			"  (the daemon would write through its own mount and deadlock);\n"
+			"  put it outside the mountpoint, e.g. next to SOURCE\n",
+			o->audit.path, jf_fs.mnt_abs);
+		return 2;
+	}
+	fd = open(audit_abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "jailfs: --audit %s: %s\n", audit_abs, strerror(errno));
+		return 1;
+	}
 	close(fd);
+	o->audit.path = audit_abs;
+	return 0;
+}
+
+/* Index multiply-linked files (hardlinks.c) before the mount is made, so the
+ * first lookup already knows every name. Policy hardlinks = zone or deny
+ * need no index. */
+static int index_hardlinks(void)
+{
+	struct jf_hardlink_stats hs;
+	int r;
+
+	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED)
+		return 0;
+	r = jf_hardlinks_index(&hs);
+	if (r < 0) {
+		fprintf(stderr, "jailfs: %s: indexing hard links: %s\n", jf_fs.source_abs,
+			strerror(-r));
+		return 1;
+	}
+	if (jf_fs.opts->debug)
+		fprintf(stderr,
+			"jailfs: hard-link index: %llu names in %llu directories, %llu files "
+			"with several names, %llu bytes, %llu ms\n",
+			(unsigned long long)hs.entries, (unsigned long long)hs.dirs,
+			(unsigned long long)hs.files, (unsigned long long)hs.bytes,
+			(unsigned long long)hs.ms);
 	return 0;
 }
 
@@ -262,6 +344,8 @@ int jf_cmd_mount(int argc, char **argv)
 		r = open_source(&o);
 	if (!r)
 		r = precheck_audit(&o);
+	if (!r)
+		r = index_hardlinks();
 	if (!r && add_mount_options(&o) < 0)
 		r = 1;
 	if (!r) {
@@ -280,5 +364,7 @@ int jf_cmd_mount(int argc, char **argv)
 	free(jf_fs.source_abs);
 	free(jf_fs.mnt_rel);
 	free(jf_fs.mnt_abs);
+	free(audit_abs);
+	jf_hardlinks_free();
 	return r;
 }

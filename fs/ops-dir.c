@@ -21,7 +21,8 @@
 
 struct jf_dir {
 	struct jf_dir *prev, *next; /* open_dirs list, under jf_fs.lock */
-	DIR *dp;
+	DIR *dp;		    /* NULL until the first readdir (see dir_stream) */
+	struct jf_inode *inode;	    /* held by the kernel while the handle is open */
 	struct dirent *entry;
 	off_t offset;
 	dev_t dev;
@@ -60,49 +61,76 @@ void jf_ops_cleanup(void)
 		struct jf_dir *d = open_dirs;
 
 		open_dirs = d->next;
-		closedir(d->dp);
+		if (d->dp)
+			closedir(d->dp);
 		free(d);
 	}
 }
 
 /* ---------- directories ---------- */
 
+/*
+ * opendir only records the handle: the backing directory is opened by the
+ * first readdir that reaches us. The kernel keeps each directory's listing in
+ * its readdir cache (FOPEN_CACHE_DIR + FOPEN_KEEP_CACHE), so a second find or
+ * tar over the tree is answered from that cache and the backing directory is
+ * never opened again; the kernel drops the cache when the directory's mtime
+ * changes (checked at offset 0 once attr_timeout expired, auto_inval_data) or
+ * when a change goes through the view (fuse_dir_changed). A listing is
+ * therefore as fresh as attributes are (attr_timeout), the documented price
+ * of the timeouts; the policy is fixed for the life of the mount, so a cached
+ * listing never shows a name that a new classification would hide.
+ */
 void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1];
 	struct jf_dir *d;
-	struct stat st;
-	int fd, r;
+	int r;
 
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fd = jf_open_inode(inode, O_RDONLY | O_DIRECTORY, &st);
-	if (fd < 0) {
-		fuse_reply_err(req, -fd);
-		return;
-	}
 	d = calloc(1, sizeof(*d) + (size_t)r + 1);
-	if (!d || !(d->dp = fdopendir(fd))) {
-		free(d);
-		close(fd);
+	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	memcpy(d->path, path, (size_t)r + 1);
-	d->dev = st.st_dev;
+	d->inode = inode;
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fi->cache_readdir = 0;
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
 	jf_audit_op(req, "readdir", path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW, false, 0);
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);
-		closedir(d->dp);
 		free(d);
 	}
+}
+
+/* The handle's directory stream, opened (by path, dev/ino checked, like every
+ * backing access) on first use. Only the thread serving a request on this
+ * handle calls it: the kernel serializes readdir on one open directory. */
+static int dir_stream(struct jf_dir *d)
+{
+	struct stat st;
+	int fd;
+
+	if (d->dp)
+		return 0;
+	fd = jf_open_inode(d->inode, O_RDONLY | O_DIRECTORY, &st);
+	if (fd < 0)
+		return fd;
+	d->dp = fdopendir(fd);
+	if (!d->dp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	d->dev = st.st_dev;
+	return 0;
 }
 
 /* Add one visible entry; returns its size, 0 when it did not fit. */
@@ -158,10 +186,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct jf_inode *dir = jf_inode_get(ino);
 	_cleanup_free_ char *buf = malloc(size);
 	size_t rem = size;
-	int err = 0;
+	int err = dir_stream(d);
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
+	if (err < 0 || !buf) {
+		fuse_reply_err(req, err < 0 ? -err : ENOMEM);
 		return;
 	}
 	if (off != d->offset) {
@@ -213,7 +241,8 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
 
 	dir_unlink(d);
-	closedir(d->dp);
+	if (d->dp)
+		closedir(d->dp);
 	free(d);
 	fuse_reply_err(req, 0);
 }
@@ -221,7 +250,12 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void jf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
-	int fd = dirfd(d->dp);
+	/* Not serialized with readdir by the kernel: never touch d->dp here. */
+	_cleanup_close_ int fd = jf_open_inode(d->inode, O_RDONLY | O_DIRECTORY, NULL);
 
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
 	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,8 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	if (dfd < 0)
 		return dfd;
 	r = jf_check_new_name(req, "create", dpath, name, false, path, sizeof(path), &v);
+	/* No set-user/group-ID file through the view (invariant 8). */
+	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0) {
 		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
@@ -134,6 +137,8 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		jf_give_to_caller(req, dfd, name);
 	if (r == 0)
 		r = jf_entry_for_new(pi, dfd, dpath, name, e);
+	if (r < 0 && fd >= 0 && created)
+		jf_unlink_created(dfd, name, fd, false); /* leave nothing behind */
 	jf_put_fd(dfd);
 	if (r < 0)
 		goto fail;
@@ -303,6 +308,27 @@ void jf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 	fuse_reply_err(req, r < 0 ? errno : 0);
 }
 
+/*
+ * safe.max_file_size bounds what a file may occupy, not only its size: every
+ * mode that allocates (plain, FALLOC_FL_KEEP_SIZE, FALLOC_FL_ZERO_RANGE)
+ * must keep off + len under it, and FALLOC_FL_INSERT_RANGE grows the file
+ * by len. Punching a hole or collapsing a range only frees. 0 or -EFBIG.
+ */
+static int fallocate_limit(int fd, int mode, off_t off, off_t len)
+{
+	uint64_t max = jf_fs.max_size[JF_SAFE], end = (uint64_t)off + (uint64_t)len;
+	struct stat st;
+
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))
+		return 0;
+	if (mode & FALLOC_FL_INSERT_RANGE) {
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		end = (uint64_t)st.st_size + (uint64_t)len;
+	}
+	return end > max ? -EFBIG : 0;
+}
+
 void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 		  struct fuse_file_info *fi)
 {
@@ -310,11 +336,14 @@ void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 	char path[JF_PATH_MAX + 1] = "";
 	int r = 0;
 
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL); /* what fallocate(2) answers: no decision */
+		return;
+	}
 	if (f->zone != JF_SAFE)
 		r = -EROFS;
-	else if (!(mode & FALLOC_FL_KEEP_SIZE) &&
-		 (uint64_t)off + (uint64_t)len > jf_fs.max_size[JF_SAFE])
-		r = -EFBIG;
+	else
+		r = fallocate_limit(f->fd, mode, off, len);
 	if (r < 0) {
 		jf_inode_path(f->inode, path, sizeof(path));
 		fuse_reply_err(

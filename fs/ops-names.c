@@ -88,6 +88,35 @@ int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *n
 	return r;
 }
 
+void jf_unlink_created(int dirfd, const char *name, int fd, bool dir)
+{
+	struct stat a, b;
+
+	if (fd >= 0 && (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
+			a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return;
+	(void)unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0);
+}
+
+/*
+ * Would the symlink @name in @dirfd ("" with an O_PATH fd of the link) be
+ * shown if it were in view directory @vdir? The same rule as for a new
+ * symlink (jf_symlink_check_new): renaming or hard-linking a symlink to
+ * another directory changes what a relative target means, and a link that
+ * is harmless where it is may climb out of the view from there. 0, -EACCES,
+ * or -errno from readlinkat.
+ */
+static int symlink_fits(int dirfd, const char *name, const char *vdir)
+{
+	char target[JF_PATH_MAX + 1];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	return jf_symlink_check_new(vdir, target);
+}
+
 enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
 
 static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
@@ -100,6 +129,8 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	*op = kind == MK_DIR ? "mkdir" : kind == MK_SYMLINK ? "symlink" : "mknod";
 	if (kind == MK_NOD && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
 		return -EPERM; /* no device nodes, ever (invariant 8) */
+	if (kind == MK_NOD)
+		mode &= ~(mode_t)(S_ISUID | S_ISGID); /* no set-ID files either */
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
@@ -119,9 +150,12 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	}
 	if (r == 0) {
 		jf_give_to_caller(req, fd, name);
-		jf_audit_op(req, *op, path, kind == MK_SYMLINK ? link : NULL, v.zone, v.rule,
-			    JF_AUDIT_ALLOW, true, 0);
 		r = jf_entry_for_new(pi, fd, dpath, name, e);
+		if (r < 0)
+			jf_unlink_created(fd, name, -1, kind == MK_DIR); /* leave nothing */
+		else
+			jf_audit_op(req, *op, path, kind == MK_SYMLINK ? link : NULL, v.zone,
+				    v.rule, JF_AUDIT_ALLOW, true, 0);
 	}
 	jf_put_fd(fd);
 	return r;
@@ -252,6 +286,9 @@ static int subtree_ok(int parent_fd, char *oldp, size_t olen, char *newp, size_t
 		if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		is_dir = S_ISDIR(st.st_mode);
+		/* newp is still the entry's new directory here. */
+		if (S_ISLNK(st.st_mode) && symlink_fits(dirfd(dp), de->d_name, newp) < 0)
+			return -EXDEV;
 		sprintf(oldp + olen, "/%s", de->d_name);
 		sprintf(newp + nlen, "/%s", de->d_name);
 		jf_classify_path(oldp, olen + n + 1, is_dir, &v);
@@ -328,9 +365,17 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 		return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
 				 rr->dst.v.rule, r);
 	}
+	if (S_ISLNK(rr->src.st.st_mode) && rr->pi != rr->npi &&
+	    symlink_fits(rr->fd, rr->name, rr->ndpath) < 0)
+		return jf_refuse(req, "rename", rr->src.path, newpath, rr->src.v.zone,
+				 rr->src.v.rule, -EACCES);
 	if (rr->flags & RENAME_EXCHANGE) {
 		if (!rr->dst_exists)
 			return -ENOENT;
+		if (S_ISLNK(rr->dst.st.st_mode) && rr->pi != rr->npi &&
+		    symlink_fits(rr->nfd, rr->newname, rr->dpath) < 0)
+			return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
+					 rr->dst.v.rule, -EACCES);
 		/* The old name receives the target: classify it as such. */
 		jf_classify_path(rr->src.path, rr->src.len, S_ISDIR(rr->dst.st.st_mode), &v);
 		if (v.zone != JF_SAFE)
@@ -434,19 +479,31 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 	fd = r < 0 ? -1 : jf_open_inode(inode, O_PATH, NULL);
 	if (r == 0 && fd < 0)
 		r = fd;
+	/* A second name of a symlink in another directory: checked there first,
+	 * like a new symlink, before anything is created. */
+	if (r == 0 && inode->type == S_IFLNK && (r = symlink_fits(fd, "", ndpath)) == -EACCES)
+		jf_refuse(req, "link", path, newpath, inode->zone, inode->rule, r);
 	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
 		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
 		jf_proc_fd_path(proc, sizeof(proc), fd);
 		if (linkat(AT_FDCWD, proc, nfd, newname, AT_SYMLINK_FOLLOW) < 0)
 			r = jf_hide_eexist(-errno, nfd, ndpath, npi->dev, newname);
 	}
+	if (r == 0) {
+		bool had_safe_links = inode->safe_links;
+
+		inode->safe_links = true;
+		r = jf_entry_for_new(npi, nfd, ndpath, newname, e);
+		if (r < 0) {
+			jf_unlink_created(nfd, newname, fd, false); /* leave nothing behind */
+			inode->safe_links = had_safe_links;
+		} else {
+			jf_audit_op(req, "link", path, newpath, JF_SAFE, v.rule, JF_AUDIT_ALLOW,
+				    true, 0);
+		}
+	}
 	if (fd >= 0)
 		close(fd);
-	if (r == 0) {
-		inode->safe_links = true;
-		jf_audit_op(req, "link", path, newpath, JF_SAFE, v.rule, JF_AUDIT_ALLOW, true, 0);
-		r = jf_entry_for_new(npi, nfd, ndpath, newname, e);
-	}
 	jf_put_fd(nfd);
 	return r;
 }

@@ -15,10 +15,13 @@
  *    answer EACCES, RESTRICTED ones EROFS;
  *  - every mutation of an existing object needs the object's cached zone to
  *    be SAFE (EROFS otherwise); rename and link check both ends;
- *  - a regular file with st_nlink > 1 is RESTRICTED (policy default
- *    hardlinks = restricted): its other name may be a secret. Links made
- *    through the view between SAFE names stay SAFE while the daemon knows the
- *    inode.
+ *  - a regular file with st_nlink > 1 (policy default hardlinks =
+ *    restricted) is treated by the start-up index (hardlinks.c): hidden when
+ *    a name is DENIED, SAFE when all its names are in SOURCE and SAFE,
+ *    RESTRICTED otherwise. Links made through the view between SAFE names
+ *    stay SAFE while the daemon knows the inode;
+ *  - no set-user/group-ID file is made through the view (invariant 8), and
+ *    directories report st_nlink 1 (hidden subdirectories are not counted).
  * Ownership: when the daemon runs as root for another uid, new objects are
  * created by root and handed to the caller with fchownat (group: the
  * caller's, unless the directory is set-group-ID, where the backing
@@ -73,7 +76,7 @@ enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool sa
 	default:
 		if (safe_links)
 			return zone;
-		return zone == JF_SAFE ? JF_RESTRICTED : zone;
+		return jf_hardlink_zone(st, zone); /* the start-up index (hardlinks.c) */
 	}
 }
 
@@ -118,6 +121,11 @@ int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path
 void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
 {
 	st->st_ino = jf_view_ino(inode);
+	/* A directory's link count would count hidden subdirectories (the
+	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
+	 * find(1) and fts read as "unknown, do not use the leaf optimization". */
+	if (S_ISDIR(st->st_mode))
+		st->st_nlink = 1;
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
 }
@@ -194,7 +202,8 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if (jf_is_mnt_path(p->path))
 		return 0; /* checked before any stat: stat would call into ourselves */
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
-	    (dtype == DT_REG && jf_fs.hardlinks == JF_HARDLINKS_DENY)) {
+	    (dtype == DT_REG &&
+	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
 		if (r < 0) {
 			/* An absent DENIED name is still a hidden lookup for the
@@ -467,10 +476,17 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		fd = pfd;
 	}
 	if (to_set & FUSE_SET_ATTR_MODE) {
+		mode_t mode = attr->st_mode & 07777;
+
 		if (inode->type == S_IFLNK)
 			return -EOPNOTSUPP;
+		/* No set-user/group-ID file through the view (invariant 8): a
+		 * jailed root would set it on a root-owned backing file, and
+		 * nosuid guards only the view. Set-group-ID directories stay. */
+		if (inode->type != S_IFDIR)
+			mode &= ~(mode_t)(S_ISUID | S_ISGID);
 		jf_proc_fd_path(proc, sizeof(proc), fd);
-		if (chmod(proc, attr->st_mode & 07777) < 0)
+		if (chmod(proc, mode) < 0)
 			return -errno;
 	}
 	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
@@ -684,8 +700,11 @@ static void jf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void jf_init(void *userdata, struct fuse_conn_info *conn)
 {
-	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
-		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* No FUSE_CAP_CACHE_SYMLINKS: the text shown for a symlink depends on
+	 * where it is (an absolute target becomes a relative one), so a cached
+	 * text would be wrong, and could climb out of the view, once the link
+	 * or a directory above it is renamed. readlink is asked every time. */
+	conn->want &= ~FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)

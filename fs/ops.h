@@ -52,6 +52,10 @@ void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name);
 int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *name);
 int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p);
 void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st);
+/* A name we just created failed a later check: remove it again, so no
+ * refused name is left on disk. With @fd >= 0 only when @name is still the
+ * object @fd refers to; @dir removes an (empty) directory. */
+void jf_unlink_created(int dirfd, const char *name, int fd, bool dir);
 
 /* ---- handlers of the ops table (ops-names.c, ops-file.c, ops-dir.c) ---- */
 

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -727,19 +728,216 @@ static void test_escape_absolute_rewritten(void **state)
 	}
 }
 
+static bool daemon_alive_for(const char *mnt);
+
 static void test_escape_planted_hardlink(void **state)
 {
 	struct jf_mnt *m = *state;
 	uint64_t before = mu_file_sum(m, "secret/token");
+	struct stat st;
 
-	/* work/hl is a second name of secret/token: served read-only */
-	assert_errno(open(mu_v(m, "work/hl"), O_WRONLY), EROFS);
-	assert_errno(open(mu_v(m, "work/hl"), O_RDWR | O_TRUNC), EROFS);
-	assert_errno(truncate(mu_v(m, "work/hl"), 0), EROFS);
-	assert_errno(unlink(mu_v(m, "work/hl")), EROFS);
-	assert_errno(link(mu_v(m, "work/hl"), mu_v(m, "work/hl2")), EROFS);
-	assert_errno(chmod(mu_v(m, "work/hl"), 0666), EROFS);
+	/* work/hl is a second name of secret/token: the start-up hard-link
+	 * index knows its DENIED name, so it is hidden like the secret itself */
+	assert_errno(stat(mu_v(m, "work/hl"), &st), ENOENT);
+	assert_errno(open(mu_v(m, "work/hl"), O_RDONLY), ENOENT);
+	assert_errno(open(mu_v(m, "work/hl"), O_RDWR | O_TRUNC), ENOENT);
+	assert_errno(unlink(mu_v(m, "work/hl")), ENOENT);
+	assert_errno(link(mu_v(m, "work/hl"), mu_v(m, "work/hl2")), ENOENT);
+	assert_false(dir_has(mu_v(m, "work"), "hl"));
+	assert_int_equal(mu_sh("ls -la '%s' | grep -q ' hl$'", mu_v(m, "work")), 1);
 	assert_true(mu_file_sum(m, "secret/token") == before);
+}
+
+/* Invariant 6 with the start-up index: SECRET=1 in .env, linked as notes.txt. */
+static void test_hardlink_index(void **state)
+{
+	struct jf_mnt t;
+	struct stat st;
+	char pol[600];
+	const char *zone_args[] = {"--policy", pol, NULL};
+	int fd;
+
+	mu_tree_new(&t);
+	mu_write(&t, ".env", "SECRET=1\n");
+	assert_ok(link(mu_s(&t, ".env"), mu_s(&t, "notes.txt")));
+	mu_write(&t, "store/a/x", "pkg\n"); /* pnpm-style: both names SAFE, in SOURCE */
+	mu_mkdir(&t, "node_modules/a");
+	assert_ok(link(mu_s(&t, "store/a/x"), mu_s(&t, "node_modules/a/x")));
+	mu_write(&t, "ext", "ext\n"); /* second name outside SOURCE: unknown */
+	snprintf(pol, sizeof(pol), "%s/ext-name", t.dir);
+	assert_ok(link(mu_s(&t, "ext"), pol));
+	assert_int_equal(mu_mount(&t, NULL, 0), 0);
+	assert_errno(stat(mu_v(&t, "notes.txt"), &st), ENOENT);
+	assert_null(slurp(mu_v(&t, "notes.txt")));
+	assert_false(dir_has(t.mnt, "notes.txt"));
+	assert_errno(open(mu_v(&t, "notes.txt"), O_CREAT | O_WRONLY, 0644), EACCES);
+	fd = open(mu_v(&t, "node_modules/a/x"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "w", 1), 1);
+	close(fd);
+	assert_string_equal(slurp(mu_s(&t, "store/a/x")), "pkg\nw");
+	assert_string_equal(slurp(mu_v(&t, "ext")), "ext\n");
+	assert_errno(open(mu_v(&t, "ext"), O_WRONLY), EROFS);
+	mu_umount(&t, SIGTERM);
+	/* hardlinks = zone keeps its meaning: no index, the name's own zone */
+	snprintf(pol, sizeof(pol), "%s/zone.ini", t.dir);
+	assert_int_equal(mu_sh("printf '[options]\\nhardlinks = zone\\n' > '%s'", pol), 0);
+	assert_int_equal(mu_mount(&t, zone_args, 0), 0);
+	assert_string_equal(slurp(mu_v(&t, "notes.txt")), "SECRET=1\n");
+	mu_umount(&t, SIGTERM);
+	/* hardlinks = deny hides every multiply-linked file */
+	assert_int_equal(mu_sh("printf '[options]\\nhardlinks = deny\\n' > '%s'", pol), 0);
+	assert_int_equal(mu_mount(&t, zone_args, 0), 0);
+	assert_errno(stat(mu_v(&t, "node_modules/a/x"), &st), ENOENT);
+	assert_false(dir_has(mu_v(&t, "node_modules/a"), "x"));
+	mu_umount(&t, SIGTERM);
+	mu_tree_free(&t);
+}
+
+/* A symlink harmless where it is climbs out of the view once moved. */
+static void test_symlink_rename_and_link(void **state)
+{
+	struct jf_mnt *m = *state;
+	char buf[512], abs[600];
+	struct stat st;
+	ssize_t n;
+
+	assert_int_equal(mu_sh("mkdir -p '%s'", mu_v(m, "work/a/b/c/d")), 0);
+	assert_ok(symlink("../../../../../etc/passwd", mu_v(m, "work/a/b/c/d/l")));
+	n = readlink(mu_v(m, "work/a/b/c/d/l"), buf, sizeof(buf) - 1);
+	assert_int_equal(n, 25);
+	/* the link itself, to a shallower directory: refused, nothing moves */
+	assert_errno(rename(mu_v(m, "work/a/b/c/d/l"), mu_v(m, "work/l9")), EACCES);
+	assert_errno(lstat(mu_s(m, "work/l9"), &st), ENOENT);
+	assert_ok(lstat(mu_s(m, "work/a/b/c/d/l"), &st));
+	assert_errno(stat(mu_v(m, "work/l9"), &st), ENOENT);
+	/* a directory holding it: EXDEV (mv copies, symlink() checks each) */
+	assert_errno(rename(mu_v(m, "work/a/b/c"), mu_v(m, "work/c2")), EXDEV);
+	assert_ok(lstat(mu_s(m, "work/a/b/c/d/l"), &st));
+	assert_int_equal(mu_sh("mv '%s' '%s' 2>/dev/null", mu_v(m, "work/a/b/c"),
+			       mu_v(m, "work/c2")),
+			 1);
+	assert_errno(lstat(mu_s(m, "work/c2/d/l"), &st), ENOENT);
+	/* a second name elsewhere: refused before linkat, nothing on disk */
+	assert_errno(link(mu_v(m, "work/a/b/c/d/l"), mu_v(m, "work/l2")), EACCES);
+	assert_errno(lstat(mu_s(m, "work/l2"), &st), ENOENT);
+	assert_errno(link(mu_v(m, "work/a/b/c/d/l"), mu_v(m, "l3")), EACCES);
+	assert_errno(lstat(mu_s(m, "l3"), &st), ENOENT);
+	/* in the same directory it is the same link: allowed */
+	assert_ok(link(mu_v(m, "work/a/b/c/d/l"), mu_v(m, "work/a/b/c/d/l4")));
+	/* the text of a moved absolute link follows it (no stale cached text) */
+	mu_sh("rm -rf '%s' '%s'", mu_s(m, "work/a/b/c/d/l"), mu_s(m, "work/a/b/c/d/l4"));
+	mu_sh("rm -rf '%s'", mu_s(m, "work/c2"));
+	snprintf(abs, sizeof(abs), "%s/work/f", m->src);
+	assert_ok(symlink(abs, mu_s(m, "work/a/b/c/d/abs")));
+	n = readlink(mu_v(m, "work/a/b/c/d/abs"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "../../../../f");
+	assert_string_equal(slurp(mu_v(m, "work/a/b/c/d/abs")), "safe\n");
+	assert_ok(rename(mu_v(m, "work/a/b/c"), mu_v(m, "work/c3")));
+	n = readlink(mu_v(m, "work/c3/d/abs"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "../../f");
+	assert_string_equal(slurp(mu_v(m, "work/c3/d/abs")), "safe\n");
+}
+
+/* Invariant 8: no set-user/group-ID regular file through the view. */
+static void test_no_setid_files(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+	int fd;
+
+	assert_ok(chmod(mu_v(m, "work/f"), 04755));
+	assert_ok(stat(mu_s(m, "work/f"), &st));
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_ok(chmod(mu_v(m, "work/f"), 02755));
+	assert_ok(stat(mu_s(m, "work/f"), &st));
+	assert_int_equal(st.st_mode & 07777, 0755);
+	fd = open(mu_v(m, "work/su"), O_CREAT | O_WRONLY, 06755);
+	assert_true(fd >= 0);
+	assert_ok(fchmod(fd, 04755));
+	close(fd);
+	assert_ok(stat(mu_s(m, "work/su"), &st));
+	assert_int_equal(st.st_mode & (S_ISUID | S_ISGID), 0);
+	assert_ok(mknod(mu_v(m, "work/su2"), S_IFREG | 04755, 0));
+	assert_ok(stat(mu_s(m, "work/su2"), &st));
+	assert_int_equal(st.st_mode & (S_ISUID | S_ISGID), 0);
+	/* set-group-ID directories stay (group inheritance, no privilege) */
+	assert_ok(mkdir(mu_v(m, "work/g"), 0755));
+	assert_ok(chmod(mu_v(m, "work/g"), 02755));
+	assert_ok(stat(mu_s(m, "work/g"), &st));
+	assert_int_equal(st.st_mode & 07777, 02755);
+}
+
+/* safe.max_file_size (1M here) bounds allocation too, not only the size. */
+static void test_fallocate_limit(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = open(mu_v(m, "work/fa"), O_CREAT | O_RDWR, 0644);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_errno(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 64 << 20), EFBIG);
+	assert_errno(fallocate(fd, FALLOC_FL_KEEP_SIZE, 1 << 20, 4096), EFBIG);
+	assert_errno(fallocate(fd, 0, 0, 2 << 20), EFBIG);
+	assert_ok(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 64 << 10));
+	assert_ok(fstat(fd, &st));
+	assert_int_equal(st.st_size, 0);
+	assert_ok(stat(mu_s(m, "work/fa"), &st));
+	assert_true(st.st_blocks * 512 < (2 << 20));
+	close(fd);
+}
+
+/* Invariant 3: a directory's link count does not count hidden subdirectories. */
+static void test_dir_nlink_hides(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct stat st;
+
+	mu_mkdir(m, "work/h/.ssh");
+	mu_mkdir(m, "work/h/secrets");
+	assert_ok(stat(mu_s(m, "work/h"), &st));
+	assert_int_equal(st.st_nlink, 4);
+	assert_ok(stat(mu_v(m, "work/h"), &st));
+	assert_int_equal(st.st_nlink, 1);
+	assert_ok(stat(m->mnt, &st));
+	assert_int_equal(st.st_nlink, 1);
+	/* find(1) copes with nlink 1 (no leaf optimization) */
+	assert_int_equal(mu_sh("test $(find '%s' -type d | wc -l) -eq 1", mu_v(m, "work/h")), 0);
+}
+
+/* Audit file: a relative path survives daemonizing, one inside MOUNTPOINT is
+ * refused, and a guessed (absent) DENIED name is recorded as hidden. */
+static void test_audit_path_and_guesses(void **state)
+{
+	struct jf_mnt t;
+	struct stat st;
+
+	mu_tree_new(&t);
+	mu_write(&t, "f", "x");
+	(void)unlink("/rel.jsonl"); /* where a relative path used to end up */
+	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit mnt/a.jsonl src mnt 2>err; "
+			       "r=$?; grep -q 'inside MOUNTPOINT' err && test $r -eq 2",
+			       t.dir),
+			 0);
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit rel.jsonl src mnt", t.dir), 0);
+	assert_true(mu_is_mounted(t.mnt, "fuse.jailfs"));
+	assert_errno(stat(mu_v(&t, ".env.production"), &st), ENOENT);
+	assert_errno(stat(mu_v(&t, "id_rsa"), &st), ENOENT);
+	assert_int_equal(mu_sh("fusermount3 -u '%s'", t.mnt), 0);
+	for (int i = 0; i < 200 && daemon_alive_for(t.mnt); i++)
+		usleep(10000);
+	assert_int_equal(mu_sh("grep '\"path\":\".env.production\"' '%s/rel.jsonl' | "
+			       "grep -q '\"decision\":\"hide\"'",
+			       t.dir),
+			 0);
+	assert_int_equal(mu_sh("grep -q '\"path\":\"id_rsa\"' '%s/rel.jsonl'", t.dir), 0);
+	assert_errno(stat("/rel.jsonl", &st), ENOENT);
+	mu_tree_free(&t);
 }
 
 static void test_escape_link_restricted_then_write(void **state)
@@ -1093,6 +1291,13 @@ int main(int argc, char **argv)
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
 						std_teardown),
+		cmocka_unit_test(test_hardlink_index),
+		cmocka_unit_test_setup_teardown(test_symlink_rename_and_link, std_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_no_setid_files, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_fallocate_limit, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_dir_nlink_hides, std_setup, std_teardown),
+		cmocka_unit_test(test_audit_path_and_guesses),
 		cmocka_unit_test_setup_teardown(test_escape_link_restricted_then_write, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_rename_to_env, std_setup, std_teardown),
