@@ -191,7 +191,8 @@ int jf_hardlinks_index(struct jf_hardlink_stats *stats)
 	walk_dir(w, fd, 0, jf_fs.root.dev, false, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	hl_stats.files = hl_count;
-	hl_stats.ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	hl_stats.ms =
+		(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	hl_stats.bytes = hl_size * sizeof(*hl_table);
 	if (stats)
 		*stats = hl_stats;

@@ -70,16 +70,24 @@ void jf_ops_cleanup(void)
 /* ---------- directories ---------- */
 
 /*
- * opendir only records the handle: the backing directory is opened by the
- * first readdir that reaches us. The kernel keeps each directory's listing in
- * its readdir cache (FOPEN_CACHE_DIR + FOPEN_KEEP_CACHE), so a second find or
- * tar over the tree is answered from that cache and the backing directory is
- * never opened again; the kernel drops the cache when the directory's mtime
- * changes (checked at offset 0 once attr_timeout expired, auto_inval_data) or
- * when a change goes through the view (fuse_dir_changed). A listing is
- * therefore as fresh as attributes are (attr_timeout), the documented price
- * of the timeouts; the policy is fixed for the life of the mount, so a cached
+ * Directory listings are cached by the kernel (FOPEN_CACHE_DIR +
+ * FOPEN_KEEP_CACHE), so a second find or tar over the tree is answered from
+ * that cache; the kernel drops a listing when the directory's mtime changes
+ * (checked at offset 0 once attr_timeout expired, auto_inval_data) or when a
+ * change goes through the view (fuse_dir_changed). A listing is therefore as
+ * fresh as attributes are (attr_timeout), the documented price of the
+ * timeouts; the policy is fixed for the life of the mount, so a cached
  * listing never shows a name that a new classification would hide.
+ *
+ * Unless readdir is audited, opendir answers ENOSYS: the kernel then stops
+ * sending OPENDIR and RELEASEDIR (two round trips per directory walked) and
+ * caches listings by default (fs/fuse/file.c, "Default for no-open"). Each
+ * READDIR then opens the directory by its path (dev/ino checked, as every
+ * backing access) and seeks to the offset, the stateless readdir that NFS
+ * servers do; d_off cookies survive a reopen on ext4, xfs, btrfs, tmpfs.
+ * When readdir is audited, opendir stays so that every listing, cached or
+ * not, is recorded; the backing directory is then opened by the first
+ * READDIR that reaches us, never for a listing served from the cache.
  */
 void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -88,6 +96,10 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct jf_dir *d;
 	int r;
 
+	if (!jf_audit_wants(JF_AUDIT_ALLOW, false)) {
+		fuse_reply_err(req, ENOSYS); /* once per mount: no_opendir */
+		return;
+	}
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -130,6 +142,24 @@ static int dir_stream(struct jf_dir *d)
 		return -ENOMEM;
 	}
 	d->dev = st.st_dev;
+	return 0;
+}
+
+/* A handle for one READDIR when the kernel sends no OPENDIR. */
+static int oneshot_dir(struct jf_inode *inode, struct jf_dir **out)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_dir *d;
+	int r = jf_inode_path(inode, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	d = calloc(1, sizeof(*d) + (size_t)r + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d->path, path, (size_t)r + 1);
+	d->inode = inode;
+	*out = d;
 	return 0;
 }
 
@@ -184,11 +214,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
 	struct jf_inode *dir = jf_inode_get(ino);
+	_cleanup_free_ struct jf_dir *oneshot = NULL;
 	_cleanup_free_ char *buf = malloc(size);
 	size_t rem = size;
-	int err = dir_stream(d);
+	int err = 0;
 
+	if (!d) /* no_opendir: a handle for this request only */
+		err = oneshot_dir(dir, &oneshot);
+	if (!d && oneshot)
+		d = oneshot;
+	if (err == 0)
+		err = dir_stream(d);
 	if (err < 0 || !buf) {
+		if (oneshot && oneshot->dp)
+			closedir(oneshot->dp);
 		fuse_reply_err(req, err < 0 ? -err : ENOMEM);
 		return;
 	}
@@ -219,6 +258,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		d->offset = d->entry->d_off;
 		d->entry = NULL;
 	}
+	if (oneshot)
+		closedir(oneshot->dp);
 	if (err && rem == size)
 		fuse_reply_err(req, err > 0 ? err : -err);
 	else

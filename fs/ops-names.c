@@ -99,12 +99,15 @@ void jf_unlink_created(int dirfd, const char *name, int fd, bool dir)
 }
 
 /*
- * Would the symlink @name in @dirfd ("" with an O_PATH fd of the link) be
- * shown if it were in view directory @vdir? The same rule as for a new
- * symlink (jf_symlink_check_new): renaming or hard-linking a symlink to
- * another directory changes what a relative target means, and a link that
- * is harmless where it is may climb out of the view from there. 0, -EACCES,
- * or -errno from readlinkat.
+ * May the symlink @name in @dirfd ("" with an O_PATH fd of the link) get a
+ * name in another view directory @vdir (rename, link)? A relative target
+ * means something else there, and a link harmless where it is may climb out
+ * of the view from there: it must pass the rule for a new symlink
+ * (jf_symlink_check_new), else -EACCES. An absolute target is shown as a
+ * relative text computed for the link's directory, which the kernel caches
+ * per inode (FUSE_CAP_CACHE_SYMLINKS) and may use at the old place while a
+ * rename is in flight: such a link never changes directory, -EXDEV (mv then
+ * copies, and symlink() checks the copy). Else 0, or -errno of readlinkat.
  */
 static int symlink_fits(int dirfd, const char *name, const char *vdir)
 {
@@ -114,7 +117,18 @@ static int symlink_fits(int dirfd, const char *name, const char *vdir)
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
+	if (target[0] == '/')
+		return -EXDEV;
 	return jf_symlink_check_new(vdir, target);
+}
+
+/* Is @path (a view path) directly in view directory @dir? */
+static bool in_dir(const char *path, const char *dir)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	return strlen(dir) == n && strncmp(path, dir, n) == 0;
 }
 
 enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
@@ -366,16 +380,16 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 				 rr->dst.v.rule, r);
 	}
 	if (S_ISLNK(rr->src.st.st_mode) && rr->pi != rr->npi &&
-	    symlink_fits(rr->fd, rr->name, rr->ndpath) < 0)
+	    (r = symlink_fits(rr->fd, rr->name, rr->ndpath)) < 0)
 		return jf_refuse(req, "rename", rr->src.path, newpath, rr->src.v.zone,
-				 rr->src.v.rule, -EACCES);
+				 rr->src.v.rule, r);
 	if (rr->flags & RENAME_EXCHANGE) {
 		if (!rr->dst_exists)
 			return -ENOENT;
 		if (S_ISLNK(rr->dst.st.st_mode) && rr->pi != rr->npi &&
-		    symlink_fits(rr->nfd, rr->newname, rr->dpath) < 0)
+		    (r = symlink_fits(rr->nfd, rr->newname, rr->dpath)) < 0)
 			return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
-					 rr->dst.v.rule, -EACCES);
+					 rr->dst.v.rule, r);
 		/* The old name receives the target: classify it as such. */
 		jf_classify_path(rr->src.path, rr->src.len, S_ISDIR(rr->dst.st.st_mode), &v);
 		if (v.zone != JF_SAFE)
@@ -481,8 +495,9 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 		r = fd;
 	/* A second name of a symlink in another directory: checked there first,
 	 * like a new symlink, before anything is created. */
-	if (r == 0 && inode->type == S_IFLNK && (r = symlink_fits(fd, "", ndpath)) == -EACCES)
-		jf_refuse(req, "link", path, newpath, inode->zone, inode->rule, r);
+	if (r == 0 && inode->type == S_IFLNK && !in_dir(path, ndpath) &&
+	    (r = symlink_fits(fd, "", ndpath)) < 0 && (r == -EACCES || r == -EXDEV))
+		r = jf_refuse(req, "link", path, newpath, inode->zone, inode->rule, -EACCES);
 	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
 		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
 		jf_proc_fd_path(proc, sizeof(proc), fd);

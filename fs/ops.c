@@ -238,6 +238,11 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 		target[n] = '\0';
 		if (jf_symlink_view(dirpath, target, view, sizeof(view)) < 0)
 			return 0;
+		/* An absolute target is shown relative to the link's directory:
+		 * with names in two directories one text (cached per inode by the
+		 * kernel) cannot be right for both, and could climb out. */
+		if (target[0] == '/' && p->have_stat && p->st.st_nlink > 1)
+			return 0;
 		p->symlink_len = (uint32_t)strlen(view);
 	}
 	if (p->have_stat) {
@@ -700,11 +705,12 @@ static void jf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void jf_init(void *userdata, struct fuse_conn_info *conn)
 {
-	/* No FUSE_CAP_CACHE_SYMLINKS: the text shown for a symlink depends on
-	 * where it is (an absolute target becomes a relative one), so a cached
-	 * text would be wrong, and could climb out of the view, once the link
-	 * or a directory above it is renamed. readlink is asked every time. */
-	conn->want &= ~FUSE_CAP_CACHE_SYMLINKS;
+	/* Symlink text may be cached by the kernel: a symlink whose shown text
+	 * depends on its directory (absolute target) never changes directory
+	 * (rename answers EXDEV, link EACCES) and is hidden when it has several
+	 * names, so a cached text is right wherever the inode is reached. */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
