@@ -210,10 +210,34 @@ static char *abs_file_path(const char *path)
  * (a relative path would end up in /). A file inside MOUNTPOINT is refused:
  * the writer thread would write through our own mount and deadlock.
  */
+/*
+ * An audit file inside SOURCE would be part of the view: unless the policy
+ * hides it, the audited program could read its own record, and in SAFE
+ * rewrite or truncate it. Accept it only where the policy makes it DENIED.
+ */
+static int check_audit_in_source(const char *given)
+{
+	_cleanup_free_ char *rel = path_inside(jf_fs.source_abs, audit_abs);
+	struct jf_verdict v;
+
+	if (!rel)
+		return 0;
+	jf_classify(jf_fs.policy, rel, strlen(rel), false, &v);
+	if (v.zone == JF_DENIED)
+		return 0;
+	fprintf(stderr,
+		"jailfs: --audit %s: the audit file is inside SOURCE %s and would be %s in the "
+		"view\n"
+		"  (the audited program could read or rewrite its own record); put it outside\n"
+		"  SOURCE, or add its name to the policy's [denied] section\n",
+		given, jf_fs.source_abs, jf_zone_name(v.zone));
+	return 2;
+}
+
 static int precheck_audit(struct jf_options *o)
 {
 	_cleanup_free_ char *inside = NULL;
-	int fd;
+	int fd, r;
 
 	if (!o->audit.path)
 		return 0;
@@ -231,6 +255,9 @@ static int precheck_audit(struct jf_options *o)
 			o->audit.path, jf_fs.mnt_abs);
 		return 2;
 	}
+	r = check_audit_in_source(o->audit.path);
+	if (r)
+		return r;
 	fd = open(audit_abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		fprintf(stderr, "jailfs: --audit %s: %s\n", audit_abs, strerror(errno));

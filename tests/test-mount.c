@@ -914,7 +914,7 @@ static void test_dir_nlink_hides(void **state)
 }
 
 /* Audit file: a relative path survives daemonizing, one inside MOUNTPOINT is
- * refused, and a guessed (absent) DENIED name is recorded as hidden. */
+ * refused, one inside SOURCE only where the policy hides it, and a guessed (absent) DENIED name is recorded as hidden. */
 static void test_audit_path_and_guesses(void **state)
 {
 	struct jf_mnt t;
@@ -928,6 +928,20 @@ static void test_audit_path_and_guesses(void **state)
 			       t.dir),
 			 0);
 	assert_false(mu_is_mounted(t.mnt, NULL));
+	/* inside SOURCE and visible: the audited program could rewrite it */
+	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit src/a.jsonl src mnt 2>err; "
+			       "r=$?; grep -q 'inside SOURCE' err && test $r -eq 2 && "
+			       "test ! -e src/a.jsonl",
+			       t.dir),
+			 0);
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	/* inside SOURCE but DENIED (a secret's name): hidden from the view, accepted */
+	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit src/.env.audit src mnt && "
+			       "test ! -e mnt/.env.audit && fusermount3 -u mnt",
+			       t.dir),
+			 0);
+	for (int i = 0; i < 200 && daemon_alive_for(t.mnt); i++)
+		usleep(10000);
 	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit rel.jsonl src mnt", t.dir), 0);
 	assert_true(mu_is_mounted(t.mnt, "fuse.jailfs"));
 	assert_errno(stat(mu_v(&t, ".env.production"), &st), ENOENT);
