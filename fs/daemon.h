@@ -73,6 +73,10 @@ struct jf_inode {
 	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
 	struct timespec btime;	    /* birth time, {0, 0} when unknown */
 	bool unhashed;		    /* replaced by a newer object with the same (dev, ino) */
+	/* CLOCK_MONOTONIC ms of the last readdirplus from offset 0 (ops-dir.c):
+	 * the kernel's dentries of the children are fresh until entry_timeout
+	 * after it, so its readdir cache may be kept. */
+	atomic_uint_fast64_t listed_ms;
 };
 
 struct jf_fs {
