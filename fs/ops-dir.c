@@ -206,7 +206,12 @@ static size_t add_entry(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, 
 
 	*err = 0;
 	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-		st.st_ino = strcmp(de->d_name, ".") == 0 ? jf_view_ino(dir) : de->d_ino;
+		/* The root's ".." is outside the view: report the root itself,
+		 * not the host inode of SOURCE's parent (invariant 3). */
+		if (strcmp(de->d_name, ".") == 0 || dir == &jf_fs.root)
+			st.st_ino = jf_view_ino(dir);
+		else
+			st.st_ino = de->d_ino;
 		st.st_mode = S_IFDIR;
 		if (plus) {
 			struct fuse_entry_param e = {.attr = st};
