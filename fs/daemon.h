@@ -42,12 +42,16 @@ struct jf_options {
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
+	char **o_copies; /* the split -o strings: policy=, audit= ... point into them */
+	size_t n_o_copies;
 };
 
 /* Parse argv into @opts. Returns 0, or 2 after printing a usage error to
  * stderr. @opts->fuse_args is owned by the caller (fuse_opt_free_args). */
 int jf_options_parse(int argc, char **argv, struct jf_options *opts);
 void jf_options_usage(const char *prog);
+/* Free what jf_options_parse allocated (fuse_args and the -o copies). */
+void jf_options_free(struct jf_options *opts);
 
 /* ---- the filesystem ---- */
 

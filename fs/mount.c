@@ -355,7 +355,7 @@ int jf_cmd_mount(int argc, char **argv)
 			jf_options_usage("jailfs");
 		if (o.version)
 			printf("jailfs %s (libfuse %s)\n", JAILFS_VERSION, fuse_pkgversion());
-		fuse_opt_free_args(&o.fuse_args);
+		jf_options_free(&o);
 		return r;
 	}
 	if (o.audit_level && jf_audit_parse_level(o.audit_level, &o.audit.level) < 0) {
@@ -380,7 +380,7 @@ int jf_cmd_mount(int argc, char **argv)
 		umask(0); /* the kernel already applied the caller's umask */
 		r = serve(&o);
 	}
-	fuse_opt_free_args(&o.fuse_args);
+	jf_options_free(&o);
 	jf_ops_cleanup();
 	if (jf_fs.table)
 		jf_inode_free_all();

@@ -170,8 +170,26 @@ static int parse_o(struct jf_options *o, const char *arg, char **fuse)
 			*fuse = n;
 		}
 	}
-	free(copy);
+	/* own_option() kept pointers into the copy: it lives as long as @o. */
+	char **n = realloc(o->o_copies, (o->n_o_copies + 1) * sizeof(*n));
+
+	if (!n) {
+		free(copy);
+		return -1;
+	}
+	n[o->n_o_copies++] = copy;
+	o->o_copies = n;
 	return r;
+}
+
+void jf_options_free(struct jf_options *o)
+{
+	fuse_opt_free_args(&o->fuse_args);
+	for (size_t i = 0; i < o->n_o_copies; i++)
+		free(o->o_copies[i]);
+	free(o->o_copies);
+	o->o_copies = NULL;
+	o->n_o_copies = 0;
 }
 
 int jf_options_parse(int argc, char **argv, struct jf_options *o)
