@@ -205,19 +205,14 @@ static char *abs_file_path(const char *path)
 }
 
 /*
- * The audit file must be writable before we detach: fail on the terminal.
- * Its path is made absolute now, because fuse_daemonize() chdirs to '/'
- * (a relative path would end up in /). A file inside MOUNTPOINT is refused:
- * the writer thread would write through our own mount and deadlock.
- */
-/*
  * An audit file inside SOURCE would be part of the view: unless the policy
  * hides it, the audited program could read its own record, and in SAFE
  * rewrite or truncate it. Accept it only where the policy makes it DENIED.
+ * @target is where records really go (symlinks in the path resolved).
  */
-static int check_audit_in_source(const char *given)
+static int check_audit_in_source(const char *given, const char *target)
 {
-	_cleanup_free_ char *rel = path_inside(jf_fs.source_abs, audit_abs);
+	_cleanup_free_ char *rel = path_inside(jf_fs.source_abs, target);
 	struct jf_verdict v;
 
 	if (!rel)
@@ -234,36 +229,75 @@ static int check_audit_in_source(const char *given)
 	return 2;
 }
 
+/* Where records will really be written: audit_abs, or the file a symlink in
+ * its last component names (a symlink outside SOURCE may point inside it;
+ * red-team finding). A dangling symlink is refused: open(O_CREAT) would
+ * create its target wherever it points. Returns a malloc'd path or NULL. */
+static char *audit_target(void)
+{
+	struct stat st;
+
+	if (lstat(audit_abs, &st) < 0 || !S_ISLNK(st.st_mode))
+		return strdup(audit_abs);
+	return realpath(audit_abs, NULL);
+}
+
+/* Refuse a target inside MOUNTPOINT: the writer thread would write through
+ * our own mount and deadlock. */
+static int check_audit_in_mount(const char *given, const char *target)
+{
+	_cleanup_free_ char *inside = path_inside(jf_fs.mnt_abs, target);
+
+	if (!inside)
+		return 0;
+	fprintf(stderr,
+		"jailfs: --audit %s: the audit file must not be inside MOUNTPOINT %s\n"
+		"  (the daemon would write through its own mount and deadlock);\n"
+		"  put it outside the mountpoint, e.g. next to SOURCE\n",
+		given, jf_fs.mnt_abs);
+	return 2;
+}
+
+/*
+ * The audit file must be writable before we detach: fail on the terminal.
+ * Its path is made absolute now, because fuse_daemonize() chdirs to '/'
+ * (a relative path would end up in /). A regular file with a second name is
+ * refused: that name may be inside SOURCE, where the view would expose it.
+ */
 static int precheck_audit(struct jf_options *o)
 {
-	_cleanup_free_ char *inside = NULL;
-	int fd, r;
+	_cleanup_free_ char *target = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
 
 	if (!o->audit.path)
 		return 0;
 	audit_abs = abs_file_path(o->audit.path);
-	if (!audit_abs) {
-		fprintf(stderr, "jailfs: --audit %s: %s\n", o->audit.path, strerror(errno));
+	if (audit_abs)
+		target = audit_target();
+	if (!audit_abs || !target) {
+		fprintf(stderr, "jailfs: --audit %s: %s%s\n", o->audit.path, strerror(errno),
+			audit_abs ? " (a symlink whose target cannot be resolved)" : "");
 		return 1;
 	}
-	inside = path_inside(jf_fs.mnt_abs, audit_abs);
-	if (inside) {
-		fprintf(stderr,
-			"jailfs: --audit %s: the audit file must not be inside MOUNTPOINT %s\n"
-			"  (the daemon would write through its own mount and deadlock);\n"
-			"  put it outside the mountpoint, e.g. next to SOURCE\n",
-			o->audit.path, jf_fs.mnt_abs);
-		return 2;
-	}
-	r = check_audit_in_source(o->audit.path);
+	r = check_audit_in_mount(o->audit.path, target);
+	if (!r)
+		r = check_audit_in_source(o->audit.path, target);
 	if (r)
 		return r;
-	fd = open(audit_abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fprintf(stderr, "jailfs: --audit %s: %s\n", audit_abs, strerror(errno));
+	fd = open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "jailfs: --audit %s: %s\n", target, strerror(errno));
 		return 1;
 	}
-	close(fd);
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		fprintf(stderr,
+			"jailfs: --audit %s: the audit file has %ju names (hard links); one may be "
+			"inside SOURCE\n  and exposed in the view: give a file with a single name\n",
+			o->audit.path, (uintmax_t)st.st_nlink);
+		return 2;
+	}
 	o->audit.path = audit_abs;
 	return 0;
 }

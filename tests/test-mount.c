@@ -935,6 +935,19 @@ static void test_audit_path_and_guesses(void **state)
 			       t.dir),
 			 0);
 	assert_false(mu_is_mounted(t.mnt, NULL));
+	/* ... also when reached through a symlink outside SOURCE, or as a second
+	 * hard-link name of a file inside it (red-team findings) */
+	assert_int_equal(mu_sh("cd '%s' && touch src/b.log && ln -s \"$PWD/src/b.log\" sl.log && "
+			       "\"$JAILFS\" --audit sl.log src mnt 2>err; r=$?; "
+			       "grep -q 'inside SOURCE' err && test $r -eq 2 && test ! -s src/b.log",
+			       t.dir),
+			 0);
+	assert_int_equal(mu_sh("cd '%s' && ln src/b.log hl.log && "
+			       "\"$JAILFS\" --audit hl.log src mnt 2>err; r=$?; "
+			       "grep -q 'hard links' err && test $r -eq 2 && test ! -s src/b.log",
+			       t.dir),
+			 0);
+	assert_false(mu_is_mounted(t.mnt, NULL));
 	/* inside SOURCE but DENIED (a secret's name): hidden from the view, accepted */
 	assert_int_equal(mu_sh("cd '%s' && \"$JAILFS\" --audit src/.env.audit src mnt && "
 			       "test ! -e mnt/.env.audit && fusermount3 -u mnt",
