@@ -39,6 +39,8 @@ struct jf_options {
 	double negative_timeout; /* seconds, -o negative_timeout= */
 	unsigned max_threads;	 /* -o max_threads= (idle worker threads kept) */
 	bool no_splice;		 /* -o no_splice */
+	bool no_watch;		 /* -o nowatch: no inotify invalidation (watch.c) */
+	bool open_calls;	 /* -o open_calls: keep FUSE OPEN/RELEASE (no no_open mode) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
@@ -75,6 +77,11 @@ struct jf_inode {
 	off_t open_size;
 	uint32_t symlink_len;	    /* length of the (rewritten) symlink target */
 	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
+	/* no_open mode (ops-file.c): an fd on a regular file unlinked or replaced
+	 * through the view while the kernel still held it, so a process that
+	 * has it open keeps reading and writing it, as POSIX says; -1 when none.
+	 * Closed when the inode is freed. */
+	int orphan_fd;
 	struct timespec btime;	    /* birth time, {0, 0} when unknown */
 	bool unhashed;		    /* replaced by a newer object with the same (dev, ino) */
 	/* CLOCK_MONOTONIC ms of the last readdirplus from offset 0 (ops-dir.c):
@@ -94,6 +101,11 @@ struct jf_fs {
 	uid_t daemon_uid;
 	struct jf_inode root;
 	uint64_t max_size[3]; /* jf_policy_max_file_size per zone */
+	/* Answer the first OPEN with ENOSYS, so the kernel stops sending OPEN and
+	 * RELEASE (FUSE no_open, Linux >= 4.19): reads and writes arrive with
+	 * fh == 0 and open the backing file per request. Set at init; false
+	 * with -o open_calls or when the audit level records allowed opens. */
+	bool no_open;
 	enum jf_hardlinks hardlinks;
 
 	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */
@@ -151,6 +163,13 @@ int jf_inode_path(struct jf_inode *inode, char *buf, size_t size);
  * Check and move happen under one lock hold. */
 void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *name,
 		     struct jf_inode *nparent, const char *nname);
+/* no_open mode: keep @fd (O_RDWR on a regular file about to lose its last
+ * name) on the inode (dev, ino), which then owns it; closes @fd when the
+ * inode is not in the table or has one already. */
+void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd);
+/* A new fd (F_DUPFD_CLOEXEC, caller closes it) on @inode's orphan fd, or
+ * -ENOENT when it has none, -EMFILE... from fcntl(2). */
+int jf_inode_orphan_fd(struct jf_inode *inode);
 void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule);
 uint64_t jf_view_ino(const struct jf_inode *inode);
 void jf_inode_free_all(void);
@@ -200,6 +219,16 @@ struct jf_hardlink_stats {
  * st_nlink > 1: the most restrictive zone of its names and how many were
  * found. Start-up only, single-threaded, before the mount. 0 or -ENOMEM. */
 int jf_hardlinks_index(struct jf_hardlink_stats *stats);
+/* Run jf_hardlinks_index() in a thread of its own (start after any fork):
+ * 0 or -EAGAIN... from pthread_create(3). Main thread only. */
+int jf_hardlinks_start(void);
+/* No walk (policy hardlinks = zone or deny): mark the index complete. */
+void jf_hardlinks_skip(void);
+/* Block until the walk ended (at once once it has, or after
+ * jf_hardlinks_skip). Any thread. */
+void jf_hardlinks_wait(void);
+/* Stop the walk early (at exit) and join it. Main thread only; idempotent. */
+void jf_hardlinks_stop(void);
 /* Effective zone of a regular file with st_nlink > 1 reached by a name of
  * zone @zone (policy hardlinks = restricted): DENIED when a known name is
  * DENIED, SAFE when all st_nlink names were found and are SAFE, else at

@@ -14,6 +14,16 @@
  * files, not by the size of the tree. The index is read-only once the mount
  * serves, so lookups take no lock.
  *
+ * The walk runs in a thread of its own while the mount already serves
+ * (jf_hardlinks_start), so a mount of a large tree is usable at once: until
+ * it ends, the lookup of a file with st_nlink > 1 waits for it
+ * (jf_hardlink_zone), readdir stats every regular file (as when a DENIED
+ * name is known), and rename and link wait (jf_hardlinks_wait), because a
+ * name moved from a walked directory to one not yet walked would be counted
+ * twice and could make "all names found" true for a file whose other name
+ * is outside SOURCE. Files with one name never wait. A walk that fails
+ * (ENOMEM) hides every file with several names, as hardlinks = deny does.
+ *
  * Serving a file with st_nlink > 1 (policy hardlinks = restricted, the
  * default): a known DENIED name hides it; all st_nlink names found and all
  * SAFE keeps it SAFE (pnpm's store inside the project, git's local clones);
@@ -23,6 +33,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +59,13 @@ static struct hl_entry *hl_table; /* open addressing, ino == 0 is free */
 static size_t hl_size, hl_count;
 static bool hl_any_denied;
 static struct jf_hardlink_stats hl_stats;
+
+/* The background walk: hl_ready is set once, under hl_lock, when it ended. */
+static pthread_mutex_t hl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hl_cond = PTHREAD_COND_INITIALIZER;
+static atomic_bool hl_ready, hl_stop;
+static bool hl_failed, hl_started;
+static pthread_t hl_thread;
 
 static size_t hl_hash(dev_t dev, ino_t ino)
 {
@@ -166,7 +185,7 @@ static void walk_dir(struct hl_walk *w, int fd, size_t len, dev_t dev, bool deni
 		return;
 	}
 	hl_stats.dirs++;
-	while (!w->err && (de = readdir(dp))) {
+	while (!w->err && !atomic_load(&hl_stop) && (de = readdir(dp))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		walk_entry(w, dp, de, len, dev, denied, depth);
@@ -201,10 +220,76 @@ int jf_hardlinks_index(struct jf_hardlink_stats *stats)
 	return fd;
 }
 
+static void hl_finish(int r)
+{
+	pthread_mutex_lock(&hl_lock);
+	hl_failed = r < 0 || atomic_load(&hl_stop);
+	atomic_store(&hl_ready, true);
+	pthread_cond_broadcast(&hl_cond);
+	pthread_mutex_unlock(&hl_lock);
+}
+
+static void *hl_main(void *arg)
+{
+	struct jf_hardlink_stats hs;
+	int r = jf_hardlinks_index(&hs);
+
+	if (r < 0)
+		fprintf(stderr, "jailfs: %s: indexing hard links: %s; files with several names "
+				"are hidden\n",
+			jf_fs.source_abs, strerror(-r));
+	else if (jf_fs.debug)
+		fprintf(stderr,
+			"jailfs: hard-link index: %llu names in %llu directories, %llu files "
+			"with several names, %llu bytes, %llu ms\n",
+			(unsigned long long)hs.entries, (unsigned long long)hs.dirs,
+			(unsigned long long)hs.files, (unsigned long long)hs.bytes,
+			(unsigned long long)hs.ms);
+	hl_finish(r);
+	return NULL;
+}
+
+void jf_hardlinks_skip(void)
+{
+	hl_finish(0);
+}
+
+int jf_hardlinks_start(void)
+{
+	int r = pthread_create(&hl_thread, NULL, hl_main, NULL);
+
+	if (r)
+		return -r;
+	hl_started = true;
+	return 0;
+}
+
+void jf_hardlinks_wait(void)
+{
+	if (atomic_load(&hl_ready))
+		return;
+	pthread_mutex_lock(&hl_lock);
+	while (!atomic_load(&hl_ready))
+		pthread_cond_wait(&hl_cond, &hl_lock);
+	pthread_mutex_unlock(&hl_lock);
+}
+
+void jf_hardlinks_stop(void)
+{
+	if (!hl_started)
+		return;
+	atomic_store(&hl_stop, true);
+	pthread_join(hl_thread, NULL);
+	hl_started = false;
+}
+
 enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone)
 {
 	const struct hl_entry *e = NULL;
 
+	jf_hardlinks_wait();
+	if (hl_failed)
+		return JF_DENIED;
 	if (hl_size)
 		e = hl_slot(hl_table, hl_size, st->st_dev, st->st_ino);
 	if (!e || !e->ino)
@@ -218,7 +303,8 @@ enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone)
 
 bool jf_hardlink_any_denied(void)
 {
-	return hl_any_denied;
+	/* Until the walk ended (or when it failed), any file may be one. */
+	return !atomic_load(&hl_ready) || hl_failed || hl_any_denied;
 }
 
 void jf_hardlinks_free(void)

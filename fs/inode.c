@@ -13,11 +13,13 @@
  * names, never across a system call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "watch.h"
 
 #define VIEW_INO_FOREIGN (1ULL << 63)
 
@@ -40,6 +42,7 @@ int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
 	fs->root.type = S_IFDIR;
 	fs->root.nlookup = 2; /* never forgotten */
 	fs->root.view_ino = FUSE_ROOT_ID;
+	fs->root.orphan_fd = -1;
 	fs->root_dev = root_st->st_dev;
 	fs->next_view_ino = 1;
 	return 0;
@@ -114,6 +117,10 @@ static void maybe_free_locked(struct jf_inode *inode)
 		} else {
 			unhash_locked(inode);
 		}
+		if (inode->orphan_fd >= 0)
+			close(inode->orphan_fd);
+		if (inode->type == S_IFDIR)
+			jf_watch_forget(inode);
 		free(inode->name);
 		free(inode);
 		if (!parent)
@@ -175,6 +182,7 @@ static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, co
 	inode->dev = st->st_dev;
 	inode->ino = st->st_ino;
 	inode->type = st->st_mode & S_IFMT;
+	inode->orphan_fd = -1;
 	if (btime)
 		inode->btime = *btime;
 	/* Objects on SOURCE's filesystem keep their inode number; others get a
@@ -229,6 +237,10 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 		inode->rule = rule;
 	}
 	pthread_mutex_unlock(&jf_fs.lock);
+	/* Watched before the reply: the kernel caches nothing below a directory
+	 * before host changes in it are reported (watch.c). Outside the lock. */
+	if (inode && S_ISDIR(st->st_mode))
+		jf_watch_dir(inode);
 	return inode;
 }
 
@@ -244,13 +256,12 @@ void jf_inode_forget(struct jf_inode *inode, uint64_t n)
 	pthread_mutex_unlock(&jf_fs.lock);
 }
 
-int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
+static int path_locked(struct jf_inode *inode, char *buf, size_t size)
 {
 	const char *names[JF_PATH_MAX / 2];
 	size_t depth = 0, len = 0;
 	int r = 0;
 
-	pthread_mutex_lock(&jf_fs.lock);
 	for (struct jf_inode *p = inode; p != &jf_fs.root; p = p->parent) {
 		if (!p->name || !p->parent) {
 			r = -ESTALE; /* detached: the kernel relooks the name up */
@@ -277,6 +288,15 @@ int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
 	buf[len] = '\0';
 	r = (int)len;
 out:
+	return r;
+}
+
+int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
+{
+	int r;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	r = path_locked(inode, buf, size);
 	pthread_mutex_unlock(&jf_fs.lock);
 	return r;
 }
@@ -301,6 +321,9 @@ void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *
 {
 	struct jf_inode *p;
 
+	/* Our own change: its inotify events are not host changes (watch.c). */
+	jf_watch_own_change(parent, name);
+	jf_watch_own_change(nparent, nname);
 	pthread_mutex_lock(&jf_fs.lock);
 	p = find_locked(dev, ino);
 	if (p && p->parent == parent && p->name && strcmp(p->name, name) == 0) {
@@ -356,4 +379,110 @@ void jf_inode_free_all(void)
 	jf_fs.table = NULL;
 	jf_fs.count = 0;
 	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+/* Hand @fd to the inode (dev, ino) as its orphan fd; closes @fd when the
+ * inode is not in the table or already has one. */
+void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
+{
+	struct jf_inode *p;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	p = find_locked(dev, ino);
+	if (p && p != &jf_fs.root && p->orphan_fd < 0) {
+		p->orphan_fd = fd;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+int jf_inode_orphan_fd(struct jf_inode *inode)
+{
+	int fd = -ENOENT;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	if (inode->orphan_fd >= 0) {
+		fd = fcntl(inode->orphan_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			fd = -errno;
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	return fd;
+}
+
+/* ---- for the watch thread (watch.h) ---- */
+
+static fuse_ino_t nodeid_of(const struct jf_inode *inode)
+{
+	return inode == &jf_fs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)inode;
+}
+
+int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t size)
+{
+	struct jf_inode *p;
+	int r = 0;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	if (dev == jf_fs.root.dev && ino == jf_fs.root.ino)
+		p = &jf_fs.root;
+	else
+		p = find_locked(dev, ino);
+	if (!p)
+		r = -ENOENT;
+	else
+		*nodeid = nodeid_of(p);
+	if (p && path)
+		r = path_locked(p, path, size);
+	pthread_mutex_unlock(&jf_fs.lock);
+	return r < 0 ? r : 0;
+}
+
+/* Copy @p into @out[*n] (the list has room). 0 or -ENOMEM. Locked. */
+static int list_one_locked(struct jf_inode *p, struct jf_inode_ent *out, size_t *n)
+{
+	struct jf_inode_ent *e = &out[*n];
+
+	e->ino = nodeid_of(p);
+	e->parent = p->parent && p->name ? nodeid_of(p->parent) : 0;
+	e->name = NULL;
+	if (e->parent && !(e->name = strdup(p->name)))
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+ssize_t jf_inode_list(struct jf_inode_ent **out)
+{
+	struct jf_inode_ent *list;
+	size_t n = 0, cap;
+	int r = 0;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	cap = jf_fs.count;
+	for (struct jf_inode *p = jf_fs.unhashed; p; p = p->hnext)
+		cap++;
+	list = calloc(cap ? cap : 1, sizeof(*list));
+	if (!list)
+		r = -ENOMEM;
+	for (size_t i = 0; list && r == 0 && i < jf_fs.table_size; i++)
+		for (struct jf_inode *p = jf_fs.table[i]; p && r == 0 && n < cap; p = p->hnext)
+			r = list_one_locked(p, list, &n);
+	for (struct jf_inode *p = jf_fs.unhashed; list && r == 0 && p && n < cap; p = p->hnext)
+		r = list_one_locked(p, list, &n);
+	pthread_mutex_unlock(&jf_fs.lock);
+	if (r < 0) {
+		jf_inode_list_free(list, n);
+		return r;
+	}
+	*out = list;
+	return (ssize_t)n;
+}
+
+void jf_inode_list_free(struct jf_inode_ent *list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++)
+		free(list[i].name);
+	free(list);
 }

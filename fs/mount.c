@@ -22,6 +22,7 @@
 #include "cleanup.h"
 #include "daemon.h"
 #include "jailfs.h"
+#include "watch.h"
 
 struct jf_fs jf_fs;
 
@@ -302,30 +303,21 @@ static int precheck_audit(struct jf_options *o)
 	return 0;
 }
 
-/* Index multiply-linked files (hardlinks.c) before the mount is made, so the
- * first lookup already knows every name. Policy hardlinks = zone or deny
- * need no index. */
+/* Index multiply-linked files (hardlinks.c) in the background, after any
+ * fork: lookups of such files wait for it. Policy hardlinks = zone or deny
+ * need no index. 0 or 1 after an error message. */
 static int index_hardlinks(void)
 {
-	struct jf_hardlink_stats hs;
 	int r;
 
-	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED)
+	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED) {
+		jf_hardlinks_skip();
 		return 0;
-	r = jf_hardlinks_index(&hs);
-	if (r < 0) {
-		fprintf(stderr, "jailfs: %s: indexing hard links: %s\n", jf_fs.source_abs,
-			strerror(-r));
-		return 1;
 	}
-	if (jf_fs.opts->debug)
-		fprintf(stderr,
-			"jailfs: hard-link index: %llu names in %llu directories, %llu files "
-			"with several names, %llu bytes, %llu ms\n",
-			(unsigned long long)hs.entries, (unsigned long long)hs.dirs,
-			(unsigned long long)hs.files, (unsigned long long)hs.bytes,
-			(unsigned long long)hs.ms);
-	return 0;
+	r = jf_hardlinks_start();
+	if (r < 0)
+		fprintf(stderr, "jailfs: cannot start the hard-link index: %s\n", strerror(-r));
+	return r < 0;
 }
 
 static int serve(struct jf_options *o)
@@ -352,10 +344,16 @@ static int serve(struct jf_options *o)
 	}
 	if (fuse_daemonize(o->foreground) < 0)
 		goto out_unmount;
+	if (index_hardlinks())
+		goto out_unmount;
 	if (audit_on && (r = jf_audit_start(&o->audit)) < 0) {
 		fprintf(stderr, "jailfs: cannot start the audit log: %s\n", strerror(-r));
 		goto out_unmount;
 	}
+	/* After the fork, like the audit writer; on failure it warned and we
+	 * serve without it (the timeouts bound staleness). */
+	if (!o->no_watch)
+		jf_watch_start(se);
 	cfg = fuse_loop_cfg_create();
 	if (!cfg)
 		goto out_audit;
@@ -365,9 +363,11 @@ static int serve(struct jf_options *o)
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;
 out_audit:
+	jf_watch_stop(); /* before the unmount: no notification after it */
 	if (audit_on)
 		jf_audit_stop();
 out_unmount:
+	jf_hardlinks_stop();
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);
@@ -405,8 +405,6 @@ int jf_cmd_mount(int argc, char **argv)
 		r = open_source(&o);
 	if (!r)
 		r = precheck_audit(&o);
-	if (!r)
-		r = index_hardlinks();
 	if (!r && add_mount_options(&o) < 0)
 		r = 1;
 	if (!r) {

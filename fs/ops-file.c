@@ -28,6 +28,52 @@ static bool wants_write(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
+/*
+ * The handle a request works on. In no_open mode a file opened with open(2)
+ * has none (fh == 0): the backing file is opened for this request only, into
+ * @tmp, by its path with the (dev, ino) check, or through the orphan fd of an
+ * inode unlinked through the view. The caller ends with put_file(). Returns
+ * 0 or -ESTALE, -ENOENT (unlinked elsewhere), -EFBIG (over the zone's
+ * max_file_size, as open would have answered), an errno of openat2(2).
+ * Writability is not checked here: the kernel did, on its own file, and the
+ * zone is what the callers check.
+ */
+static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct jf_file *tmp,
+		    struct jf_file **out)
+{
+	struct jf_inode *inode = jf_inode_get(ino);
+	struct stat st;
+	int fd;
+
+	*out = jf_file_of(fi);
+	if (*out)
+		return 0;
+	fd = jf_open_inode(inode, flags, &st);
+	if (fd == -ENOENT || fd == -ESTALE) {
+		int ofd = jf_inode_orphan_fd(inode);
+
+		if (ofd >= 0)
+			fd = ofd;
+		if (ofd >= 0 && fstat(fd, &st) < 0)
+			st.st_size = 0;
+	}
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_size > jf_fs.max_size[inode->zone] && (flags & O_ACCMODE) == O_RDONLY) {
+		close(fd);
+		return -EFBIG;
+	}
+	*tmp = (struct jf_file){.fd = fd, .inode = inode, .zone = inode->zone, .writable = true};
+	*out = tmp;
+	return 0;
+}
+
+static void put_file(struct jf_file *f, struct jf_file *tmp)
+{
+	if (f == tmp)
+		close(tmp->fd);
+}
+
 static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
 		    struct fuse_file_info *fi, const struct stat *st)
 {
@@ -95,6 +141,12 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool w = wants_write(fi->flags);
 	int r;
 
+	if (jf_fs.no_open) {
+		/* Once per mount: the kernel sets no_open, keeps this open (fh 0)
+		 * and sends neither OPEN nor RELEASE again. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	r = do_open(req, inode, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
@@ -185,50 +237,73 @@ static bool audit_all(void)
 	return jf_audit_wants(JF_AUDIT_ALLOW, false);
 }
 
+static ssize_t read_counted(struct jf_file *f, size_t size, off_t off, char **buf)
+{
+	ssize_t n;
+
+	*buf = malloc(size ? size : 1);
+	if (!*buf)
+		return -ENOMEM;
+	n = pread(f->fd, *buf, size, off);
+	if (n < 0)
+		return -errno;
+	atomic_fetch_add(&f->bytes_read, n);
+	return n;
+}
+
 void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct jf_file *f = jf_file_of(fi);
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	struct jf_file tmp, *f;
+	int r = get_file(ino, fi, O_RDONLY, &tmp, &f);
 
-	if (audit_all()) {
-		/* Count the bytes for the release record. */
-		_cleanup_free_ char *buf = malloc(size ? size : 1);
-		ssize_t n;
-
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		n = pread(f->fd, buf, size, off);
-		if (n < 0) {
-			fuse_reply_err(req, errno);
-			return;
-		}
-		atomic_fetch_add(&f->bytes_read, n);
-		fuse_reply_buf(req, buf, (size_t)n);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
 		return;
 	}
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	if (audit_all()) {
+		/* Count the bytes for the release record. */
+		_cleanup_free_ char *buf = NULL;
+		ssize_t n = read_counted(f, size, off, &buf);
 
+		if (n < 0)
+			fuse_reply_err(req, (int)-n);
+		else
+			fuse_reply_buf(req, buf, (size_t)n);
+		put_file(f, &tmp);
+		return;
+	}
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	bv.buf[0].fd = f->fd;
 	bv.buf[0].pos = off;
 	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+	put_file(f, &tmp);
 }
 
-void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
-		  struct fuse_file_info *fi)
+/* Refuse a write-class request on @f outside SAFE; audited like open was. */
+static int check_writable(fuse_req_t req, const char *op, struct jf_file *f)
 {
-	struct jf_file *f = jf_file_of(fi);
+	char path[JF_PATH_MAX + 1] = "";
+
+	if (!f->writable)
+		return -EBADF;
+	if (f->zone == JF_SAFE)
+		return 0;
+	jf_inode_path(f->inode, path, sizeof(path));
+	return jf_refuse(req, op, path, NULL, f->zone, f->inode->rule, -EROFS);
+}
+
+static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *in, off_t off,
+			int flags)
+{
 	size_t size = fuse_buf_size(in);
 	uint64_t max = jf_fs.max_size[f->zone];
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
-	ssize_t n;
+	int r = check_writable(req, "write", f);
 
-	if (f->zone != JF_SAFE || !f->writable) {
-		fuse_reply_err(req, f->writable ? EROFS : EBADF);
-		return;
-	}
-	if (fi->flags & O_APPEND) {
+	if (r < 0)
+		return r;
+	if (flags & O_APPEND) {
 		struct stat st;
 
 		if (fstat(f->fd, &st) == 0)
@@ -238,9 +313,7 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 		char path[JF_PATH_MAX + 1] = "";
 
 		jf_inode_path(f->inode, path, sizeof(path));
-		jf_refuse(req, "write", path, NULL, f->zone, f->inode->rule, -EFBIG);
-		fuse_reply_err(req, EFBIG);
-		return;
+		return jf_refuse(req, "write", path, NULL, f->zone, f->inode->rule, -EFBIG);
 	}
 	if ((uint64_t)off + size > max)
 		size = (size_t)(max - (uint64_t)off); /* short write, then EFBIG */
@@ -248,13 +321,25 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
-	n = fuse_buf_copy(&out, in, 0);
+	return fuse_buf_copy(&out, in, 0);
+}
+
+void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+		  struct fuse_file_info *fi)
+{
+	struct jf_file tmp, *f = NULL;
+	ssize_t n = get_file(ino, fi, O_WRONLY, &tmp, &f);
+
+	if (n == 0)
+		n = do_write(req, f, in, off, fi->flags);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
-		return;
+	} else {
+		atomic_fetch_add(&f->bytes_written, n);
+		fuse_reply_write(req, (size_t)n);
 	}
-	atomic_fetch_add(&f->bytes_written, n);
-	fuse_reply_write(req, (size_t)n);
+	if (f)
+		put_file(f, &tmp);
 }
 
 /* Unlink @f from its inode's open list, close and free it. */
@@ -276,9 +361,9 @@ void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_file *f = jf_file_of(fi);
 
-	if (jf_audit_wants(JF_AUDIT_ALLOW, false) ||
-	    (f->writable && jf_audit_wants(JF_AUDIT_ALLOW, true) &&
-	     atomic_load(&f->bytes_written) > 0)) {
+	if (f && (jf_audit_wants(JF_AUDIT_ALLOW, false) ||
+		  (f->writable && jf_audit_wants(JF_AUDIT_ALLOW, true) &&
+		   atomic_load(&f->bytes_written) > 0))) {
 		char path[JF_PATH_MAX + 1] = "";
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);
 		struct jf_audit_event ev = {
@@ -296,16 +381,21 @@ void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		jf_inode_path(f->inode, path, sizeof(path));
 		jf_audit_emit(&ev);
 	}
-	drop_file(f);
+	if (f)
+		drop_file(f);
 	fuse_reply_err(req, 0);
 }
 
 void jf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	int fd = jf_file_of(fi)->fd;
-	int r = datasync ? fdatasync(fd) : fsync(fd);
+	struct jf_file tmp, *f;
+	int r = get_file(ino, fi, O_RDONLY, &tmp, &f);
 
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	if (r == 0) {
+		r = (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0 ? -errno : 0;
+		put_file(f, &tmp);
+	}
+	fuse_reply_err(req, -r);
 }
 
 /*
@@ -329,63 +419,93 @@ static int fallocate_limit(int fd, int mode, off_t off, off_t len)
 	return end > max ? -EFBIG : 0;
 }
 
+static int do_fallocate(fuse_req_t req, struct jf_file *f, int mode, off_t off, off_t len)
+{
+	char path[JF_PATH_MAX + 1] = "";
+	int r = check_writable(req, "fallocate", f);
+
+	if (r < 0)
+		return r;
+	r = fallocate_limit(f->fd, mode, off, len);
+	if (r < 0) {
+		jf_inode_path(f->inode, path, sizeof(path));
+		return jf_refuse(req, "fallocate", path, NULL, f->zone, f->inode->rule, r);
+	}
+	return fallocate(f->fd, mode, off, len) < 0 ? -errno : 0;
+}
+
 void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 		  struct fuse_file_info *fi)
 {
-	struct jf_file *f = jf_file_of(fi);
-	char path[JF_PATH_MAX + 1] = "";
-	int r = 0;
+	struct jf_file tmp, *f;
+	int r;
 
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL); /* what fallocate(2) answers: no decision */
 		return;
 	}
-	if (f->zone != JF_SAFE)
-		r = -EROFS;
-	else
-		r = fallocate_limit(f->fd, mode, off, len);
-	if (r < 0) {
-		jf_inode_path(f->inode, path, sizeof(path));
-		fuse_reply_err(
-			req, -jf_refuse(req, "fallocate", path, NULL, f->zone, f->inode->rule, r));
-		return;
+	r = get_file(ino, fi, O_WRONLY, &tmp, &f);
+	if (r == 0) {
+		r = do_fallocate(req, f, mode, off, len);
+		put_file(f, &tmp);
 	}
-	fuse_reply_err(req, fallocate(f->fd, mode, off, len) < 0 ? errno : 0);
+	fuse_reply_err(req, -r);
 }
 
 void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
-	off_t r = lseek(jf_file_of(fi)->fd, off, whence);
+	struct jf_file tmp, *f;
+	off_t r = get_file(ino, fi, O_RDONLY, &tmp, &f);
 
+	if (r == 0) {
+		r = lseek(f->fd, off, whence);
+		if (r < 0)
+			r = -errno;
+		put_file(f, &tmp);
+	}
 	if (r < 0)
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, (int)-r);
 	else
 		fuse_reply_lseek(req, r);
+}
+
+static ssize_t do_copy_file_range(fuse_req_t req, struct jf_file *in, off_t off_in,
+				  struct jf_file *out, off_t off_out, size_t len, int flags)
+{
+	uint64_t max = jf_fs.max_size[JF_SAFE];
+	ssize_t n = check_writable(req, "write", out);
+
+	if (n < 0)
+		return n;
+	if ((uint64_t)off_out >= max && len > 0)
+		return -EFBIG;
+	if ((uint64_t)off_out + len > max)
+		len = (size_t)(max - (uint64_t)off_out);
+	n = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
+	if (n < 0)
+		return -errno;
+	atomic_fetch_add(&in->bytes_read, n);
+	atomic_fetch_add(&out->bytes_written, n);
+	return n;
 }
 
 void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	struct jf_file *in = jf_file_of(fi_in), *out = jf_file_of(fi_out);
-	ssize_t n;
+	struct jf_file tmp_in, tmp_out, *in = NULL, *out = NULL;
+	ssize_t n = get_file(ino_in, fi_in, O_RDONLY, &tmp_in, &in);
 
-	if (out->zone != JF_SAFE || !out->writable) {
-		fuse_reply_err(req, out->writable ? EROFS : EBADF);
-		return;
-	}
-	if ((uint64_t)off_out >= jf_fs.max_size[JF_SAFE] && len > 0) {
-		fuse_reply_err(req, EFBIG);
-		return;
-	}
-	if ((uint64_t)off_out + len > jf_fs.max_size[JF_SAFE])
-		len = (size_t)(jf_fs.max_size[JF_SAFE] - (uint64_t)off_out);
-	n = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
-	if (n < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	atomic_fetch_add(&in->bytes_read, n);
-	atomic_fetch_add(&out->bytes_written, n);
-	fuse_reply_write(req, (size_t)n);
+	if (n == 0)
+		n = get_file(ino_out, fi_out, O_WRONLY, &tmp_out, &out);
+	if (n == 0)
+		n = do_copy_file_range(req, in, off_in, out, off_out, len, flags);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+	if (in)
+		put_file(in, &tmp_in);
+	if (out)
+		put_file(out, &tmp_out);
 }

@@ -227,6 +227,42 @@ void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st
 	jf_inode_rename(st->st_dev, st->st_ino, pi, name, NULL, NULL);
 }
 
+/*
+ * no_open mode: the kernel may have @name open without the daemon holding an
+ * fd (no OPEN was sent). Before its last name goes, open it, so reads and
+ * writes on it keep working after the unlink or the rename over it (POSIX);
+ * jf_inode_set_orphan() hands the fd to the inode, closed when the kernel
+ * forgets it. Only for regular files the kernel knows. Returns the fd or -1.
+ */
+static int open_orphan(int dirfd, const char *name, const struct stat *st)
+{
+	struct jf_inode_info info;
+	struct stat now;
+	int fd;
+
+	if (!jf_fs.no_open || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
+	    !jf_inode_info(st->st_dev, st->st_ino, &info))
+		return -1;
+	fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void keep_orphan(int fd, const struct stat *st, int r)
+{
+	if (fd < 0)
+		return;
+	if (r < 0)
+		close(fd);
+	else
+		jf_inode_set_orphan(st->st_dev, st->st_ino, fd);
+}
+
 static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool dir)
 {
 	const char *op = dir ? "rmdir" : "unlink";
@@ -241,9 +277,13 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	if (r < 0) {
 		if (r == -EROFS || r == -ENOENT)
 			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
-	} else if (unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0) {
-		r = -errno;
 	} else {
+		int ofd = dir ? -1 : open_orphan(fd, name, &p.st);
+
+		r = unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0 ? -errno : 0;
+		keep_orphan(ofd, &p.st, r);
+	}
+	if (r == 0) {
 		jf_detach_name(pi, name, &p.st);
 		jf_audit_op(req, op, p.path, NULL, p.v.zone, p.v.rule, JF_AUDIT_ALLOW, true, 0);
 	}
@@ -438,8 +478,16 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 		return rr->nfd;
 	}
 	r = rename_checks(req, rr);
-	if (r == 0 && renameat2(rr->fd, rr->name, rr->nfd, rr->newname, rr->flags) < 0)
-		r = -errno;
+	if (r == 0) {
+		int ofd = rr->dst_exists && !(rr->flags & RENAME_EXCHANGE) &&
+					  (rr->src.st.st_ino != rr->dst.st.st_ino ||
+					   rr->src.st.st_dev != rr->dst.st.st_dev)
+				  ? open_orphan(rr->nfd, rr->newname, &rr->dst.st)
+				  : -1;
+
+		r = renameat2(rr->fd, rr->name, rr->nfd, rr->newname, rr->flags) < 0 ? -errno : 0;
+		keep_orphan(ofd, &rr->dst.st, r);
+	}
 	if (r == 0) {
 		rename_update_table(rr);
 		jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
@@ -454,9 +502,13 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 	       const char *newname, unsigned int flags)
 {
-	struct rename_req *rr = calloc(1, sizeof(*rr));
+	struct rename_req *rr;
 	int r;
 
+	/* A name moved while the hard-link walk runs could be counted twice
+	 * (hardlinks.c): wait for it (at once once it ended). */
+	jf_hardlinks_wait();
+	rr = calloc(1, sizeof(*rr));
 	if (!rr) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -526,7 +578,10 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct fuse_entry_param e;
-	int r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
+	int r;
+
+	jf_hardlinks_wait(); /* as rename: a name added mid-walk could be counted */
+	r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
 
 	if (r < 0)
 		fuse_reply_err(req, -r);

@@ -43,6 +43,7 @@
 
 #include "cleanup.h"
 #include "ops.h"
+#include "watch.h"
 
 /* ---------- small helpers ---------- */
 
@@ -128,6 +129,12 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
 		st->st_nlink = 1;
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
+	/* A file outside SAFE is shown read-only: with default_permissions the
+	 * kernel then refuses a write open(2) (EACCES) without asking us, which
+	 * matters in no_open mode, where no OPEN reaches the daemon; a caller
+	 * with CAP_DAC_OVERRIDE still gets EROFS at write(2). */
+	if (S_ISREG(st->st_mode) && inode->zone != JF_SAFE)
+		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
 }
 
 /* Open @inode's directory (root_fd for the root); fills @path. */
@@ -297,8 +304,11 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 		     struct fuse_entry_param *e)
 {
 	struct probe p;
-	int r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
+	int r;
 
+	/* We made @name: its inotify events are not host changes (watch.c). */
+	jf_watch_own_change(parent, name);
+	r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
 	if (r < 0)
 		return r;
 	if (r == 0)
@@ -378,14 +388,17 @@ static void jf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
-/* fstat through an open handle of @inode, if any: cheaper than reopening the
- * path, and the only way for a file unlinked while open. 0 or -ENOENT. */
+/* fstat through an open handle (or the orphan fd) of @inode, if any: cheaper
+ * than reopening the path, and the only way for a file unlinked while open.
+ * 0 or -ENOENT. */
 static int fstat_open_file(struct jf_inode *inode, struct stat *st)
 {
 	int r = -ENOENT;
 
 	pthread_mutex_lock(&jf_fs.lock);
 	if (inode->open_files && fstat(inode->open_files->fd, st) == 0)
+		r = 0;
+	else if (inode->orphan_fd >= 0 && fstat(inode->orphan_fd, st) == 0)
 		r = 0;
 	pthread_mutex_unlock(&jf_fs.lock);
 	return r;
@@ -722,6 +735,13 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	 * limit checks. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+	/* no_open mode (jf_fs.no_open). O_TRUNC must then reach us as a SETATTR,
+	 * where the zone is checked: with atomic_o_trunc the kernel would trust
+	 * an OPEN it never sent to have truncated the file. */
+	jf_fs.no_open = !jf_fs.opts->open_calls && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
+			!jf_audit_wants(JF_AUDIT_ALLOW, true);
+	if (jf_fs.no_open)
+		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->max_write = 1 << 20;
 	conn->max_readahead = 1 << 20;
 	conn->time_gran = 1;

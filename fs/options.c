@@ -45,11 +45,16 @@ void jf_options_usage(const char *prog)
 	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
 	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
 	       "       audit_sync, audit_syslog\n"
-	       "       entry_timeout=SEC    kernel caches names this long (default 10)\n"
-	       "       attr_timeout=SEC     kernel caches attributes this long (default 10)\n"
-	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 10)\n"
+	       "       entry_timeout=SEC    kernel caches names this long (default 300)\n"
+	       "       attr_timeout=SEC     kernel caches attributes this long (default 300)\n"
+	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 300)\n"
 	       "       max_threads=N        FUSE worker threads (default 10)\n"
 	       "       no_splice            copy read data instead of splicing it\n"
+	       "       nowatch              do not watch SOURCE with inotify (see Caching)\n"
+	       "       open_calls           send every open(2) and close(2) to the daemon;\n"
+	       "                            without it (the default unless the audit level\n"
+	       "                            is writes or all) a write to a RESTRICTED file\n"
+	       "                            is refused (EROFS) at write(2), not at open(2)\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
@@ -57,9 +62,15 @@ void jf_options_usage(const char *prog)
 	       "  -V, --version        show the version and exit\n"
 	       "\n"
 	       "Caching: changes made through the view are seen at once. Changes made to\n"
-	       "SOURCE directly (an editor outside the jail) show up in the view after at\n"
-	       "most attr_timeout/entry_timeout seconds; use -o attr_timeout=0,\n"
-	       "entry_timeout=0,negative_timeout=0 when that matters more than speed.\n"
+	       "SOURCE directly (an editor or git outside the jail) are reported by\n"
+	       "inotify on every directory the kernel has cached, and the daemon drops\n"
+	       "the stale names, attributes and pages within milliseconds. Exceptions:\n"
+	       "a change to a name the view itself changed less than 1 s before, more\n"
+	       "directories than fs.inotify.max_user_watches (a warning says so), mounts\n"
+	       "made or removed below SOURCE, network filesystems: there, and with\n"
+	       "-o nowatch, a host change shows after at most attr_timeout/entry_timeout\n"
+	       "seconds; use -o attr_timeout=0,entry_timeout=0,negative_timeout=0 when\n"
+	       "that matters more than speed.\n"
 	       "\n"
 	       "Symlinks: absolute targets inside SOURCE are shown rewritten as relative\n"
 	       "ones; a symlink whose target leaves the view or names a DENIED path is\n"
@@ -134,6 +145,10 @@ static int own_option(struct jf_options *o, char *opt)
 		o->max_threads = (unsigned)strtoul(val, NULL, 10);
 	} else if (KEY("no_splice")) {
 		o->no_splice = true;
+	} else if (KEY("nowatch")) {
+		o->no_watch = true;
+	} else if (KEY("open_calls")) {
+		o->open_calls = true;
 	} else {
 		return 0;
 	}
@@ -209,7 +224,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 	char *fuse = NULL;
 	int c;
 
-	o->entry_timeout = o->attr_timeout = o->negative_timeout = 10.0;
+	o->entry_timeout = o->attr_timeout = o->negative_timeout = 300.0;
 	o->max_threads = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "fdo:hV", longopts, NULL)) != -1) {
@@ -267,6 +282,12 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			goto usage;
 	}
 	if (o->debug && fuse_opt_add_arg(&o->fuse_args, "-d") < 0)
+		goto usage;
+	/* A read-only view is a read-only mount: the kernel answers EROFS at
+	 * open(2), before any request (no_open mode would otherwise refuse only
+	 * at the first write). */
+	if (o->read_only && (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 ||
+			     fuse_opt_add_arg(&o->fuse_args, "ro") < 0))
 		goto usage;
 	free(fuse);
 	return 0;

@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host-change invalidation with inotify(7).
+ *
+ * Why: the kernel caches the view's names, attributes and page contents for
+ * entry_timeout, attr_timeout and negative_timeout. Changes made through the
+ * view update those caches from our replies; changes made to SOURCE directly
+ * (an editor, git checkout, mv on the host) would stay invisible until the
+ * timeouts expire, and a directory renamed on the host would keep its cached
+ * children in the view that long (a relative symlink deep inside could then
+ * point out). With every directory the kernel knows watched, the long
+ * timeouts issue 6's rows need cost no coherence.
+ *
+ * What is watched: each directory inode while the inode table holds it, the
+ * root from the start. The table calls jf_watch_dir() when it hands out a
+ * reference to a directory (lookup, readdirplus, mkdir), before the reply,
+ * so no child of a directory can be cached by the kernel before the
+ * directory is watched; jf_watch_forget() drops the watch when the table
+ * frees the inode. The directory is opened with jf_open_inode() (openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, then the (dev, ino) check) and
+ * inotify_add_watch() is given "/proc/self/fd/N": never a path string from
+ * '/' (threat model invariant 1).
+ *
+ * Maps: wd -> (dev, ino) of the directory (struct wdrec; shared when two
+ * table inodes reach one backing directory, to which inotify gives one wd)
+ * and table inode address -> wdrec (struct wentry; the address is a key,
+ * never dereferenced here). An event finds the directory's nodeid by
+ * (dev, ino) in the table under jf_fs.lock (jf_inode_find), never through a
+ * pointer that may have been freed.
+ *
+ * Events -> notifications, sent from the watch thread only and with no lock
+ * held (fuse_lowlevel.h: inval_entry must not run in the path of a related
+ * operation, or the kernel deadlocks):
+ *  - IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO of name N in D:
+ *    inval_entry(D, N), which drops a negative dentry and, for a directory,
+ *    its whole cached subtree (d_invalidate); then inval_inode(D, 0, 0), so
+ *    D's attributes and its cached listing (the readdir cache is D's page
+ *    cache) go too: inval_entry alone touches D only when the kernel had a
+ *    dentry for N.
+ *  - IN_MODIFY, IN_CLOSE_WRITE, IN_ATTRIB of N in D: fstatat(D, N) on a
+ *    directory fd from the openat2 layer -> (dev, ino) -> nodeid, and
+ *    inval_inode(child, 0, 0) drops its attributes and page cache (a
+ *    same-size edit included). A child the table does not hold gets
+ *    inval_entry(D, N).
+ *  - IN_ATTRIB of the root itself (no name): inval_inode(root, 0, 0). Other
+ *    directories' nameless IN_ATTRIB is ignored: their parent's watch
+ *    reports the same change with the name.
+ *  - IN_Q_OVERFLOW (more than fs.inotify.max_queued_events pending): the
+ *    connection's dentry epoch is incremented (FUSE_NOTIFY_INC_EPOCH, Linux
+ *    >= 6.16: every dentry, negative ones included, is looked up again) and
+ *    every inode the table holds gets inval_inode(ino, 0, 0). On older
+ *    kernels each gets inval_entry(parent, name) instead; negative dentries
+ *    cannot be listed, so those cached before the overflow expire only
+ *    after negative_timeout there.
+ *  - IN_IGNORED (directory removed, or our rm_watch): the wd is dead.
+ *
+ * Cost: after the first event the thread waits WATCH_COALESCE_MS (1 ms;
+ * WATCH_BURST_MS, 20 ms, while events keep coming), then reads everything
+ * queued and handles each distinct (directory, name, kind) once per read().
+ * The daemon's own mutations produce events too; their handlers record
+ * (directory, name) with a timestamp in a fixed-size hash
+ * (jf_watch_own_change) and events on such a name younger than WATCH_OWN_MS
+ * are skipped: the kernel already learnt the change from our reply.
+ * Residual: a host change to that very name within WATCH_OWN_MS of a change
+ * through the view is seen only after the timeouts (README).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "watch.h"
+
+#define WATCH_STR2(x) #x
+#define WATCH_STR(x) WATCH_STR2(x)
+
+/*
+ * Watch mask:
+ *  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  names come and go
+ *  IN_CLOSE_WRITE  an editor's save, a compiler's output: content is final
+ *  IN_MODIFY       writers that keep the file open (logs); deduplicated
+ *  IN_ATTRIB       chmod, chown, utimes, link count, xattrs
+ *  IN_ONLYDIR      the fd is a directory; refuse to watch anything else
+ *  IN_EXCL_UNLINK  no events for children already unlinked: an open,
+ *                  removed file cannot be reached by a name any more
+ * Left out: IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE (reads change nothing, and
+ * the daemon's own reads would flood the queue); IN_DELETE_SELF and
+ * IN_MOVE_SELF (the parent's watch reports the same change with the name,
+ * which is what the kernel's dentries are keyed by; the root moving changes
+ * nothing in the view, root_fd follows it). IN_IGNORED and IN_Q_OVERFLOW
+ * are always reported.
+ */
+#define WATCH_MASK                                                                                 \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY |        \
+	 IN_ATTRIB | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+#define WATCH_COALESCE_MS 1 /* wait after the first event of a quiet spell */
+#define WATCH_BURST_MS 20   /* ... and in a burst (woken < WATCH_BURST_GAP_MS ago) */
+#define WATCH_BURST_GAP_MS 100
+#define WATCH_FLUSH_MS 500 /* deferred inotify_rm_watch at least this often */
+#define WATCH_KICK_PENDING 1024
+#define WATCH_OWN_MS 1000 /* events on a name the daemon changed are ours */
+#define WATCH_STOP_WAIT_S 2
+#define OWN_SLOTS 16384	 /* power of two: 256 KiB of (key, ms) */
+#define OWN_WAYS 4	 /* a record is lost only to 4 newer ones in its bucket */
+#define EVBUF_SIZE 65536 /* one read() */
+#define EVBUF_MAX_EVENTS (EVBUF_SIZE / sizeof(struct inotify_event))
+#define WATCH_GRACE_MS 2 /* before acting: let handlers record own changes */
+#define SEEN_SLOTS 16384 /* > 2 keys per event of one read() */
+
+/* ---------- a small chained hash (uint64_t keys) ---------- */
+
+struct hnode {
+	struct hnode *next;
+	uint64_t key;
+};
+
+struct htab {
+	struct hnode **b;
+	size_t size; /* power of two; 0 before the first insert */
+	size_t count;
+};
+
+static size_t h_index(size_t size, uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h ^ (h >> 29)) & (size - 1);
+}
+
+static struct hnode *h_find(const struct htab *t, uint64_t key)
+{
+	if (!t->size)
+		return NULL;
+	for (struct hnode *n = t->b[h_index(t->size, key)]; n; n = n->next)
+		if (n->key == key)
+			return n;
+	return NULL;
+}
+
+static int h_grow(struct htab *t)
+{
+	size_t nsize = t->size ? t->size * 2 : 1024;
+	struct hnode **nb = calloc(nsize, sizeof(*nb));
+
+	if (!nb)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->size; i++) {
+		struct hnode *n = t->b[i], *next;
+
+		for (; n; n = next) {
+			size_t k = h_index(nsize, n->key);
+
+			next = n->next;
+			n->next = nb[k];
+			nb[k] = n;
+		}
+	}
+	free(t->b);
+	t->b = nb;
+	t->size = nsize;
+	return 0;
+}
+
+/* 0 or -ENOMEM (only when the table cannot be created at all: a failed
+ * growth keeps the longer chains). */
+static int h_insert(struct htab *t, struct hnode *n)
+{
+	size_t k;
+
+	if ((!t->size || t->count >= t->size * 2) && h_grow(t) < 0 && !t->size)
+		return -ENOMEM;
+	k = h_index(t->size, n->key);
+	n->next = t->b[k];
+	t->b[k] = n;
+	t->count++;
+	return 0;
+}
+
+static struct hnode *h_remove(struct htab *t, uint64_t key)
+{
+	if (!t->size)
+		return NULL;
+	for (struct hnode **pp = &t->b[h_index(t->size, key)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->key == key) {
+			struct hnode *n = *pp;
+
+			*pp = n->next;
+			t->count--;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+/* ---------- state ---------- */
+
+struct wdrec {
+	struct hnode h; /* key: the wd */
+	unsigned users; /* table inodes using this watch */
+	bool dead;	/* IN_IGNORED seen: the kernel dropped the watch */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct wentry {
+	struct hnode h;	   /* key: the table inode's address */
+	struct wdrec *rec; /* NULL: adding the watch failed, do not retry */
+};
+
+struct own_slot {
+	uint64_t key; /* own_key(dir dev, dir ino, name) */
+	uint64_t ms;  /* CLOCK_MONOTONIC of the change */
+};
+
+static struct {
+	struct fuse_session *se;
+	int ifd; /* inotify; -1 when not watching (written only without workers) */
+	int efd; /* eventfd: stop, or many pending rm_watch */
+	pthread_t thread;
+	bool thread_running;
+	atomic_bool stop;
+	pthread_mutex_t mu;	/* recs, ents, pending */
+	pthread_mutex_t add_mu; /* inotify_add_watch vs rm_watch of pending wds */
+	struct htab recs;	/* wd -> struct wdrec (live watches only) */
+	struct htab ents;	/* inode address -> struct wentry */
+	int *pending;		/* wds whose last user is gone: rm_watch them */
+	size_t npending, cap_pending;
+	atomic_bool warned_add;
+	pthread_mutex_t own_mu;
+	struct own_slot *own; /* OWN_SLOTS entries, NULL when not watching */
+	/* counters for -d */
+	atomic_uint_fast64_t n_events, n_own, n_inval_entry, n_inval_inode, n_overflow;
+} W = {
+	.ifd = -1,
+	.efd = -1,
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.add_mu = PTHREAD_MUTEX_INITIALIZER,
+	.own_mu = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* FNV-1a over (a, b, name), finished with a multiply-xorshift. */
+static uint64_t key3(uint64_t a, uint64_t b, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((a >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((b >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	h ^= h >> 31;
+	h *= 0x7fb5d329728ea185ULL;
+	h ^= h >> 27;
+	return h ? h : 1;
+}
+
+/* ---------- own changes ---------- */
+
+/* The OWN_WAYS slots of @key's bucket. */
+static struct own_slot *own_bucket(uint64_t key)
+{
+	return &W.own[(key & (OWN_SLOTS / OWN_WAYS - 1)) * OWN_WAYS];
+}
+
+void jf_watch_own_change(const struct jf_inode *dir, const char *name)
+{
+	struct own_slot *s, *victim;
+	uint64_t key, ms;
+
+	if (!W.own || !dir || !name)
+		return;
+	key = key3((uint64_t)dir->dev, (uint64_t)dir->ino, name);
+	ms = now_ms();
+	s = own_bucket(key);
+	pthread_mutex_lock(&W.own_mu);
+	victim = s;
+	for (int i = 0; i < OWN_WAYS; i++) {
+		if (s[i].key == key) {
+			victim = &s[i];
+			break;
+		}
+		if (s[i].ms < victim->ms)
+			victim = &s[i];
+	}
+	victim->key = key;
+	victim->ms = ms;
+	pthread_mutex_unlock(&W.own_mu);
+}
+
+/* Did the daemon change @name in (dev, ino) less than WATCH_OWN_MS ago? A
+ * record pushed out by newer ones only costs an extra invalidation; a false
+ * match needs a 64-bit hash collision. */
+static bool own_recent(dev_t dev, ino_t ino, const char *name, uint64_t now)
+{
+	uint64_t key = key3((uint64_t)dev, (uint64_t)ino, name);
+	struct own_slot *s = own_bucket(key);
+	bool r = false;
+
+	pthread_mutex_lock(&W.own_mu);
+	for (int i = 0; i < OWN_WAYS && !r; i++)
+		r = s[i].key == key && now - s[i].ms < WATCH_OWN_MS;
+	pthread_mutex_unlock(&W.own_mu);
+	return r;
+}
+
+/* ---------- adding and dropping watches ---------- */
+
+static void kick(void)
+{
+	uint64_t one = 1;
+
+	if (W.efd >= 0 && write(W.efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, the thread is awake anyway */
+	}
+}
+
+/* Queue @wd for inotify_rm_watch in the thread. Returns true when the
+ * thread should be woken now. Under W.mu. */
+static bool pending_push_locked(int wd)
+{
+	if (W.npending == W.cap_pending) {
+		size_t ncap = W.cap_pending ? W.cap_pending * 2 : 64;
+		int *n = realloc(W.pending, ncap * sizeof(*n));
+
+		if (!n) {
+			inotify_rm_watch(W.ifd, wd); /* out of memory: do it now */
+			return false;
+		}
+		W.pending = n;
+		W.cap_pending = ncap;
+	}
+	W.pending[W.npending++] = wd;
+	return W.npending == WATCH_KICK_PENDING;
+}
+
+/* inotify_add_watch() returned a wd queued for removal: it is alive again. */
+static void pending_cancel_locked(int wd)
+{
+	for (size_t i = 0; i < W.npending; i++)
+		if (W.pending[i] == wd)
+			W.pending[i--] = W.pending[--W.npending];
+}
+
+/* Record that table inode @key uses watch @wd (-1: none, do not retry) on
+ * the directory @st. Under W.add_mu. */
+static void register_watch(uint64_t key, int wd, const struct stat *st)
+{
+	struct wdrec *rec = NULL;
+	struct wentry *e;
+	bool wake = false;
+
+	pthread_mutex_lock(&W.mu);
+	if (h_find(&W.ents, key))
+		goto out; /* a concurrent lookup of the same inode won */
+	if (wd >= 0) {
+		rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+		if (!rec) {
+			rec = calloc(1, sizeof(*rec));
+			if (!rec)
+				goto unwatch;
+			rec->h.key = (uint64_t)wd;
+			rec->dev = st->st_dev;
+			rec->ino = st->st_ino;
+			if (h_insert(&W.recs, &rec->h) < 0) {
+				free(rec);
+				goto unwatch;
+			}
+			pending_cancel_locked(wd);
+		}
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		goto drop_rec;
+	e->h.key = key;
+	e->rec = rec;
+	if (h_insert(&W.ents, &e->h) < 0) {
+		free(e);
+		goto drop_rec;
+	}
+	if (rec)
+		rec->users++;
+	goto out;
+drop_rec:
+	if (!rec || rec->users)
+		goto out;
+	h_remove(&W.recs, rec->h.key);
+	free(rec);
+unwatch:
+	wake = pending_push_locked(wd);
+out:
+	pthread_mutex_unlock(&W.mu);
+	if (wake)
+		kick();
+}
+
+static void warn_add_failed(int err)
+{
+	char limit[32] = "?";
+	FILE *f;
+
+	if (atomic_exchange(&W.warned_add, true))
+		return;
+	if (err != ENOSPC) {
+		fprintf(stderr,
+			"jailfs: inotify_add_watch: %s: changes made to %s outside the view show "
+			"in it only after entry_timeout/attr_timeout\n",
+			strerror(err), jf_fs.source_abs);
+		return;
+	}
+	f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+	if (f) {
+		if (!fgets(limit, sizeof(limit), f))
+			snprintf(limit, sizeof(limit), "?");
+		limit[strcspn(limit, "\n")] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr,
+		"jailfs: inotify watch limit reached (fs.inotify.max_user_watches = %s,\n"
+		"  /proc/sys/fs/inotify/max_user_watches; in a user namespace also\n"
+		"  user.max_inotify_watches): directories of %s looked up from now on\n"
+		"  are not watched, and changes made to them outside the view show in it\n"
+		"  only after entry_timeout/attr_timeout; raise the limit, e.g.\n"
+		"  sysctl fs.inotify.max_user_watches=%d\n",
+		limit, jf_fs.source_abs, 1 << 20);
+}
+
+void jf_watch_dir(struct jf_inode *inode)
+{
+	uint64_t key = (uint64_t)(uintptr_t)inode;
+	char proc[64];
+	struct stat st;
+	bool known;
+	int fd, wd, err = 0;
+
+	if (W.ifd < 0)
+		return;
+	pthread_mutex_lock(&W.mu);
+	known = h_find(&W.ents, key) != NULL;
+	pthread_mutex_unlock(&W.mu);
+	if (known)
+		return;
+	fd = jf_open_inode(inode, O_PATH | O_DIRECTORY, &st);
+	if (fd < 0)
+		return; /* renamed or removed meanwhile: retried at its next lookup */
+	jf_proc_fd_path(proc, sizeof(proc), fd);
+	pthread_mutex_lock(&W.add_mu);
+	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
+	if (wd < 0)
+		err = errno;
+	register_watch(key, wd, &st);
+	pthread_mutex_unlock(&W.add_mu);
+	close(fd);
+	if (wd < 0)
+		warn_add_failed(err);
+}
+
+void jf_watch_forget(const struct jf_inode *inode)
+{
+	struct wentry *e;
+	bool wake = false;
+
+	if (W.ifd < 0)
+		return;
+	pthread_mutex_lock(&W.mu);
+	e = (struct wentry *)h_remove(&W.ents, (uint64_t)(uintptr_t)inode);
+	if (e && e->rec && --e->rec->users == 0) {
+		if (!e->rec->dead) {
+			h_remove(&W.recs, e->rec->h.key);
+			wake = pending_push_locked((int)e->rec->h.key);
+		}
+		free(e->rec);
+	}
+	pthread_mutex_unlock(&W.mu);
+	free(e);
+	if (wake)
+		kick();
+}
+
+/* IN_IGNORED: the kernel removed watch @wd (directory gone, or our own
+ * rm_watch). Table inodes using it keep their entry until they are freed. */
+static void rec_dead(int wd)
+{
+	struct wdrec *rec;
+
+	pthread_mutex_lock(&W.mu);
+	rec = (struct wdrec *)h_remove(&W.recs, (uint64_t)wd);
+	if (rec)
+		rec->dead = true;
+	pending_cancel_locked(wd);
+	pthread_mutex_unlock(&W.mu);
+}
+
+/* (dev, ino) of the directory watched by @wd; false when not (any more). */
+static bool rec_lookup(int wd, dev_t *dev, ino_t *ino)
+{
+	struct wdrec *rec;
+
+	pthread_mutex_lock(&W.mu);
+	rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+	if (rec) {
+		*dev = rec->dev;
+		*ino = rec->ino;
+	}
+	pthread_mutex_unlock(&W.mu);
+	return rec != NULL;
+}
+
+/* The thread: inotify_rm_watch for every wd queued by jf_watch_forget. */
+static void flush_pending(void)
+{
+	int *list;
+	size_t n;
+
+	pthread_mutex_lock(&W.add_mu);
+	pthread_mutex_lock(&W.mu);
+	list = W.pending;
+	n = W.npending;
+	W.pending = NULL;
+	W.npending = W.cap_pending = 0;
+	pthread_mutex_unlock(&W.mu);
+	for (size_t i = 0; i < n; i++)
+		inotify_rm_watch(W.ifd, list[i]);
+	pthread_mutex_unlock(&W.add_mu);
+	free(list);
+}
+
+/* ---------- notifications ---------- */
+
+/* Once the session loop has ended, no request is answered any more, and a
+ * notification could wait forever for a directory lock held by one. */
+static void notify_entry(fuse_ino_t parent, const char *name)
+{
+	int r;
+
+	if (fuse_session_exited(W.se))
+		return;
+	r = fuse_lowlevel_notify_inval_entry(W.se, parent, name, strlen(name));
+
+	atomic_fetch_add(&W.n_inval_entry, 1);
+	if (jf_fs.opts->debug && r < 0 && r != -ENOENT)
+		fprintf(stderr, "jailfs: watch: inval_entry %llu/%s: %s\n",
+			(unsigned long long)parent, name, strerror(-r));
+}
+
+static void notify_inode(fuse_ino_t ino)
+{
+	int r;
+
+	if (fuse_session_exited(W.se))
+		return;
+	r = fuse_lowlevel_notify_inval_inode(W.se, ino, 0, 0);
+
+	atomic_fetch_add(&W.n_inval_inode, 1);
+	if (jf_fs.opts->debug && r < 0 && r != -ENOENT)
+		fprintf(stderr, "jailfs: watch: inval_inode %llu: %s\n", (unsigned long long)ino,
+			strerror(-r));
+}
+
+/*
+ * FUSE_NOTIFY_INC_EPOCH (Linux 6.16, protocol 7.44; libfuse 3.18 has
+ * fuse_lowlevel_notify_increment_epoch, 3.14 does not): every dentry of the
+ * connection, negative ones included, is looked up again at its next use.
+ * Sent as a raw notification (out header only, unique 0) on the session fd,
+ * one write(2), as libfuse sends its own. 0, or -EINVAL from older kernels.
+ */
+#define JF_NOTIFY_INC_EPOCH 8
+static int notify_inc_epoch(void)
+{
+	struct fuse_out_header oh = {.len = sizeof(oh), .error = JF_NOTIFY_INC_EPOCH};
+
+	if (fuse_session_exited(W.se))
+		return -ENOTCONN;
+	return write(fuse_session_fd(W.se), &oh, sizeof(oh)) < 0 ? -errno : 0;
+}
+
+/* IN_Q_OVERFLOW: events were lost; invalidate everything the table holds. */
+static void invalidate_all(void)
+{
+	struct jf_inode_ent *list;
+	bool epoch = notify_inc_epoch() == 0;
+	ssize_t n = jf_inode_list(&list);
+
+	atomic_fetch_add(&W.n_overflow, 1);
+	if (jf_fs.opts->debug)
+		fprintf(stderr,
+			"jailfs: watch: event queue overflowed, invalidating %zd inodes%s\n", n,
+			epoch ? " and every dentry (epoch)" : "");
+	notify_inode(FUSE_ROOT_ID);
+	if (n < 0) {
+		fprintf(stderr, "jailfs: inotify queue overflowed and out of memory: cached "
+				"entries expire only after the timeouts\n");
+		return;
+	}
+	for (ssize_t i = 0; i < n && !atomic_load(&W.stop); i++) {
+		if (list[i].name && !epoch)
+			notify_entry(list[i].parent, list[i].name);
+		notify_inode(list[i].ino); /* attributes, pages of open files */
+	}
+	jf_inode_list_free(list, (size_t)n);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---------- one read() of events ---------- */
+
+enum ev_kind { K_ENTRY = 1, K_CHILD, K_SELF, K_DIRINVAL };
+
+struct batch {
+	uint64_t seen[SEEN_SLOTS]; /* (wd, kind, name) keys handled in this read() */
+	uint32_t used[SEEN_SLOTS]; /* slots of seen[] to clear after the read() */
+	size_t nused;
+	bool overflow;
+	uint64_t now;
+	/* the directory of the last event (events come grouped by directory) */
+	int wd;	       /* -1: none */
+	bool have_dir; /* rec_lookup succeeded */
+	dev_t dev;
+	ino_t ino;
+	int node_err; /* 1: not resolved yet, 0: nodeid valid, else -errno */
+	bool path_ok; /* path holds the directory's view path */
+	fuse_ino_t nodeid;
+	int fd; /* -1: not opened, -2: cannot be opened */
+	char path[JF_PATH_MAX + 1];
+	/* events of this read() that ask for an invalidation, and which */
+	const struct inotify_event *cand[EVBUF_MAX_EVENTS];
+	enum ev_kind cand_kind[EVBUF_MAX_EVENTS];
+};
+
+/* Add @key; false when this read() handled it already. */
+static bool seen_add(struct batch *b, uint64_t key)
+{
+	size_t i = key & (SEEN_SLOTS - 1);
+
+	for (size_t n = 0; n < SEEN_SLOTS; n++, i = (i + 1) & (SEEN_SLOTS - 1)) {
+		if (b->seen[i] == key)
+			return false;
+		if (!b->seen[i]) {
+			b->seen[i] = key;
+			b->used[b->nused++] = (uint32_t)i;
+			return true;
+		}
+	}
+	return true; /* full: handle it again rather than lose it */
+}
+
+static void dir_close(struct batch *b)
+{
+	if (b->fd >= 0 && b->fd != jf_fs.root_fd)
+		close(b->fd);
+	b->fd = -1;
+}
+
+/* Make @wd the current directory of @b. False when the watch is dead. */
+static bool dir_select(struct batch *b, int wd)
+{
+	if (b->wd == wd)
+		return b->have_dir;
+	dir_close(b);
+	b->wd = wd;
+	b->node_err = 1;
+	b->have_dir = rec_lookup(wd, &b->dev, &b->ino);
+	return b->have_dir;
+}
+
+/* Nodeid (and view path, when it can be built) of the current directory:
+ * 0, or -ENOENT when the table does not hold it. */
+static int dir_node(struct batch *b)
+{
+	int r;
+
+	if (b->node_err == 1) {
+		r = jf_inode_find(b->dev, b->ino, &b->nodeid, b->path, sizeof(b->path));
+		b->node_err = r == -ENOENT ? r : 0;
+		b->path_ok = r == 0;
+	}
+	return b->node_err;
+}
+
+/* O_PATH fd of the current directory, reached through the openat2 layer and
+ * checked by (dev, ino); -errno when it moved or went away. */
+static int dir_fd(struct batch *b)
+{
+	struct stat st;
+	int fd;
+
+	if (b->fd >= 0 || b->fd == -2)
+		return b->fd == -2 ? -ESTALE : b->fd;
+	if (dir_node(b) < 0 || !b->path_ok) {
+		b->fd = -2;
+		return -ESTALE;
+	}
+	if (b->nodeid == FUSE_ROOT_ID) {
+		b->fd = jf_fs.root_fd;
+		return b->fd;
+	}
+	fd = jf_open_beneath(b->path, O_PATH | O_DIRECTORY, 0);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != b->dev || st.st_ino != b->ino)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	b->fd = fd < 0 ? -2 : fd;
+	return fd < 0 ? fd : b->fd;
+}
+
+/* Nodeid of child @name of the current directory: 1 found, 0 not in the
+ * table (or the directory cannot be reached), -1 leave it alone (the
+ * mountpoint: stat would call into ourselves). */
+static int child_node(struct batch *b, const char *name, fuse_ino_t *child)
+{
+	char full[JF_PATH_MAX + 1];
+	struct stat st;
+	int fd = dir_fd(b);
+
+	if (fd < 0)
+		return 0;
+	if (jf_join(full, sizeof(full), b->path, name) < 0)
+		return 0;
+	if (jf_fs.mnt_rel && strcmp(full, jf_fs.mnt_rel) == 0)
+		return -1; /* MOUNTPOINT inside SOURCE (ops.c jf_is_mnt_path) */
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	return jf_inode_find(st.st_dev, st.st_ino, child, NULL, 0) == 0 ? 1 : 0;
+}
+
+/* First pass over one event: bookkeeping (overflow, dead watches), then the
+ * kind of invalidation it asks for, or 0 when none (already handled in this
+ * read(), the daemon's own change, a dead watch). */
+static enum ev_kind classify_event(struct batch *b, const struct inotify_event *ev)
+{
+	const char *name = ev->len ? ev->name : "";
+	enum ev_kind kind;
+
+	atomic_fetch_add(&W.n_events, 1);
+	if (ev->mask & IN_Q_OVERFLOW) {
+		b->overflow = true;
+		return 0;
+	}
+	if (ev->mask & IN_IGNORED) {
+		rec_dead(ev->wd);
+		if (b->wd == ev->wd)
+			b->wd = -1;
+		return 0;
+	}
+	if (b->overflow)
+		return 0; /* everything is invalidated after this read() */
+	if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+		kind = K_ENTRY;
+	else if (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB))
+		kind = name[0] ? K_CHILD : K_SELF;
+	else
+		return 0;
+	if ((kind != K_SELF && !name[0]) || !seen_add(b, key3((uint64_t)ev->wd, kind, name)))
+		return 0;
+	if (!dir_select(b, ev->wd))
+		return 0;
+	/* A directory's own IN_ATTRIB is reported by its parent's watch too,
+	 * with the name (and the daemon's own chmod/utimes filtered): only the
+	 * root, which has no parent watch, needs the nameless one. */
+	if (kind == K_SELF && (b->dev != jf_fs.root.dev || b->ino != jf_fs.root.ino))
+		return 0;
+	if (kind != K_SELF && own_recent(b->dev, b->ino, name, b->now)) {
+		atomic_fetch_add(&W.n_own, 1);
+		return 0;
+	}
+	return kind;
+}
+
+/* Second pass: send the invalidations @ev asks for. */
+static void act_on_event(struct batch *b, const struct inotify_event *ev, enum ev_kind kind)
+{
+	const char *name = ev->len ? ev->name : "";
+	fuse_ino_t child;
+
+	if (!dir_select(b, ev->wd))
+		return;
+	if (kind != K_SELF && own_recent(b->dev, b->ino, name, b->now)) {
+		atomic_fetch_add(&W.n_own, 1);
+		return;
+	}
+	if (dir_node(b) < 0)
+		return; /* the kernel does not know the directory: nothing cached */
+	if (jf_fs.opts->debug)
+		fprintf(stderr, "jailfs: watch: event 0x%x on %s/%s\n", ev->mask,
+			b->path_ok ? b->path : "?", name);
+	switch (kind) {
+	case K_ENTRY:
+		notify_entry(b->nodeid, name);
+		if (seen_add(b, key3((uint64_t)ev->wd, K_DIRINVAL, "")))
+			notify_inode(b->nodeid);
+		break;
+	case K_CHILD:
+		switch (child_node(b, name, &child)) {
+		case 1:
+			notify_inode(child);
+			break;
+		case 0:
+			notify_entry(b->nodeid, name);
+			break;
+		default:
+			break;
+		}
+		break;
+	default:
+		notify_inode(b->nodeid);
+		break;
+	}
+}
+
+/*
+ * One read() of events. A handler records its own change just after the
+ * system call that queued the event (jf_entry_for_new stats the new name
+ * first), so an event read in between would look like a host change: events
+ * that pass the first check wait WATCH_GRACE_MS and are checked again.
+ */
+static void handle_read(struct batch *b, const char *buf, size_t len)
+{
+	const struct inotify_event *ev;
+	size_t n = 0;
+
+	b->overflow = false;
+	b->now = now_ms();
+	b->wd = -1;
+	b->fd = -1;
+	for (size_t off = 0; off + sizeof(*ev) <= len && n < EVBUF_MAX_EVENTS;
+	     off += sizeof(*ev) + ev->len) {
+		ev = (const struct inotify_event *)(buf + off);
+		b->cand_kind[n] = classify_event(b, ev);
+		if (b->cand_kind[n])
+			b->cand[n++] = ev;
+	}
+	if (n && !b->overflow) {
+		sleep_ms(WATCH_GRACE_MS);
+		b->now = now_ms();
+		b->wd = -1;
+		for (size_t i = 0; i < n && !atomic_load(&W.stop); i++)
+			act_on_event(b, b->cand[i], b->cand_kind[i]);
+	}
+	dir_close(b);
+	while (b->nused)
+		b->seen[b->used[--b->nused]] = 0;
+	if (b->overflow && !atomic_load(&W.stop))
+		invalidate_all();
+}
+
+/* Events are queued: wait a little, then read and handle all of them. A
+ * lone host change is acted on within a few ms; a burst (an untar, a git
+ * checkout) is read in larger batches, which cuts wake-ups (the thread's
+ * main cost) and repeats. */
+static void read_events(struct batch *b, char *buf, uint64_t *last_wake)
+{
+	uint64_t now = now_ms();
+	ssize_t len;
+
+	sleep_ms(now - *last_wake < WATCH_BURST_GAP_MS ? WATCH_BURST_MS : WATCH_COALESCE_MS);
+	*last_wake = now;
+	while (!atomic_load(&W.stop) && (len = read(W.ifd, buf, EVBUF_SIZE)) > 0)
+		handle_read(b, buf, (size_t)len);
+}
+
+static void *watch_main(void *arg)
+{
+	struct pollfd pfd[2] = {{.fd = W.ifd, .events = POLLIN}, {.fd = W.efd, .events = POLLIN}};
+	struct batch *b = calloc(1, sizeof(*b));
+	char *buf = malloc(EVBUF_SIZE); /* malloc: aligned for struct inotify_event */
+	uint64_t last_wake = 0, v;
+
+	(void)arg;
+	if (!b || !buf) {
+		fprintf(stderr, "jailfs: watch thread: out of memory; host changes show in the "
+				"view only after the timeouts\n");
+		goto out;
+	}
+	while (!atomic_load(&W.stop)) {
+		int n = poll(pfd, 2, WATCH_FLUSH_MS);
+
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "jailfs: watch thread: poll: %s\n", strerror(errno));
+			break;
+		}
+		if (n > 0 && (pfd[1].revents & POLLIN) && read(W.efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: another wake-up took it */
+		}
+		if (atomic_load(&W.stop))
+			break;
+		flush_pending();
+		if (n > 0 && (pfd[0].revents & POLLIN))
+			read_events(b, buf, &last_wake);
+	}
+out:
+	free(buf);
+	free(b);
+	return NULL;
+}
+
+/* ---------- start and stop ---------- */
+
+static void watch_free(void)
+{
+	for (size_t i = 0; i < W.ents.size; i++) {
+		struct hnode *n = W.ents.b[i], *next;
+
+		for (; n; n = next) {
+			struct wentry *e = (struct wentry *)n;
+
+			next = n->next;
+			if (e->rec && --e->rec->users == 0)
+				free(e->rec);
+			free(e);
+		}
+	}
+	free(W.ents.b);
+	free(W.recs.b); /* every live rec had a user: freed above */
+	memset(&W.ents, 0, sizeof(W.ents));
+	memset(&W.recs, 0, sizeof(W.recs));
+	free(W.pending);
+	W.pending = NULL;
+	W.npending = W.cap_pending = 0;
+	free(W.own);
+	W.own = NULL;
+	if (W.ifd >= 0)
+		close(W.ifd); /* removes every watch */
+	if (W.efd >= 0)
+		close(W.efd);
+	W.ifd = W.efd = -1;
+}
+
+static void warn_init_failed(int err)
+{
+	fprintf(stderr,
+		"jailfs: cannot watch %s for changes made outside the view: %s%s\n"
+		"  they show in the view only after entry_timeout/attr_timeout\n",
+		jf_fs.source_abs, strerror(err),
+		err == EMFILE ? " (fs.inotify.max_user_instances, "
+				"/proc/sys/fs/inotify/max_user_instances)"
+			      : "");
+}
+
+int jf_watch_start(struct fuse_session *se)
+{
+	char proc[64];
+	sigset_t all, old;
+	struct stat st;
+	int wd, r;
+
+	W.se = se;
+	atomic_store(&W.stop, false);
+	W.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (W.ifd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	W.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (W.efd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	W.own = calloc(OWN_SLOTS, sizeof(*W.own));
+	if (!W.own) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	jf_proc_fd_path(proc, sizeof(proc), jf_fs.root_fd);
+	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
+	if (wd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	register_watch((uint64_t)(uintptr_t)&jf_fs.root, wd, &st);
+	/* Signals go to the session loop's threads (fuse_set_signal_handlers):
+	 * one taken by this thread would not wake the loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&W.thread, NULL, watch_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		goto fail;
+	pthread_setname_np(W.thread, "jailfs-watch"); /* visible in top -H, /proc */
+	W.thread_running = true;
+	return 0;
+fail:
+	warn_init_failed(-r);
+	watch_free();
+	return r;
+}
+
+/* Minor device number of the FUSE mount on MOUNTPOINT (the fusectl
+ * connection number), from /proc/self/mountinfo: no request to ourselves.
+ * -1 when not found. */
+static long mount_minor(void)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	long minor = -1;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned maj, min;
+		char mnt[PATH_MAX + 1];
+
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ..."; a mountpoint with a
+		 * space is escaped (\040) and simply not found. */
+		if (sscanf(line, "%*d %*d %u:%u %*s %" WATCH_STR(PATH_MAX) "s", &maj, &min, mnt) ==
+			    3 &&
+		    strcmp(mnt, jf_fs.mnt_abs) == 0 && strstr(line, " - fuse"))
+			minor = (long)min; /* the last one is the newest */
+	}
+	fclose(f);
+	return minor;
+}
+
+/* Abort our FUSE connection (/sys/fs/fuse/connections/N/abort, writable by
+ * the mounting user): every request still pending fails with ENOTCONN and
+ * releases the directory lock a notification waits for. 0 or -errno. */
+static int abort_connection(void)
+{
+	char path[96];
+	long minor = mount_minor();
+	int fd, r = 0;
+
+	if (minor < 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%ld/abort", minor);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int join_within(unsigned seconds)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += seconds;
+	return pthread_timedjoin_np(W.thread, NULL, &deadline);
+}
+
+void jf_watch_stop(void)
+{
+	if (W.thread_running) {
+		atomic_store(&W.stop, true);
+		kick();
+		/* A notification sent just before the session loop ended can
+		 * wait for a directory lock held by a request nobody will answer
+		 * now, and that request ends only when /dev/fuse is released,
+		 * which the blocked thread prevents: abort the connection. If
+		 * even that fails, leave the thread and its memory behind. */
+		if (join_within(WATCH_STOP_WAIT_S) != 0 &&
+		    (abort_connection() < 0 || join_within(WATCH_STOP_WAIT_S) != 0)) {
+			fprintf(stderr, "jailfs: watch thread blocked in the kernel; not waiting "
+					"for it\n");
+			W.thread_running = false;
+			return;
+		}
+		W.thread_running = false;
+	}
+	if (jf_fs.opts->debug && W.ifd >= 0)
+		fprintf(stderr,
+			"jailfs: watch: %llu events, %llu skipped as our own, %llu inval_entry, "
+			"%llu inval_inode, %llu overflows, %zu watches\n",
+			(unsigned long long)W.n_events, (unsigned long long)W.n_own,
+			(unsigned long long)W.n_inval_entry, (unsigned long long)W.n_inval_inode,
+			(unsigned long long)W.n_overflow, W.recs.count);
+	watch_free();
+}
