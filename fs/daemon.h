@@ -106,6 +106,7 @@ struct jf_fs {
 	 * fh == 0 and open the backing file per request. Set at init; false
 	 * with -o open_calls or when the audit level records allowed opens. */
 	bool no_open;
+	struct fuse_session *se; /* for notifications from helper threads */
 	enum jf_hardlinks hardlinks;
 
 	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */

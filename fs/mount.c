@@ -331,6 +331,7 @@ static int serve(struct jf_options *o)
 	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
+	jf_fs.se = se;
 	if (fuse_set_signal_handlers(se) < 0)
 		goto out_destroy;
 	sigemptyset(&sa.sa_mask);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,32 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 	return fuse_buf_copy(&out, in, 0);
 }
 
+static void *inval_main(void *arg)
+{
+	fuse_lowlevel_notify_inval_inode(jf_fs.se, (fuse_ino_t)(uintptr_t)arg, 0, 0);
+	return NULL;
+}
+
+/*
+ * A refused write-back (a shared writable mapping of a file outside SAFE,
+ * possible for a caller with CAP_DAC_OVERRIDE in no_open mode) leaves the
+ * changed pages in the kernel's page cache, clean: the view would show data
+ * the disk never got. Drop them, from a thread of its own: invalidating from
+ * this handler would wait for the write-back it is answering (libfuse's
+ * fuse_lowlevel.h on notify_inval_inode from a handler).
+ */
+static void drop_refused_pages(fuse_ino_t ino)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (pthread_attr_init(&attr))
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_create(&t, &attr, inval_main, (void *)(uintptr_t)ino);
+	pthread_attr_destroy(&attr);
+}
+
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		  struct fuse_file_info *fi)
 {
@@ -334,6 +361,8 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 		n = do_write(req, f, in, off, fi->flags);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
+		if (n == -EROFS && fi->writepage)
+			drop_refused_pages(ino);
 	} else {
 		atomic_fetch_add(&f->bytes_written, n);
 		fuse_reply_write(req, (size_t)n);
