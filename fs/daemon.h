@@ -40,7 +40,7 @@ struct jf_options {
 	unsigned max_threads;	 /* -o max_threads= (idle worker threads kept) */
 	bool no_splice;		 /* -o no_splice */
 	bool no_watch;		 /* -o nowatch: no inotify invalidation (watch.c) */
-	bool open_calls;	 /* -o open_calls: keep FUSE OPEN/RELEASE (no no_open mode) */
+	bool fast_open;		 /* -o fast_open: zero-message opens (FUSE no_open) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
@@ -103,8 +103,8 @@ struct jf_fs {
 	uint64_t max_size[3]; /* jf_policy_max_file_size per zone */
 	/* Answer the first OPEN with ENOSYS, so the kernel stops sending OPEN and
 	 * RELEASE (FUSE no_open, Linux >= 4.19): reads and writes arrive with
-	 * fh == 0 and open the backing file per request. Set at init; false
-	 * with -o open_calls or when the audit level records allowed opens. */
+	 * fh == 0 and open the backing file per request. Set at init: only with
+	 * -o fast_open, and not when the audit level records allowed opens. */
 	bool no_open;
 	struct fuse_session *se; /* for notifications from helper threads */
 	enum jf_hardlinks hardlinks;
@@ -171,6 +171,9 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd);
 /* A new fd (F_DUPFD_CLOEXEC, caller closes it) on @inode's orphan fd, or
  * -ENOENT when it has none, -EMFILE... from fcntl(2). */
 int jf_inode_orphan_fd(struct jf_inode *inode);
+/* @inode's parent nodeid and a malloc'd copy of its name (caller frees),
+ * read under one lock hold. 0, -ENOENT (root or detached), -ENOMEM. */
+int jf_inode_parent_name(struct jf_inode *inode, fuse_ino_t *parent, char **name);
 void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule);
 uint64_t jf_view_ino(const struct jf_inode *inode);
 void jf_inode_free_all(void);

@@ -486,3 +486,17 @@ void jf_inode_list_free(struct jf_inode_ent *list, size_t n)
 		free(list[i].name);
 	free(list);
 }
+
+int jf_inode_parent_name(struct jf_inode *inode, fuse_ino_t *parent, char **name)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	if (inode->parent && inode->name) {
+		*parent = nodeid_of(inode->parent);
+		*name = strdup(inode->name);
+		r = *name ? 0 : -ENOMEM;
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	return r;
+}

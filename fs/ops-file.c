@@ -29,6 +29,8 @@ static bool wants_write(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
+static void forget_name_later(struct jf_inode *inode);
+
 /*
  * The handle a request works on. In no_open mode a file opened with open(2)
  * has none (fh == 0): the backing file is opened for this request only, into
@@ -49,6 +51,13 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 	*out = jf_file_of(fi);
 	if (*out)
 		return 0;
+	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = inode->zone, .writable = true};
+	/* A write outside SAFE is refused by the caller's zone check: never open
+	 * the backing file for writing (ETXTBSY, an inotify event...). */
+	if ((flags & O_ACCMODE) != O_RDONLY && inode->zone != JF_SAFE) {
+		*out = tmp;
+		return 0;
+	}
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd == -ENOENT || fd == -ESTALE) {
 		int ofd = jf_inode_orphan_fd(inode);
@@ -57,6 +66,8 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 			fd = ofd;
 		if (ofd >= 0 && fstat(fd, &st) < 0)
 			st.st_size = 0;
+		else if (ofd < 0)
+			forget_name_later(inode); /* the name holds another file now */
 	}
 	if (fd < 0)
 		return fd;
@@ -64,14 +75,14 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 		close(fd);
 		return -EFBIG;
 	}
-	*tmp = (struct jf_file){.fd = fd, .inode = inode, .zone = inode->zone, .writable = true};
+	tmp->fd = fd;
 	*out = tmp;
 	return 0;
 }
 
 static void put_file(struct jf_file *f, struct jf_file *tmp)
 {
-	if (f == tmp)
+	if (f == tmp && tmp->fd >= 0)
 		close(tmp->fd);
 }
 
@@ -207,10 +218,18 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		goto fail;
 	}
 	e->attr.st_size = created ? 0 : e->attr.st_size;
-	r = new_file(req, inode, fd, fi->flags, fi, &e->attr);
-	if (r < 0) {
-		jf_inode_forget(inode, 1);
-		goto fail;
+	if (jf_fs.no_open) {
+		/* The kernel sends no RELEASE in no_open mode, not even for a
+		 * created file: no handle, reads and writes open per request. */
+		close(fd);
+		fd = -1;
+		fi->fh = 0;
+	} else {
+		r = new_file(req, inode, fd, fi->flags, fi, &e->attr);
+		if (r < 0) {
+			jf_inode_forget(inode, 1);
+			goto fail;
+		}
 	}
 	fi->keep_cache = 0;
 	jf_audit_op(req, "create", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, true, 0);
@@ -229,7 +248,7 @@ void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 
 	if (r < 0)
 		fuse_reply_err(req, -r);
-	else if (fuse_reply_create(req, &e, fi) == -ENOENT)
+	else if (fuse_reply_create(req, &e, fi) == -ENOENT && jf_file_of(fi))
 		drop_file(jf_file_of(fi));
 }
 
@@ -325,30 +344,75 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 	return fuse_buf_copy(&out, in, 0);
 }
 
-static void *inval_main(void *arg)
+struct later {
+	fuse_ino_t ino, parent;
+	char *name; /* NULL: invalidate @ino's attributes and pages */
+};
+
+static void *later_main(void *arg)
 {
-	fuse_lowlevel_notify_inval_inode(jf_fs.se, (fuse_ino_t)(uintptr_t)arg, 0, 0);
+	struct later *l = arg;
+
+	if (l->name)
+		fuse_lowlevel_notify_inval_entry(jf_fs.se, l->parent, l->name, strlen(l->name));
+	else
+		fuse_lowlevel_notify_inval_inode(jf_fs.se, l->ino, 0, 0);
+	free(l->name);
+	free(l);
 	return NULL;
 }
 
-/*
- * A refused write-back (a shared writable mapping of a file outside SAFE,
- * possible for a caller with CAP_DAC_OVERRIDE in no_open mode) leaves the
- * changed pages in the kernel's page cache, clean: the view would show data
- * the disk never got. Drop them, from a thread of its own: invalidating from
- * this handler would wait for the write-back it is answering (libfuse's
- * fuse_lowlevel.h on notify_inval_inode from a handler).
- */
-static void drop_refused_pages(fuse_ino_t ino)
+/* Send a notification from a short-lived thread of its own: from a request
+ * handler it could wait for the very request it answers (libfuse's
+ * fuse_lowlevel.h on notify_inval_*). Best effort; takes @l. */
+static void notify_later(struct later *l)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (pthread_attr_init(&attr))
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, later_main, l) == 0)
+			l = NULL;
+		pthread_attr_destroy(&attr);
+	}
+	if (l) {
+		free(l->name);
+		free(l);
+	}
+}
+
+/*
+ * A refused write-back (a shared writable mapping of a file outside SAFE,
+ * possible for a caller with CAP_DAC_OVERRIDE with -o fast_open) leaves the
+ * changed pages in the kernel's page cache, clean: the view would show data
+ * the disk never got. Drop them.
+ */
+static void drop_refused_pages(fuse_ino_t ino)
+{
+	struct later *l = calloc(1, sizeof(*l));
+
+	if (!l)
 		return;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_create(&t, &attr, inval_main, (void *)(uintptr_t)ino);
-	pthread_attr_destroy(&attr);
+	l->ino = ino;
+	notify_later(l);
+}
+
+/*
+ * In no_open mode a READ or WRITE on an inode whose name now holds another
+ * file (replaced on the host within the watcher's own-change window) cannot
+ * be retried by the kernel, which only re-looks-up names on open: drop the
+ * dentry, so the next open(2) of the name finds the new file.
+ */
+static void forget_name_later(struct jf_inode *inode)
+{
+	struct later *l = calloc(1, sizeof(*l));
+
+	if (!l || jf_inode_parent_name(inode, &l->parent, &l->name) < 0) {
+		free(l);
+		return;
+	}
+	notify_later(l);
 }
 
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,

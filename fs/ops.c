@@ -738,7 +738,7 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	/* no_open mode (jf_fs.no_open). O_TRUNC must then reach us as a SETATTR,
 	 * where the zone is checked: with atomic_o_trunc the kernel would trust
 	 * an OPEN it never sent to have truncated the file. */
-	jf_fs.no_open = !jf_fs.opts->open_calls && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
+	jf_fs.no_open = jf_fs.opts->fast_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
 			!jf_audit_wants(JF_AUDIT_ALLOW, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;

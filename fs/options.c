@@ -51,10 +51,12 @@ void jf_options_usage(const char *prog)
 	       "       max_threads=N        FUSE worker threads (default 10)\n"
 	       "       no_splice            copy read data instead of splicing it\n"
 	       "       nowatch              do not watch SOURCE with inotify (see Caching)\n"
-	       "       open_calls           send every open(2) and close(2) to the daemon;\n"
-	       "                            without it (the default unless the audit level\n"
-	       "                            is writes or all) a write to a RESTRICTED file\n"
-	       "                            is refused (EROFS) at write(2), not at open(2)\n"
+	       "       fast_open            open(2) and close(2) without asking the daemon\n"
+	       "                            (FUSE no_open; off at audit levels writes and\n"
+	       "                            all). Only for views used by processes without\n"
+	       "                            CAP_DAC_OVERRIDE, like jailrun's jail (which\n"
+	       "                            uses it): such a caller could open a RESTRICTED\n"
+	       "                            file for writing; writes still fail with EROFS\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
@@ -147,8 +149,8 @@ static int own_option(struct jf_options *o, char *opt)
 		o->no_splice = true;
 	} else if (KEY("nowatch")) {
 		o->no_watch = true;
-	} else if (KEY("open_calls")) {
-		o->open_calls = true;
+	} else if (KEY("fast_open")) {
+		o->fast_open = true;
 	} else {
 		return 0;
 	}

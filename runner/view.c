@@ -254,6 +254,11 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 	find_jailfs(jailfs, sizeof(jailfs));
 	argv[argc++] = jailfs;
 	argv[argc++] = "-f";
+	/* Zero-message opens: only the jail uses this view, and its processes
+	 * have no capabilities and cannot get any (no user namespaces), so the
+	 * kernel's mode check keeps write opens of files outside SAFE out. */
+	argv[argc++] = "-o";
+	argv[argc++] = "fast_open";
 	if (policy) {
 		argv[argc++] = "--policy";
 		argv[argc++] = policy;
