@@ -10,6 +10,7 @@
  * SIGINT/SIGTERM end the loop (fuse_set_signal_handlers) and we unmount;
  * SIGHUP reopens the audit file.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -377,6 +378,17 @@ out_destroy:
 	return status;
 }
 
+/*
+ * libfuse's multi-threaded loop ends its workers with pthread_cancel(3),
+ * for which glibc dlopen()s libgcc_s on first use; with every fd in use that
+ * fails and glibc aborts ("libgcc_s.so.1 must be installed for
+ * pthread_cancel to work"), leaving a dead mount. Load it up front.
+ */
+static void preload_unwinder(void)
+{
+	(void)dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+}
+
 int jf_cmd_mount(int argc, char **argv)
 {
 	struct jf_options o = {.fuse_args = FUSE_ARGS_INIT(0, NULL)};
@@ -384,6 +396,7 @@ int jf_cmd_mount(int argc, char **argv)
 
 	jf_fs.root_fd = -1;
 	jf_fs.opts = &o;
+	preload_unwinder();
 	r = jf_options_parse(argc, argv, &o);
 	if (r || o.help || o.version) {
 		if (o.help)
