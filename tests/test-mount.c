@@ -1868,46 +1868,12 @@ static void test_restricted_mmap_busy(void **state)
 	waitpid(runner, &status, 0);
 }
 
-/* The same checks on a fast_open view (the levers jailrun's views use). */
-static void test_fast_open_create_fds_bounded(void **state)
-{
-	test_create_fds_bounded(state);
-}
-
-static void test_fast_open_restricted_mmap_busy(void **state)
-{
-	test_restricted_mmap_busy(state);
-}
-
-static void test_fast_open_restricted_mmap(void **state)
-{
-	test_restricted_mmap(state);
-}
-
-static void test_fast_open_restricted_matrix(void **state)
-{
-	test_restricted_matrix(state);
-}
-
-static void test_fast_open_safe_matrix(void **state)
-{
-	test_safe_matrix(state);
-}
-
-static void test_fast_open_existing(void **state)
-{
-	test_posix_open_existing(state);
-}
-
-static void test_fast_open_unlink_while_open(void **state)
-{
-	test_posix_unlink_while_open(state);
-}
-
-static void test_fast_open_mmap_shared(void **state)
-{
-	test_posix_mmap_shared(state);
-}
+/* The same checks on a fast_open view (the levers jailrun's views use),
+ * named fast_open_<test> in the output. */
+#define fast_open_test(f)                                                                          \
+	{                                                                                          \
+		"fast_open_" #f, f, fast_setup, std_teardown, NULL                                 \
+	}
 
 int main(int argc, char **argv)
 {
@@ -1982,21 +1948,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_limit_warns),
 		cmocka_unit_test_setup_teardown(test_create_fds_bounded, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_restricted_mmap_busy, std_setup, std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_create_fds_bounded, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_restricted_mmap_busy, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_restricted_mmap, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_restricted_matrix, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_safe_matrix, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_existing, fast_setup, std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_unlink_while_open, fast_setup,
-						std_teardown),
-		cmocka_unit_test_setup_teardown(test_fast_open_mmap_shared, fast_setup,
-						std_teardown),
+		fast_open_test(test_create_fds_bounded),
+		fast_open_test(test_restricted_mmap_busy),
+		fast_open_test(test_restricted_mmap),
+		fast_open_test(test_restricted_matrix),
+		fast_open_test(test_safe_matrix),
+		fast_open_test(test_posix_open_existing),
+		fast_open_test(test_posix_unlink_while_open),
+		fast_open_test(test_posix_mmap_shared),
 	};
 
 	mu_require_fuse();
