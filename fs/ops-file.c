@@ -29,8 +29,6 @@ static bool wants_write(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
-static void forget_name_later(struct jf_inode *inode);
-
 /*
  * The handle a request works on. In no_open mode a file opened with open(2)
  * has none (fh == 0): the backing file is opened for this request only, into
@@ -67,7 +65,7 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 		if (ofd >= 0 && fstat(fd, &st) < 0)
 			st.st_size = 0;
 		else if (ofd < 0)
-			forget_name_later(inode); /* the name holds another file now */
+			jf_forget_name_later(inode); /* the name holds another file now */
 	}
 	if (fd < 0)
 		return fd;
@@ -399,12 +397,13 @@ static void drop_refused_pages(fuse_ino_t ino)
 }
 
 /*
- * In no_open mode a READ or WRITE on an inode whose name now holds another
- * file (replaced on the host within the watcher's own-change window) cannot
- * be retried by the kernel, which only re-looks-up names on open: drop the
- * dentry, so the next open(2) of the name finds the new file.
+ * A request on an open file (fstat, or in no_open mode READ and WRITE) whose
+ * name now holds another file (replaced on the host within the watcher's
+ * own-change window) answers ESTALE, which the kernel retries only for path
+ * lookups: drop the dentry, so the next open(2) of the name finds the new
+ * file instead of the same ESTALE until entry_timeout.
  */
-static void forget_name_later(struct jf_inode *inode)
+void jf_forget_name_later(struct jf_inode *inode)
 {
 	struct later *l = calloc(1, sizeof(*l));
 

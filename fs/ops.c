@@ -416,6 +416,8 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 			return -errno;
 	} else if (fstat_open_file(inode, st) < 0) {
 		fd = jf_open_inode(inode, O_PATH, st);
+		if (fd == -ESTALE)
+			jf_forget_name_later(inode);
 		if (fd < 0)
 			return fd;
 		close(fd);

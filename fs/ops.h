@@ -44,6 +44,10 @@ void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *p
 		 enum jf_zone zone, const struct jf_rule *rule, enum jf_audit_decision d,
 		 bool mutation, int err);
 
+/* Drop the kernel's dentry of @inode's name from a short-lived thread
+ * (ops-file.c): after ESTALE on an fd-based request. Best effort. */
+void jf_forget_name_later(struct jf_inode *inode);
+
 /* ---- names (ops-names.c), also used by create ---- */
 
 int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,

@@ -1868,6 +1868,27 @@ static void test_restricted_mmap_busy(void **state)
 	waitpid(runner, &status, 0);
 }
 
+/*
+ * The host replaces a file the view wrote less than 1 s before (inside the
+ * watcher's own-change window, so no invalidation comes): the stale inode
+ * answers ESTALE, and the daemon then drops the name, so the view serves
+ * the new file within moments instead of ESTALE until entry_timeout (red
+ * team: ESTALE for 10 s and more with fast_open).
+ */
+static void test_host_replaces_own_file(void **state)
+{
+	struct jf_mnt *m = *state;
+	const char *got;
+
+	mu_write(m, "work/own.tmp", "H\n");
+	assert_string_equal(slurp(mu_v(m, "work/f")), slurp(mu_v(m, "work/f"))); /* an open first */
+	assert_int_equal(mu_sh("echo v >'%s'", mu_v(m, "work/own")), 0);
+	assert_ok(rename(mu_s(m, "work/own.tmp"), mu_s(m, "work/own")));
+	if (!EVENTUALLY((got = slurp(mu_v(m, "work/own"))) && strcmp(got, "H\n") == 0))
+		fail_msg("the view still answers %s for a file replaced on the host",
+			 got ? got : strerror(errno));
+}
+
 /* The same checks on a fast_open view (the levers jailrun's views use),
  * named fast_open_<test> in the output. */
 #define fast_open_test(f)                                                                          \
@@ -1948,6 +1969,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_limit_warns),
 		cmocka_unit_test_setup_teardown(test_create_fds_bounded, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_restricted_mmap_busy, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_host_replaces_own_file, std_setup, std_teardown),
+		fast_open_test(test_host_replaces_own_file),
 		fast_open_test(test_create_fds_bounded),
 		fast_open_test(test_restricted_mmap_busy),
 		fast_open_test(test_restricted_mmap),
