@@ -150,7 +150,9 @@ static void std_tree(struct jf_mnt *m)
 		fail_msg("link: %s", strerror(errno));
 }
 
-static int setup_with(void **state, const char *const *args)
+/* Mount the standard tree (plus what @extra adds before the mount) with
+ * @args; the policy file is policy_path. */
+static int setup_with(void **state, const char *const *args, void (*extra)(struct jf_mnt *m))
 {
 	struct jf_mnt *m = calloc(1, sizeof(*m));
 	FILE *f;
@@ -161,6 +163,8 @@ static int setup_with(void **state, const char *const *args)
 	fputs(policy_text, f);
 	fclose(f);
 	std_tree(m);
+	if (extra)
+		extra(m);
 	if (mu_mount(m, args, 0) < 0) {
 		fprintf(stderr, "jailfs did not mount %s\n", m->mnt);
 		mu_tree_free(m);
@@ -176,7 +180,7 @@ static int std_setup(void **state)
 	const char *args[] = {"--policy", policy_path, NULL};
 
 	fast_open_mount = false;
-	return setup_with(state, args);
+	return setup_with(state, args, NULL);
 }
 
 /* -o fast_open: zero-message opens (FUSE no_open), as jailrun's views. */
@@ -185,7 +189,7 @@ static int fast_setup(void **state)
 	const char *args[] = {"--policy", policy_path, "-o", "fast_open", NULL};
 
 	fast_open_mount = true;
-	return setup_with(state, args);
+	return setup_with(state, args, NULL);
 }
 
 static int std_teardown(void **state)
@@ -1469,29 +1473,18 @@ static void test_big_tree(void **state)
 		_ok;                                                                               \
 	})
 
-static int long_mount(void **state, const char *opts)
+static void watch_tree(struct jf_mnt *m)
 {
-	const char *args[] = {"--policy", policy_path, "-o", opts, NULL};
-	struct jf_mnt *m = calloc(1, sizeof(*m));
-	FILE *f;
-
-	mu_tree_new(m);
-	snprintf(policy_path, sizeof(policy_path), "%s/policy.ini", m->dir);
-	f = fopen(policy_path, "we");
-	fputs(policy_text, f);
-	fclose(f);
-	std_tree(m);
 	mu_write(m, "work/sub/inner", "inner\n");
 	mu_write(m, "work/gone", "gone\n");
 	mu_write(m, "work/config", "API_KEY=123\n");
-	if (mu_mount(m, args, 0) < 0) {
-		fprintf(stderr, "jailfs did not mount %s\n", m->mnt);
-		mu_tree_free(m);
-		free(m);
-		return -1;
-	}
-	*state = m;
-	return 0;
+}
+
+static int long_mount(void **state, const char *opts)
+{
+	const char *args[] = {"--policy", policy_path, "-o", opts, NULL};
+
+	return setup_with(state, args, watch_tree);
 }
 
 static int watch_setup(void **state)
