@@ -383,6 +383,37 @@ uint64_t mu_file_sum(const struct jf_mnt *m, const char *rel)
 	return h;
 }
 
+int mu_write_refused(const char *path, int flags, bool fast_open, char *why, size_t size)
+{
+	int fd, e;
+	long w;
+
+	errno = 0;
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e == EROFS || e == EACCES)
+			return 0;
+		snprintf(why, size, "open %s: expected EROFS or EACCES, got errno=%d (%s)", path, e,
+			 strerror(e));
+		return -1;
+	}
+	if (!fast_open) {
+		close(fd);
+		snprintf(why, size, "open %s for writing succeeded without fast_open", path);
+		return -1;
+	}
+	errno = 0;
+	w = (long)write(fd, "x", 1);
+	e = errno;
+	close(fd);
+	if (w < 0 && e == EROFS)
+		return 0;
+	snprintf(why, size, "write to %s: expected EROFS, got r=%ld errno=%d (%s)", path, w, e,
+		 strerror(e));
+	return -1;
+}
+
 int mu_sh(const char *fmt, ...)
 {
 	char *cmd;

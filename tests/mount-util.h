@@ -54,6 +54,16 @@ uint64_t mu_tree_sum(const struct jf_mnt *m, const char *skip_prefix);
 /* Checksum of one SOURCE-relative file's content; 0 if absent. */
 uint64_t mu_file_sum(const struct jf_mnt *m, const char *rel);
 
+/*
+ * Is a write to RESTRICTED file @path refused? Opens it with @flags (a write
+ * mode) and, if that succeeds, writes one byte. Refused means: open(2) fails
+ * with EROFS or EACCES (EACCES for a caller without CAP_DAC_OVERRIDE: the
+ * view shows no write bits); or, only when @fast_open (FUSE no_open: the
+ * daemon sees no OPEN), open succeeds and write(2) fails with EROFS.
+ * Returns 0 when refused, else -1 with the reason in @why (@size bytes).
+ */
+int mu_write_refused(const char *path, int flags, bool fast_open, char *why, size_t size);
+
 /* Run a shell command (sh -c), return its exit status (-1 on signal). */
 int mu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Count open fds of @pid (entries in /proc/PID/fd). */

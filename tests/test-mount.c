@@ -68,26 +68,10 @@ static bool fast_open_mount;
 
 static void assert_write_refused(const char *path, int flags)
 {
-	int fd, e;
-	long w;
+	char why[512];
 
-	errno = 0;
-	fd = open(path, flags);
-	if (fd >= 0 && !fast_open_mount)
-		fail_msg("open %s for writing succeeded without fast_open", path);
-	if (fd < 0) {
-		if (errno != EROFS && errno != EACCES)
-			fail_msg("open %s: expected EROFS or EACCES, got errno=%d (%s)", path, errno,
-				 strerror(errno));
-		return;
-	}
-	errno = 0;
-	w = (long)write(fd, "x", 1);
-	e = errno;
-	close(fd);
-	if (w >= 0 || e != EROFS)
-		fail_msg("write to %s: expected EROFS, got r=%ld errno=%d (%s)", path, w, e,
-			 strerror(e));
+	if (mu_write_refused(path, flags, fast_open_mount, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
 }
 
 #define assert_ok(call)                                                                            \
@@ -797,7 +781,8 @@ static void test_concurrent_churn(void **state)
 		"mkdir -p d$p/s && echo x > d$p/s/f && mv d$p d$p.x && rm -rf d$p.x || exit 2; "
 		"ln .c$p .c$p.ln && rm .c$p.ln || exit 3; "
 		"done ) & pids=\"$pids $!\"; done; "
-		"( for i in $(seq 1 30); do find . >/dev/null 2>&1; done; true ) & pids=\"$pids $!\"; "
+		"( for i in $(seq 1 30); do find . >/dev/null 2>&1; done; true ) & pids=\"$pids "
+		"$!\"; "
 		"r=0; for j in $pids; do wait $j || r=1; done; exit $r",
 		mu_v(m, "work"));
 	assert_int_equal(status, 0);
@@ -1075,7 +1060,8 @@ static void test_dir_nlink_hides(void **state)
 }
 
 /* Audit file: a relative path survives daemonizing, one inside MOUNTPOINT is
- * refused, one inside SOURCE only where the policy hides it, and a guessed (absent) DENIED name is recorded as hidden. */
+ * refused, one inside SOURCE only where the policy hides it, and a guessed (absent) DENIED name is
+ * recorded as hidden. */
 static void test_audit_path_and_guesses(void **state)
 {
 	struct jf_mnt t;
@@ -1098,11 +1084,12 @@ static void test_audit_path_and_guesses(void **state)
 	assert_false(mu_is_mounted(t.mnt, NULL));
 	/* ... also when reached through a symlink outside SOURCE, or as a second
 	 * hard-link name of a file inside it (red-team findings) */
-	assert_int_equal(mu_sh("cd '%s' && touch src/b.log && ln -s \"$PWD/src/b.log\" sl.log && "
-			       "\"$JAILFS\" --audit sl.log src mnt 2>err; r=$?; "
-			       "grep -q 'inside SOURCE' err && test $r -eq 2 && test ! -s src/b.log",
-			       t.dir),
-			 0);
+	assert_int_equal(
+		mu_sh("cd '%s' && touch src/b.log && ln -s \"$PWD/src/b.log\" sl.log && "
+		      "\"$JAILFS\" --audit sl.log src mnt 2>err; r=$?; "
+		      "grep -q 'inside SOURCE' err && test $r -eq 2 && test ! -s src/b.log",
+		      t.dir),
+		0);
 	assert_int_equal(mu_sh("cd '%s' && ln src/b.log hl.log && "
 			       "\"$JAILFS\" --audit hl.log src mnt 2>err; r=$?; "
 			       "grep -q 'hard links' err && test $r -eq 2 && test ! -s src/b.log",
@@ -1972,7 +1959,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_limit_warns),
 		cmocka_unit_test_setup_teardown(test_create_fds_bounded, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_restricted_mmap_busy, std_setup, std_teardown),
-		cmocka_unit_test_setup_teardown(test_host_replaces_own_file, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_host_replaces_own_file, std_setup,
+						std_teardown),
 		fast_open_test(test_host_replaces_own_file),
 		fast_open_test(test_create_fds_bounded),
 		fast_open_test(test_restricted_mmap_busy),
