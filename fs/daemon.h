@@ -44,7 +44,7 @@ struct jf_options {
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
-	char **o_copies; /* the split -o strings: policy=, audit= ... point into them */
+	char **o_copies;	    /* the split -o strings: policy=, audit= ... point into them */
 	size_t n_o_copies;
 };
 
@@ -69,21 +69,26 @@ struct jf_inode {
 	uint64_t nlookup;  /* kernel references (lookup count) */
 	unsigned refs;	   /* children pointing at us + 1 while nlookup > 0 */
 	mode_t type;	   /* S_IFMT bits */
-	enum jf_zone zone; /* effective zone, cached at lookup */
-	const struct jf_rule *rule;
+	/* Written under jf_fs.lock, read by request handlers without it: atomics.
+	 * A reader may see the zone of one update with the rule of another;
+	 * only audit records show the rule. */
+	_Atomic enum jf_zone zone; /* effective zone, cached at lookup */
+	const struct jf_rule *_Atomic rule;
 	bool safe_links; /* hard links made through the view between SAFE names */
 	/* Last seen at open, for FOPEN_KEEP_CACHE. */
 	struct timespec open_mtime;
 	off_t open_size;
-	uint32_t symlink_len;	    /* length of the (rewritten) symlink target */
+	/* length of the (rewritten) symlink target; set by each lookup that
+	 * finds the inode, read by getattr: an atomic, no lock */
+	_Atomic uint32_t symlink_len;
 	struct jf_file *open_files; /* open handles (for fstat of unlinked files) */
 	/* no_open mode (ops-file.c): an fd on a regular file unlinked or replaced
 	 * through the view while the kernel still held it, so a process that
 	 * has it open keeps reading and writing it, as POSIX says; -1 when none.
 	 * Closed when the inode is freed. */
 	int orphan_fd;
-	struct timespec btime;	    /* birth time, {0, 0} when unknown */
-	bool unhashed;		    /* replaced by a newer object with the same (dev, ino) */
+	struct timespec btime; /* birth time, {0, 0} when unknown */
+	bool unhashed;	       /* replaced by a newer object with the same (dev, ino) */
 	/* CLOCK_MONOTONIC ms of the last readdirplus from offset 0 (ops-dir.c):
 	 * the kernel's dentries of the children are fresh until entry_timeout
 	 * after it, so its readdir cache may be kept. */

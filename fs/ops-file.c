@@ -69,7 +69,7 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 	}
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[inode->zone] && (flags & O_ACCMODE) == O_RDONLY) {
+	if ((uint64_t)st.st_size > jf_fs.max_size[tmp->zone] && (flags & O_ACCMODE) == O_RDONLY) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -119,15 +119,18 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
 static int do_open(fuse_req_t req, struct jf_inode *inode, struct fuse_file_info *fi)
 {
 	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC);
+	/* Read once; and gcc 12 indexes an array with an _Atomic value by a
+	 * plain load. */
+	enum jf_zone zone = inode->zone;
 	struct stat st;
 	int fd, r;
 
-	if (wants_write(fi->flags) && inode->zone != JF_SAFE)
+	if (wants_write(fi->flags) && zone != JF_SAFE)
 		return -EROFS;
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[inode->zone]) {
+	if ((uint64_t)st.st_size > jf_fs.max_size[zone]) {
 		close(fd);
 		return -EFBIG;
 	}
