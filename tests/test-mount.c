@@ -878,7 +878,36 @@ static void test_escape_agent_symlink(void **state)
 	assert_errno(symlink("../secret/token", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink("s/u/../..", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink(m->mnt, mu_v(m, "work/x")), EACCES);
+	/* system paths only when written canonically */
+	assert_errno(symlink("/usr/../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr/bin/./../../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usrx/bin/sh", mu_v(m, "work/x")), EACCES);
 	assert_true(mu_tree_sum(m, NULL) == before);
+}
+
+/* A virtual environment links bin/python3 to the system's interpreter: an
+ * absolute target below a system directory (read-only in every jail) is
+ * created and shown as it is. */
+static void test_symlink_system_target(void **state)
+{
+	struct jf_mnt *m = *state;
+	char buf[256];
+	ssize_t n;
+
+	assert_ok(mkdir(mu_v(m, "work/venv"), 0755));
+	assert_ok(symlink("/usr/bin/python3", mu_v(m, "work/venv/python3")));
+	n = readlink(mu_v(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	n = readlink(mu_s(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	assert_true(dir_has(mu_v(m, "work/venv"), "python3"));
+	/* such a link never changes directory (its text is not relative) */
+	assert_errno(rename(mu_v(m, "work/venv"), mu_v(m, "work/venv2")), EXDEV);
 }
 
 static void test_escape_absolute_rewritten(void **state)
@@ -1948,6 +1977,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_system_target, std_setup,
+						std_teardown),
+		fast_open_test(test_symlink_system_target),
 		cmocka_unit_test_setup_teardown(test_escape_absolute_rewritten, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
