@@ -470,18 +470,46 @@ static const char *copy_of(struct walk *w, const char *jail)
 
 /* ---- path arguments ---- */
 
+/* Is @p (absolute, resolved) something the jail makes itself: the root, its
+ * private /tmp and /dev/shm, the harmless /dev nodes, its own /proc (a fresh
+ * proc of the jail's PID namespace; other processes' entries are refused)? */
 static bool is_private_path(const char *p)
 {
 	static const char *const dev[] = {"/dev/null",	  "/dev/zero", "/dev/full",  "/dev/random",
 					  "/dev/urandom", "/dev/tty",  "/dev/stdin", "/dev/stdout",
 					  "/dev/stderr",  NULL};
+	const char *pid;
 
-	if (strcmp(p, "/tmp") == 0 || strncmp(p, "/tmp/", 5) == 0)
+	if (strcmp(p, "/") == 0 || jr_path_under(p, "/tmp") || jr_path_under(p, "/dev/shm"))
 		return true;
 	for (const char *const *d = dev; *d; d++)
 		if (strcmp(p, *d) == 0)
 			return true;
-	return false;
+	if (!jr_path_under(p, "/proc"))
+		return false;
+	pid = p + strlen("/proc");
+	pid += *pid == '/';
+	return strspn(pid, "0123456789") != strcspn(pid, "/") || !*pid;
+}
+
+/* Does the jail show the path @abs (absolute, resolved, outside the project)
+ * at all: what it makes itself, or what it binds read-only from the host
+ * (jr_map: the system directories and /etc entries sandbox.c binds, and
+ * [run] expose)? */
+static bool jail_shows(const struct jr_view *v, const char *abs)
+{
+	char host[PATH_MAX];
+
+	return is_private_path(abs) || jr_map(v, abs, host, sizeof(host)) == 0;
+}
+
+/* Does the path @p, as written, start in the project: relative to a working
+ * directory inside it, or absolute and spelled below the project? Such a path
+ * that resolves outside the project escapes it ("../../etc/passwd", a
+ * symlink out of the tree). */
+static bool starts_in_project(const struct walk *w, const char *p)
+{
+	return jr_path_under(p[0] == '/' ? p : w->cwd, w->g->view->project);
 }
 
 static bool exists_in_jail(struct walk *w, const char *name)
@@ -508,7 +536,6 @@ static bool check_path(struct walk *w, const char *arg, const char *p)
 	_cleanup_free_ struct jf_canon *cbuf = NULL;
 	struct jf_verdict verdict;
 	struct stat st;
-	size_t plen = strlen(v->project);
 	int r;
 
 	if (p[0] == '~') {
@@ -531,13 +558,21 @@ static bool check_path(struct walk *w, const char *arg, const char *p)
 	if (jr_resolve(v, w->cwd, p, abs, NULL) < 0)
 		return jr_deny(w, "path-refused", "path '%s' cannot be resolved (symlink loop)",
 			       arg);
-	if (strncmp(abs, v->project, plen) != 0 || (abs[plen] && abs[plen] != '/')) {
-		/* the jail's own /tmp and /dev nodes, when named as such (an
-		 * absolute spelling); "../../x" landing there still leaves the view.
-		 * The project may itself live below /tmp: tested first, above. */
-		if (p[0] == '/' && is_private_path(abs))
+	if (!jr_path_under(abs, v->project)) {
+		/* Reading /usr/include or /proc/cpuinfo is what compilers do
+		 * anyway; "../../x" out of the project is refused even where the
+		 * jail shows x. The project may itself live below /tmp: tested
+		 * first, above. */
+		if (starts_in_project(w, p))
+			return jr_deny(w, "path-outside-view", "path '%s' leaves the project (%s)",
+				       arg, abs);
+		if (jail_shows(v, abs))
 			return false;
-		return jr_deny(w, "path-outside-view", "path '%s' leaves the view (%s)", arg, abs);
+		return jr_deny(w, "path-outside-view",
+			       "path '%s' is not in the jail (%s): outside the project it has only "
+			       "the system directories, part of /etc, /proc, /tmp, /dev nodes "
+			       "and [run] expose paths",
+			       arg, abs);
 	}
 	r = jf_canonicalize(v->project, NULL, abs, strlen(abs), c);
 	if (r < 0)
@@ -1235,6 +1270,14 @@ static const struct {
 	{"pwsh", jr_check_pwsh}, {"powershell", jr_check_pwsh},	 {"pwsh-preview", jr_check_pwsh},
 };
 
+/* echo and printf print their arguments and open nothing: "// wip" or
+ * "../x" there is text, not a path (where it goes is a redirection, which is
+ * checked). */
+static bool prints_its_arguments(const char *name)
+{
+	return strcmp(name, "echo") == 0 || strcmp(name, "printf") == 0;
+}
+
 /* The name the command goes by for the rules: the typed name unless it is
  * unknown and a file it resolves to (symlink target, copy) is a known
  * interpreter or wrapper. Writes it, version suffix stripped, to @stripped. */
@@ -1276,6 +1319,8 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 		return check_wrapper(w, &loader, typed, argc, argv);
 	if ((wr = find_wrapper(stripped)))
 		return check_wrapper(w, wr, typed, argc, argv);
+	if (prints_its_arguments(stripped))
+		return false;
 	return jr_check_paths(w, 1, argc, argv);
 }
 

@@ -57,6 +57,10 @@ extern const char *const jr_system_dirs[];
 /* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
 extern const char *const jr_etc_entries[];
 
+/* Is @path equal to @prefix or below it, component-wise ("/usr" is under
+ * "/usr", "/usrx" is not)? Both absolute, without a trailing slash. Pure. */
+bool jr_path_under(const char *path, const char *prefix);
+
 /*
  * Map the absolute jail path @jail to the host path jailrun can lstat() to see
  * what the child would see. Returns 0 and writes @host (@size bytes), -ENOENT

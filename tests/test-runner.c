@@ -277,7 +277,7 @@ static void test_metachars(void **state)
 static void test_paths(void **state)
 {
 	DENIED("path-outside-view", "cat", "../../etc/passwd");
-	DENIED("path-outside-view", "cat", "/etc/passwd");
+	DENIED("path-outside-view", "cat", "/etc/shadow");
 	DENIED("path-outside-view", "cat", "/root/.ssh/id_rsa");
 	DENIED("path-outside-view", "cat", "escape/passwd"); /* symlink out of the view */
 	DENIED("path-outside-view", "grep", "--file=../../etc/shadow", "x");
@@ -294,6 +294,82 @@ static void test_paths(void **state)
 	ALLOWED("ls", "/tmp");
 	ALLOWED("cp", "README", "/dev/null");
 	ALLOWED("ls", "~/x");
+	(void)state;
+}
+
+/* Outside the project, path arguments may name what the jail shows: the
+ * system directories and /etc entries it binds read-only (the table in
+ * resolve.c that sandbox.c mounts), its own /proc, /tmp and /dev nodes, and
+ * [run] expose. Escapes out of the project are still refused, with reasons. */
+static void test_paths_system(void **state)
+{
+	char p[PATH_MAX], reason[PATH_MAX + 64];
+	const char *expose[] = {"/opt/sdk", NULL};
+
+	ALLOWED("cat", "/usr/include/stdio.h");
+	ALLOWED("head", "/proc/cpuinfo");
+	ALLOWED("python3", "/usr/lib/python3.11/this.py");
+	ALLOWED("cat", "/etc/os-release"); /* a symlink into /usr/lib */
+	ALLOWED("cat", "/etc/passwd");
+	ALLOWED("cat", "/proc/self/status");
+	ALLOWED("ls", "/");
+	ALLOWED("cc", "-I/usr/include/x86_64-linux-gnu", "-o/tmp/a.out", "src/main.c");
+	for (const char *const *d = jr_system_dirs; *d; d++)
+		ALLOWED("ls", *d);
+	DENIED_R("path-outside-view", "path '../../etc/passwd' leaves the project (/etc/passwd)",
+		 "cat", "../../etc/passwd");
+	DENIED_R("path-outside-view", "path 'escape/passwd' leaves the project (/etc/passwd)",
+		 "cat", "escape/passwd");
+	snprintf(p, sizeof(p), "%s/../../etc/passwd", proj);
+	snprintf(reason, sizeof(reason), "path '%s' leaves the project (/etc/passwd)", p);
+	DENIED_R("path-outside-view", reason, "cat", p);
+	DENIED_R("path-outside-view",
+		 "path '/etc/shadow' is not in the jail (/etc/shadow): outside the project it "
+		 "has only the system directories, part of /etc, /proc, /tmp, /dev nodes and "
+		 "[run] expose paths",
+		 "cat", "/etc/shadow");
+	DENIED("path-outside-view", "cat", "/home/user/.ssh/id_rsa");
+	DENIED("path-outside-view", "ls", "/run/docker.sock");
+	DENIED("path-outside-view", "cat", "/proc/1/environ");
+	DENIED("path-outside-view", "cat", "/proc/self/root/etc/shadow");
+	DENIED("path-outside-view", "cat", "/opt/sdk/include/x.h");
+	view.expose = expose;
+	ALLOWED("cat", "/opt/sdk/include/x.h");
+	view.expose = NULL;
+	(void)state;
+}
+
+/* --shell: the walker follows cd (and subshells), reads echo/printf
+ * arguments as text, and skips here-document bodies (checking what an
+ * unquoted one expands). */
+static void test_shell_cwd(void **state)
+{
+	SH_ALLOWED("echo \"// wip\" >> src/main.c");
+	SH_ALLOWED("printf '%s\\n' '../../etc/shadow' >> src/main.c");
+	ALLOWED("echo", "// wip");
+	SH_ALLOWED("cd src && npm init -y && cd ..");
+	SH_ALLOWED("cd src && cat ../README && cd .. && cat README");
+	SH_ALLOWED("mkdir -p build && cd build && cat ../README");
+	SH_ALLOWED("cd /usr/include && cat stdio.h");
+	SH_ALLOWED("cd src; cd -; cat src/main.c");
+	SH_ALLOWED("cd; ls");
+	SH_DENIED_R("path-outside-view", "path '..' leaves the project (/tmp)", "cd ..");
+	SH_DENIED("path-outside-view", "cd src && cat ../../x");
+	SH_DENIED("path-outside-view", "cd src && cd .. && cat ../x");
+	SH_DENIED("path-outside-view", "(cd src && make) && cat ../x");
+	SH_DENIED("path-outside-view", "cd src | true; cat ../x");
+	SH_DENIED("path-outside-view", "cd src & cat ../x");
+	SH_DENIED("path-outside-view", "cd \"$DIR\" && cat ../../etc/passwd");
+	SH_DENIED("path-outside-view", "cd src; cd -; cat ../x");
+	SH_DENIED("path-outside-view", "echo x > ../../etc/cron.d/x");
+	SH_ALLOWED("cat > notes.txt <<'EOF'\nrm -rf /\n// wip ../../etc/shadow\nEOF\nls");
+	SH_ALLOWED("cat <<-EOF >notes.txt\n\tsudo id\n\tEOF\nls");
+	SH_ALLOWED("cat <<'EOF'\n$(rm -rf x)\nEOF");
+	SH_DENIED("exec-denylist", "cat <<EOF\nsafe $(rm -rf x)\nEOF");
+	SH_DENIED("exec-denylist", "cat <<EOF\nhello\nEOF\nrm x");
+	SH_DENIED("exec-denylist", "cat <<-EOF\n\thi\n\tEOF\nrm x");
+	SH_DENIED("exec-denylist", "cat <<A <<B\na\nA\nb\nB\nrm x");
+	SH_DENIED("inline-code", "python3 <<EOF\nimport os\nEOF");
 	(void)state;
 }
 
@@ -762,6 +838,8 @@ int main(void)
 		cmocka_unit_test(test_seed_interpreters),
 		cmocka_unit_test(test_metachars),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_paths_system),
+		cmocka_unit_test(test_shell_cwd),
 		cmocka_unit_test(test_bypass_names),
 		cmocka_unit_test(test_bypass_flags),
 		cmocka_unit_test(test_bypass_wrappers),
