@@ -590,23 +590,25 @@ static void merge_expose(struct run *r)
 	r->view.expose = r->expose;
 }
 
-/* --root: the mount must answer (a daemon killed outright leaves a mount
- * that answers ENOTCONN; a FUSE mount without allow_other answers EACCES to
- * everyone but the user who mounted it), and its [run] rules come along. */
+/* --root: the view's [run] rules come along. Asking for them is also the
+ * check that the mount answers at all (getxattr always reaches the daemon;
+ * stat may be served from the kernel's cache): a daemon killed outright
+ * leaves a mount that answers ENOTCONN, and a FUSE mount without allow_other
+ * answers EACCES to everyone but the user who mounted it. */
 static void setup_root_view(struct run *r, const char *mnt)
 {
 	char err[768];
-	struct stat st;
+	int e = jr_view_run_rules(mnt, &r->mount_run, err, sizeof(err));
 
-	if (stat(mnt, &st) < 0 && errno == ENOTCONN)
+	if (e == -ENOTCONN)
 		die("--root %s: the jailfs daemon of this mount is gone (%s); unmount it with "
 		    "'fusermount3 -u %s' and mount it again",
-		    r->o.root, strerror(errno), mnt);
-	if (stat(mnt, &st) < 0 || access(mnt, R_OK | X_OK) < 0)
+		    r->o.root, strerror(-e), mnt);
+	if (e == -EACCES)
 		die("--root %s: %s (a FUSE mount answers only the user who mounted it unless "
 		    "jailfs was started with -o allow_other)",
-		    r->o.root, strerror(errno));
-	if (jr_view_run_rules(mnt, &r->mount_run, err, sizeof(err)) < 0)
+		    r->o.root, strerror(-e));
+	if (e < 0)
 		die("%s", err);
 }
 

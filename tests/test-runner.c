@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -69,6 +70,7 @@ static int setup(void **state)
 
 	snprintf(proj, sizeof(proj), "/tmp/jf-runner-XXXXXX");
 	assert_non_null(mkdtemp(proj));
+	setenv("JF_T", proj, 1);
 	snprintf(p, sizeof(p), "%s/src", proj);
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/tools", proj);
@@ -370,6 +372,56 @@ static void test_shell_cwd(void **state)
 	SH_DENIED("exec-denylist", "cat <<-EOF\n\thi\n\tEOF\nrm x");
 	SH_DENIED("exec-denylist", "cat <<A <<B\na\nA\nb\nB\nrm x");
 	SH_DENIED("inline-code", "python3 <<EOF\nimport os\nEOF");
+	(void)state;
+}
+
+/* --source: the view's root is the git work tree holding the directory (a
+ * .git directory, or the .git file of a linked work tree), found upwards. */
+static void test_git_top(void **state)
+{
+	char p[PATH_MAX], top[PATH_MAX], want[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/repo/src/deep", proj);
+	assert_int_equal(system("mkdir -p \"$JF_T\"/repo/.git \"$JF_T\"/repo/src/deep "
+				"\"$JF_T\"/wt/sub \"$JF_T\"/plain/x && "
+				"echo 'gitdir: /elsewhere' >\"$JF_T\"/wt/.git"),
+			 0);
+	assert_int_equal(jr_view_git_top(p, top), 0);
+	snprintf(want, sizeof(want), "%s/repo", proj);
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/repo", proj);
+	assert_int_equal(jr_view_git_top(p, top), 0); /* the directory itself */
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/wt/sub", proj);
+	snprintf(want, sizeof(want), "%s/wt", proj);
+	assert_int_equal(jr_view_git_top(p, top), 0);
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/plain/x", proj);
+	assert_int_equal(jr_view_git_top(p, top), -ENOENT);
+	(void)state;
+}
+
+/* --root: the view's [run] rules as the daemon answers getxattr. A plain
+ * directory stands in for the view here (the real daemon: test-jailrun.sh). */
+static void test_view_run_rules(void **state)
+{
+	const char *text = "[run]\ndeny_exec = curl, wget\ntimeout = 7\n";
+	char p[PATH_MAX], err[512] = "";
+	struct jf_policy *r = NULL;
+
+	snprintf(p, sizeof(p), "%s/src", proj);
+	assert_int_equal(jr_view_run_rules(p, &r, err, sizeof(err)), 0);
+	assert_null(r); /* nothing to carry */
+	assert_int_equal(setxattr(p, JF_RUN_XATTR, text, strlen(text), 0), 0);
+	assert_int_equal(jr_view_run_rules(p, &r, err, sizeof(err)), 0);
+	assert_non_null(r);
+	assert_string_equal(jf_policy_run_list(r, "deny_exec")[1], "wget");
+	assert_int_equal(jf_policy_run_number(r, "timeout"), 7);
+	jf_policy_free(r);
+	assert_int_equal(setxattr(p, JF_RUN_XATTR, "[run]\nbogus = 1\n", 16, 0), 0);
+	assert_true(jr_view_run_rules(p, &r, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "(the view's [run] rules):2: unknown key 'bogus'"));
+	assert_int_equal(removexattr(p, JF_RUN_XATTR), 0);
 	(void)state;
 }
 
@@ -777,24 +829,17 @@ static void test_base64(void **state)
 	(void)state;
 }
 
-/* Print a result whose stdout holds an invalid byte and a NUL; return the
- * parsed JSON object (caller decrefs). */
-static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
+/* Print @r as jailrun does; return the parsed JSON object (caller decrefs). */
+static json_t *print_report(const struct jr_report *r)
 {
 	char path[] = "/tmp/jf-result-XXXXXX", text[4096];
-	struct jr_outcome oc = {0};
-	struct jr_report r = {.outcome = &oc};
 	int fd = mkstemp(path), saved = dup(1);
 	ssize_t len;
 
 	assert_true(fd >= 0 && saved >= 0);
-	oc.out.buf = (char *)out;
-	oc.out.len = n;
-	oc.err.buf = (char *)err;
-	oc.err.len = en;
 	fflush(stdout);
 	assert_int_equal(dup2(fd, 1), 1);
-	assert_int_equal(jr_result_print(&r), 0);
+	assert_int_equal(jr_result_print(r), 0);
 	assert_int_equal(dup2(saved, 1), 1);
 	close(saved);
 	len = pread(fd, text, sizeof(text) - 1, 0);
@@ -803,6 +848,44 @@ static json_t *print_result(const char *out, size_t n, const char *err, size_t e
 	close(fd);
 	unlink(path);
 	return json_loads(text, JSON_ALLOW_NUL, NULL); /* jansson refuses \u0000 without it */
+}
+
+/* Print a result whose stdout holds an invalid byte and a NUL; return the
+ * parsed JSON object (caller decrefs). */
+static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
+{
+	struct jr_outcome oc = {0};
+	struct jr_report r = {.outcome = &oc};
+
+	oc.out.buf = (char *)out;
+	oc.out.len = n;
+	oc.err.buf = (char *)err;
+	oc.err.len = en;
+	return print_report(&r);
+}
+
+/* jailrun's own failures are results too: error, reason, and exit_code 2
+ * for a usage error, 125 otherwise. */
+static void test_json_error(void **state)
+{
+	static const int status[] = {JR_EXIT_USAGE, 0};
+	static const int want[] = {2, 125};
+
+	for (int i = 0; i < 2; i++) {
+		struct jr_report r = {.error = "--timeout: not a number",
+				      .error_status = status[i]};
+		json_t *o = print_report(&r);
+
+		assert_non_null(o);
+		assert_int_equal(json_integer_value(json_object_get(o, "exit_code")), want[i]);
+		assert_string_equal(json_string_value(json_object_get(o, "error")),
+				    "--timeout: not a number");
+		assert_string_equal(json_string_value(json_object_get(o, "reason")),
+				    "--timeout: not a number");
+		assert_true(json_is_false(json_object_get(o, "denied")));
+		json_decref(o);
+	}
+	(void)state;
 }
 
 static void test_json_lossless(void **state)
@@ -840,6 +923,8 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_paths_system),
 		cmocka_unit_test(test_shell_cwd),
+		cmocka_unit_test(test_git_top),
+		cmocka_unit_test(test_view_run_rules),
 		cmocka_unit_test(test_bypass_names),
 		cmocka_unit_test(test_bypass_flags),
 		cmocka_unit_test(test_bypass_wrappers),
@@ -855,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_json_lossless),
+		cmocka_unit_test(test_json_error),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
