@@ -387,6 +387,30 @@ static void lex_redirect(struct sh_lex *l)
 	l->want_redir = true;
 }
 
+/* (( EXPR )): arithmetic, where << is a shift, not a here-document. The
+ * command before it ends; EXPR is checked for its $(...) like a string of
+ * its own (what is left over, "<<" included, runs nothing). */
+static void lex_arith(struct sh_lex *l)
+{
+	char *inner = NULL;
+	const char *e;
+
+	lex_end_word(l);
+	if (l->oom)
+		return;
+	sh_run(l, l->c.piped);
+	if (l->denied)
+		return;
+	e = sh_subst_end(l->p + 2, ')', &inner);
+	if (!inner) {
+		l->oom = true;
+		return;
+	}
+	l->denied = jr_check_shell(l->w, inner);
+	free(inner);
+	l->p = e;
+}
+
 static void lex_step(struct sh_lex *l)
 {
 	char ch = *l->p;
@@ -398,6 +422,8 @@ static void lex_step(struct sh_lex *l)
 		l->p++;
 	} else if (ch == '<' || ch == '>' || (ch == '&' && l->p[1] == '>')) {
 		lex_redirect(l);
+	} else if (ch == '(' && l->p[1] == '(' && !l->in_word) {
+		lex_arith(l);
 	} else if (strchr(";&|\n()", ch)) {
 		/* a lone '|' or '|&' pipes into the next command; '||' does not */
 		bool after_pipe = l->p > l->start && l->p[-1] == '|';

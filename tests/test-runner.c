@@ -372,6 +372,11 @@ static void test_shell_cwd(void **state)
 	SH_DENIED("exec-denylist", "cat <<-EOF\n\thi\n\tEOF\nrm x");
 	SH_DENIED("exec-denylist", "cat <<A <<B\na\nA\nb\nB\nrm x");
 	SH_DENIED("inline-code", "python3 <<EOF\nimport os\nEOF");
+	/* << in arithmetic is a shift: what follows is still commands */
+	SH_DENIED("exec-denylist", "(( x = 1 << 2 ))\nrm -rf x\n2");
+	SH_DENIED("exec-denylist", "for ((i = 1; i << 2; i++)); do rm x; done");
+	SH_DENIED("exec-denylist", "(( $(rm x) ))");
+	SH_ALLOWED("echo $((1 << 4)) && (( n = 2 << 1 ))");
 	(void)state;
 }
 
