@@ -67,7 +67,7 @@ static const char usage_text[] =
 	"                      the view is the work tree's top level, so that git and\n"
 	"                      paths like ../include work as outside the jail; the\n"
 	"                      command still starts in the directory jailrun was run\n"
-	"                      from (or DIR when that is outside the view). A work\n"
+	"                      from when that is DIR or below it, else in DIR. A work\n"
 	"                      tree at / or at or above $HOME is not widened to.\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
@@ -554,7 +554,7 @@ static bool too_wide(const char *top)
 
 /* --source DIR: the view's root is DIR, or the top of the git work tree that
  * holds it (so that git works in the jail); the command starts in the
- * directory jailrun was run from when the view holds it, else in DIR. */
+ * directory jailrun was run from when that is DIR or below it, else in DIR. */
 static void setup_source(struct run *r)
 {
 	const char *src = r->o.source ? r->o.source : ".";
@@ -568,7 +568,7 @@ static void setup_source(struct run *r)
 	snprintf(r->view.project, sizeof(r->view.project), "%s", dir);
 	if (!r->o.no_git_root && jr_view_git_top(dir, top) == 0 && !too_wide(top))
 		snprintf(r->view.project, sizeof(r->view.project), "%s", top);
-	if (getcwd(here, sizeof(here)) && jr_path_under(here, r->view.project))
+	if (getcwd(here, sizeof(here)) && jr_path_under(here, dir))
 		snprintf(r->start, sizeof(r->start), "%s", here);
 	else
 		snprintf(r->start, sizeof(r->start), "%s", dir);

@@ -354,6 +354,10 @@ out=$(cd "$G/src" && "$J" --no-git-root -- git status 2>&1); rc=$?
 check "--no-git-root: the view is src/ only (git: $rc)" eval '[ $rc -ne 0 ] && grep -q "not a git repository" <<<"$out"'
 out=$(cd "$T" && "$J" --source "$G/src" -- pwd)
 check "--source repo/src run from outside the view starts in repo/src" [ "$out" = "$G/src" ]
+out=$(cd "$G" && "$J" --source src -- pwd)
+check "--source src run from the top starts in src" [ "$out" = "$G/src" ]
+out=$(cd "$G" && "$J" --source src -- cat ../README)
+check "... in the work tree's view" [ "$out" = top ]
 mount -t tmpfs jf-boundary "$G/sub" && echo inner >"$G/sub/f"
 out=$(cd "$G/sub" && "$J" -- cat ../README 2>&1); rc=$?
 check "the .git search stops at a filesystem boundary (view = sub/: $rc)" [ $rc -eq 126 ]
