@@ -7,6 +7,7 @@
  *              exec-style path resolution inside it (jr_resolve)
  *   guard.c    the guardrails: pure checks of a request, decided before any
  *              process is spawned (jr_guard_*); the wrapper table
+ *   guard-path.c   path arguments: where they lead, what may be named
  *   guard-shell.c  --shell strings split into simple commands
  *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
  *   guard.h    internals shared by the guard*.c files
