@@ -720,7 +720,8 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	/* Defence in depth for a daemon running as root: file capabilities and
 	 * trusted.* attributes are never set through the view (invariant 8). */
-	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0)
+	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
+	    strcmp(name, JF_RUN_XATTR) == 0)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
@@ -755,13 +756,36 @@ static void jf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	xattr_mutation(req, ino, "removexattr", name, NULL, 0, 0);
 }
 
+/* getxattr JF_RUN_XATTR on the root: the policy's [run] section, which the
+ * daemon answers itself (a backing attribute of that name is never seen), so
+ * every jailrun --root using the view gets the view's rules. */
+static void run_xattr(fuse_req_t req, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = jf_policy_run_format(jf_fs.policy, &text);
+
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else if (size < (size_t)n)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, text, (size_t)n);
+}
+
 static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char proc[64];
-	_cleanup_free_ char *buf = size ? malloc(size) : NULL;
+	_cleanup_free_ char *buf = NULL;
 	ssize_t n;
 	int fd;
 
+	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_RUN_XATTR) == 0) {
+		run_xattr(req, size);
+		return;
+	}
+	buf = size ? malloc(size) : NULL;
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;

@@ -770,6 +770,38 @@ uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key)
 	return 0;
 }
 
+int jf_policy_run_format(const struct jf_policy *policy, char **out)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fputs("[run]\n", f);
+	for (int li = 0; li < JF_RUN_NLISTS; li++) {
+		char **v = policy->run_lists[li];
+
+		if (!v || !v[0])
+			continue;
+		fprintf(f, "%s = ", run_list_keys[li]);
+		for (size_t i = 0; v[i]; i++)
+			fprintf(f, "%s%s", i ? ", " : "", v[i]);
+		fputc('\n', f);
+	}
+	if (policy->timeout)
+		fprintf(f, "timeout = %llu\n", (unsigned long long)policy->timeout);
+	if (policy->max_output == UINT64_MAX)
+		fputs("max_output = unlimited\n", f);
+	else if (policy->max_output)
+		fprintf(f, "max_output = %llu\n", (unsigned long long)policy->max_output);
+	if (fclose(f) != 0) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return (int)len;
+}
+
 const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index)
 {
 	return index < policy->nrules ? &policy->rules[index] : NULL;

@@ -207,6 +207,17 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
 const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key);
 uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key);
 
+/*
+ * The [run] section as policy file text ("[run]\n" then one "key = value"
+ * line per key that is set), which jf_policy_parse() reads back to the same
+ * lists and numbers. jailfs hands it to jailrun (getxattr JF_RUN_XATTR on the
+ * view's root) so a view carries its [run] rules. *out is malloc'ed and
+ * NUL-terminated; the caller frees it. Returns its length, or -ENOMEM.
+ * Thread-safe.
+ */
+#define JF_RUN_XATTR "user.jailfs.run"
+int jf_policy_run_format(const struct jf_policy *policy, char **out);
+
 /* Iterate over all rules in evaluation order (for --scan and dumps): the
  * profiles (secrets first unless listed elsewhere), then the file's lines.
  * Returns NULL past the end. Thread-safe. */

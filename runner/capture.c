@@ -280,7 +280,9 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	waitpid(l.pid, NULL, 0);
 	if (!res->duration_ms)
 		res->duration_ms = now_ms() - start;
-	if (r == 0 && res->error[0] && !res->exit_code && !res->signal)
+	/* a setup error comes before the command's execve: whatever status
+	 * follows it is jailrun's, not the command's */
+	if (r == 0 && res->error[0])
 		r = -EIO;
 out:
 	for (int i = 0; i < 2; i++) {

@@ -36,8 +36,7 @@ const char *const jr_etc_entries[] = {
 	"timezone",    "os-release",	  "mime.types",		  NULL,
 };
 
-/* Is @path equal to @prefix or below it (component-wise)? */
-static bool path_under(const char *path, const char *prefix)
+bool jr_path_under(const char *path, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
@@ -69,10 +68,10 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 {
 	if (jail[0] != '/')
 		return -EINVAL;
-	if (path_under(jail, v->project))
+	if (jr_path_under(jail, v->project))
 		return map_project(v, jail, host, size);
 	for (const char *const *d = jr_system_dirs; *d; d++)
-		if (path_under(jail, *d))
+		if (jr_path_under(jail, *d))
 			goto same;
 	if (strcmp(jail, "/etc") == 0)
 		goto same;
@@ -86,7 +85,7 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 		return -ENOENT;
 	}
 	for (const char *const *x = v->expose; x && *x; x++)
-		if (path_under(jail, *x))
+		if (jr_path_under(jail, *x))
 			goto same;
 	return -ENOENT;
 same:

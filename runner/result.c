@@ -155,7 +155,7 @@ int jr_result_print(const struct jr_report *r)
 	else if (oc && oc->timed_out)
 		exit_code = JR_JSON_TIMEOUT;
 	else if (r->error && *r->error)
-		exit_code = JR_EXIT_ERROR;
+		exit_code = r->error_status ? r->error_status : JR_EXIT_ERROR;
 	else if (oc && oc->signal)
 		exit_code = 128 + oc->signal;
 	else

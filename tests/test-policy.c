@@ -954,6 +954,40 @@ static void test_parse_errors(void **state)
 	free(big);
 }
 
+/* jf_policy_run_format: the text jailfs hands to jailrun reads back to the
+ * same [run] lists and numbers; a policy without [run] gives "[run]\n". */
+static void test_run_format(void **state)
+{
+	struct jf_policy *p =
+		parse_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
+			 "deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
+			 "expose = /opt/sdk\ntimeout = 300\nmax_output = unlimited\n");
+	struct jf_policy *q;
+	char *text = NULL;
+	int n;
+
+	(void)state;
+	n = jf_policy_run_format(p, &text);
+	assert_true(n > 0);
+	assert_int_equal(n, strlen(text));
+	assert_string_equal(text, "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
+				  "env = A, B=x y#z\nexpose = /opt/sdk\ntimeout = 300\n"
+				  "max_output = unlimited\n");
+	q = parse_ok(text);
+	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
+	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
+	assert_int_equal(jf_policy_run_number(q, "timeout"), 300);
+	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
+	free(text);
+	jf_policy_free(q);
+	jf_policy_free(p);
+	p = parse_ok("[safe]\nsrc/\n");
+	assert_int_equal(jf_policy_run_format(p, &text), 6);
+	assert_string_equal(text, "[run]\n");
+	free(text);
+	jf_policy_free(p);
+}
+
 static void test_parse_values(void **state)
 {
 	struct jf_policy *p = parse_ok("# full example\n"
@@ -1156,6 +1190,7 @@ int main(void)
 		cmocka_unit_test(test_escapes_and_specials),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_run_format),
 		cmocka_unit_test(test_rule_format),
 		cmocka_unit_test(test_policy_load),
 	};
