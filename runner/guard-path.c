@@ -4,7 +4,7 @@
  * in the jail (resolve.c), and whether that is allowed. A path written from
  * inside the project must stay in it ("../../etc/passwd", a symlink out of
  * the tree); any other may name what the jail shows: the system directories
- * and /etc entries it binds read-only (jr_system_dirs, jr_etc_entries: the
+ * and /etc entries it binds read-only (jf_system_dirs, jr_etc_entries: the
  * table sandbox.c builds the jail from, read through jr_map), [run] expose,
  * and what the jail makes itself (/, /proc, /tmp, /dev nodes). DENIED names
  * of the project are refused wherever the path came from.
@@ -18,6 +18,7 @@
 #include "cleanup.h"
 #include "guard.h"
 #include "jailrun.h"
+#include "sysdirs.h"
 
 /* Is @p (absolute, resolved) something the jail makes itself: the root, its
  * private /tmp and /dev/shm, the harmless /dev nodes, its own /proc (a fresh

@@ -55,8 +55,6 @@ struct jr_view {
 
 /* ---- resolve.c ---- */
 
-/* Host directories bound read-only (or re-created as symlinks) in the jail. */
-extern const char *const jr_system_dirs[];
 /* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
 extern const char *const jr_etc_entries[];
 

@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "sysdirs.h"
 #include "result.h"
 
 #define DEFAULT_TIMEOUT_MS 120000ULL
@@ -639,7 +640,7 @@ static void setup_view(struct run *r)
 		snprintf(r->start, sizeof(r->start), "%s", r->view.project);
 	if (strcmp(r->view.project, "/") == 0)
 		die("the project cannot be / (the jail needs its own root)");
-	for (const char *const *d = jr_system_dirs; *d; d++)
+	for (const char *const *d = jf_system_dirs; *d; d++)
 		if (jr_path_under(r->view.project, *d))
 			die("project %s lies in %s, which the jail mounts read-only from the host",
 			    r->view.project, *d);

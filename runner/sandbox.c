@@ -58,6 +58,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "sysdirs.h"
 
 #define NEWROOT "/tmp" /* mount point of the new root in our private namespace */
 
@@ -215,7 +216,7 @@ static void plan_build(struct plan *p, const struct jr_spawn *s)
 {
 	char jail[PATH_MAX];
 
-	for (const char *const *d = jr_system_dirs; *d; d++)
+	for (const char *const *d = jf_system_dirs; *d; d++)
 		plan_add(p, *d, *d, true);
 	for (const char *const *e = jr_etc_entries; *e; e++) {
 		snprintf(jail, sizeof(jail), "/etc/%s", *e);

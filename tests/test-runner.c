@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "jailrun.h"
+#include "sysdirs.h"
 #include "result.h"
 
 static char proj[PATH_MAX / 2];
@@ -316,7 +317,7 @@ static void test_paths_system(void **state)
 	ALLOWED("cat", "/proc/self/status");
 	ALLOWED("ls", "/");
 	ALLOWED("cc", "-I/usr/include/x86_64-linux-gnu", "-o/tmp/a.out", "src/main.c");
-	for (const char *const *d = jr_system_dirs; *d; d++)
+	for (const char *const *d = jf_system_dirs; *d; d++)
 		ALLOWED("ls", *d);
 	DENIED_R("path-outside-view", "path '../../etc/passwd' leaves the project (/etc/passwd)",
 		 "cat", "../../etc/passwd");
