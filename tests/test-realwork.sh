@@ -356,7 +356,8 @@ for mode in "${modes[@]}"; do
 done
 if [ ${#failed_steps[@]} -gt 0 ]; then
 	echo
-	echo "failed: ${failed_steps[*]/%/,}"
+	echo "failed:"
+	printf '  %s\n' "${failed_steps[@]}"
 fi
 echo "total: $(($(date +%s) - t0)) s"
 [ ${#failed_steps[@]} -eq 0 ]
