@@ -142,15 +142,37 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"  -V, --version       print the version\n";
 
+/* "jailrun: MESSAGE" on stderr. Messages quote paths, names and reasons
+ * taken from the command line, the request and the policy: the whole text
+ * goes through jf_escape, so none can drive the reader's terminal. */
+_printf_(1, 0) static void vsay(const char *fmt, va_list ap)
+{
+	char buf[8192];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		n = 0;
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	fputc('\n', stderr);
+}
+
+_printf_(1, 2) static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+}
+
 _printf_(1, 2) static _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("jailrun: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(JR_EXIT_ERROR);
 }
 
@@ -657,14 +679,14 @@ static int report_denied(const struct run *r, const struct jr_verdict *v)
 
 		jr_result_print(&rep);
 	} else {
-		fprintf(stderr, "jailrun: denied: %s [%s]\n", v->reason, v->rule);
+		say("denied: %s [%s]", v->reason, v->rule);
 	}
 	return JR_EXIT_DENIED;
 }
 
 static int report_error(const struct run *r, const char *msg)
 {
-	fprintf(stderr, "jailrun: %s\n", msg);
+	say("%s", msg);
 	if (r->o.json) {
 		struct jr_report rep = {.error = msg};
 
