@@ -69,9 +69,10 @@ static bool plain(unsigned char c)
 
 /*
  * A JSON string of @n bytes: quotes, backslashes and control bytes escaped
- * (RFC 8259 section 7; DEL too, for terminals), each byte that is not part of
- * well-formed UTF-8 replaced by U+FFFD. Returns false when one was replaced.
- * Worst case 6 output bytes per input byte, plus the quotes.
+ * (RFC 8259 section 7; DEL, C1 and bidi controls too, for terminals:
+ * jf_unsafe_char_len), each byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD. Returns false when one was replaced. Worst case 6
+ * output bytes per input byte, plus the quotes.
  */
 static bool put_str(struct jbuf *b, const char *str, size_t n)
 {
@@ -111,7 +112,22 @@ static bool put_str(struct jbuf *b, const char *str, size_t n)
 		} else {
 			size_t l = jf_utf8_len(s + i, n - i);
 
-			if (l) {
+			if (l > 1 && jf_unsafe_char_len(s + i, n - i) == l) {
+				/* C1 and bidi controls as \uXXXX: the same string
+				 * to a parser, inert in a terminal (cat, grep) */
+				unsigned cp = l == 2 ? (c & 0x1fu) << 6 | (s[i + 1] & 0x3fu)
+						     : (c & 0x0fu) << 12 | (s[i + 1] & 0x3fu) << 6 |
+							       (s[i + 2] & 0x3fu);
+				char e[6] = {'\\',
+					     'u',
+					     hex[cp >> 12],
+					     hex[cp >> 8 & 15],
+					     hex[cp >> 4 & 15],
+					     hex[cp & 15]};
+
+				put(b, e, 6);
+				i += l;
+			} else if (l) {
 				put(b, s + i, l);
 				i += l;
 			} else {
