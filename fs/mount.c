@@ -296,7 +296,8 @@ static int precheck_audit(struct jf_options *o)
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		fprintf(stderr,
 			"jailfs: --audit %s: the audit file has %ju names (hard links); one may be "
-			"inside SOURCE\n  and exposed in the view: give a file with a single name\n",
+			"inside SOURCE\n  and exposed in the view: give a file with a single "
+			"name\n",
 			o->audit.path, (uintmax_t)st.st_nlink);
 		return 2;
 	}

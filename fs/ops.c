@@ -119,7 +119,7 @@ int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path
 	return err;
 }
 
-void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone)
 {
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
@@ -139,7 +139,7 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
 	 * kernel then refuses a write open(2) (EACCES) without asking us, which
 	 * matters in no_open mode, where no OPEN reaches the daemon; a caller
 	 * with CAP_DAC_OVERRIDE still gets EROFS at write(2). */
-	if (S_ISREG(st->st_mode) && inode->zone != JF_SAFE)
+	if (S_ISREG(st->st_mode) && zone != JF_SAFE)
 		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
 }
 
@@ -224,6 +224,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	unsigned char guess;
 	int r;
 
+	p->gen = atomic_load(&jf_fs.name_gen);
 	p->have_stat = false;
 	p->symlink_len = 0;
 	p->v.zone = JF_DENIED;
@@ -312,7 +313,7 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 {
 	bool created;
 	struct jf_inode *inode =
-		jf_inode_ref(parent, name, &p->st, &p->btime, p->v.zone, p->v.rule, &created);
+		jf_inode_ref(parent, name, &p->st, &p->btime, &p->v, p->gen, &created);
 
 	if (!inode)
 		return -ENOMEM;
@@ -322,7 +323,7 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 	if (inode == &jf_fs.root)
 		e->ino = FUSE_ROOT_ID;
 	e->attr = p->st;
-	jf_fill_attr(&e->attr, inode);
+	jf_fill_attr(&e->attr, inode, p->v.zone);
 	e->attr_timeout = jf_fs.opts->attr_timeout;
 	e->entry_timeout = jf_fs.opts->entry_timeout;
 	return 0;
@@ -343,6 +344,56 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 	if (r == 0)
 		return -EACCES;
 	return jf_make_entry(parent, name, &p, e);
+}
+
+/* ---------- the zone of a known inode ---------- */
+
+/* Probe @path (the inode's current view path) again from its directory:
+ * 0 with the zone in @v, or -ESTALE when the name holds another object. */
+static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
+{
+	char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	struct stat dst;
+	struct probe p;
+	int dfd, r;
+
+	if (slash)
+		*slash = '\0';
+	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
+	if (dfd < 0)
+		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
+	r = fstat(dfd, &dst) < 0 ? -errno : 0;
+	if (r == 0)
+		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
+	jf_put_fd(dfd);
+	if (r == -ENOENT ||
+	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
+		return -ESTALE;
+	if (r < 0)
+		return r;
+	*v = p.v;
+	if (r == 0)
+		v->zone = JF_DENIED;
+	return 0;
+}
+
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_verdict fresh;
+	uint64_t gen;
+	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path));
+
+	if (r > 0)
+		return 0;
+	if (r == 0)
+		r = probe_again(inode, path, &fresh);
+	if (r < 0)
+		return r;
+	jf_inode_zone_set(inode, &fresh, gen);
+	*v = fresh;
+	return 0;
 }
 
 /* ---------- lookup / forget / getattr ---------- */
@@ -435,8 +486,12 @@ static int fstat_open_file(struct jf_inode *inode, struct stat *st)
 
 static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct stat *st)
 {
+	struct jf_verdict v;
 	int fd;
 
+	jf_zone_of(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT; /* moved to a hidden name */
 	if (fi && fi->fh) {
 		if (fstat(jf_file_of(fi)->fd, st) < 0)
 			return -errno;
@@ -451,7 +506,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 			return fd;
 		close(fd);
 	}
-	jf_fill_attr(st, inode);
+	jf_fill_attr(st, inode, v.zone);
 	return 0;
 }
 
@@ -509,6 +564,7 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi, struct stat *out)
 {
+	jf_ns_assert_held();
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
 	_cleanup_close_ int pfd = -1;
 	char proc[64];
@@ -558,7 +614,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	}
 	if (fstat(fd, out) < 0)
 		return -errno;
-	jf_fill_attr(out, inode);
+	jf_fill_attr(out, inode, JF_SAFE);
 	return 0;
 }
 
@@ -573,30 +629,42 @@ static const char *setattr_op(int to_set)
 	return "utimens";
 }
 
-static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
+/* Zone checks and the change, under the shared namespace lock so a rename
+ * cannot give the inode another zone between the two. */
+static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *attr, int to_set,
+			  struct fuse_file_info *fi, struct stat *out)
 {
-	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
-	struct stat st;
+	struct jf_verdict v;
 	int r;
 
 	jf_inode_path(inode, path, sizeof(path));
-	if (inode->zone != JF_SAFE) {
-		fuse_reply_err(req, -jf_refuse(req, setattr_op(to_set), path, NULL, inode->zone,
-					       inode->rule, -EROFS));
-		return;
-	}
-	r = do_setattr(inode, attr, to_set, fi, &st);
-	if (r < 0) {
-		if (r == -EFBIG)
-			jf_refuse(req, setattr_op(to_set), path, NULL, inode->zone, inode->rule, r);
+	jf_zone_of(inode, &v);
+	if (v.zone != JF_SAFE)
+		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
+				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
+	r = do_setattr(inode, attr, to_set, fi, out);
+	if (r == -EFBIG)
+		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
+	if (r == 0)
+		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
+			    true, 0);
+	return r;
+}
+
+static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct stat st;
+	int r;
+
+	jf_ns_lock(false);
+	r = setattr_locked(req, jf_inode_get(ino), attr, to_set, fi, &st);
+	jf_ns_unlock();
+	if (r < 0)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	jf_audit_op(req, setattr_op(to_set), path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW,
-		    true, 0);
-	fuse_reply_attr(req, &st, jf_fs.opts->attr_timeout);
+	else
+		fuse_reply_attr(req, &st, jf_fs.opts->attr_timeout);
 }
 
 /* ---------- readlink ---------- */
@@ -604,9 +672,13 @@ static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 {
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1];
+	struct jf_verdict v;
 	ssize_t n;
 	int fd, r;
 
+	jf_zone_of(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT;
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -663,36 +735,41 @@ static int xattr_fd(struct jf_inode *inode, char *proc, size_t size)
 	return fd;
 }
 
-static void xattr_mutation(fuse_req_t req, fuse_ino_t ino, const char *op, const char *name,
-			   const char *value, size_t size, int flags)
+static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const char *op,
+				 const char *name, const char *value, size_t size, int flags)
 {
-	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "", proc[64];
+	struct jf_verdict v;
 	int fd, r = 0;
 
 	jf_inode_path(inode, path, sizeof(path));
-	if (inode->zone != JF_SAFE) {
-		fuse_reply_err(req,
-			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EROFS));
-		return;
-	}
+	jf_zone_of(inode, &v);
+	if (v.zone != JF_SAFE)
+		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
+				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	/* Defence in depth for a daemon running as root: file capabilities and
 	 * trusted.* attributes are never set through the view (invariant 8). */
-	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0) {
-		fuse_reply_err(req,
-			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EPERM));
-		return;
-	}
+	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0)
+		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
-	if (fd < 0) {
-		fuse_reply_err(req, -fd);
-		return;
-	}
+	if (fd < 0)
+		return fd;
 	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
 		r = -errno;
 	close(fd);
 	if (r == 0)
-		jf_audit_op(req, op, path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW, true, 0);
+		jf_audit_op(req, op, path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, true, 0);
+	return r;
+}
+
+static void xattr_mutation(fuse_req_t req, fuse_ino_t ino, const char *op, const char *name,
+			   const char *value, size_t size, int flags)
+{
+	int r;
+
+	jf_ns_lock(false);
+	r = xattr_mutation_locked(req, jf_inode_get(ino), op, name, value, size, flags);
+	jf_ns_unlock();
 	fuse_reply_err(req, -r);
 }
 

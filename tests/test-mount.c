@@ -77,8 +77,8 @@ static void assert_write_refused(const char *path, int flags)
 		fail_msg("open %s for writing succeeded without fast_open", path);
 	if (fd < 0) {
 		if (errno != EROFS && errno != EACCES)
-			fail_msg("open %s: expected EROFS or EACCES, got errno=%d (%s)", path, errno,
-				 strerror(errno));
+			fail_msg("open %s: expected EROFS or EACCES, got errno=%d (%s)", path,
+				 errno, strerror(errno));
 		return;
 	}
 	errno = 0;
@@ -546,10 +546,24 @@ static void test_safe_rename_flags(void **state)
 	mu_write(m, "work/dd/x", "X");
 	assert_ok(rename(mu_v(m, "work/dd"), mu_v(m, "work/ee")));
 	assert_string_equal(slurp(mu_v(m, "work/ee/x")), "X");
-	/* a SAFE dir holding a DENIED name cannot be moved (EXDEV: mv copies) */
+	/* a SAFE dir holding a DENIED name that stays DENIED at the new path
+	 * moves like any other (the answer does not reveal the hidden name),
+	 * and the name stays hidden there */
 	mu_write(m, "work/ff/.env", "S");
-	assert_errno(rename(mu_v(m, "work/ff"), mu_v(m, "work/gg")), EXDEV);
-	assert_string_equal(slurp(mu_s(m, "work/ff/.env")), "S");
+	mu_write(m, "work/ff/y", "Y");
+	assert_ok(rename(mu_v(m, "work/ff"), mu_v(m, "work/gg")));
+	assert_string_equal(slurp(mu_s(m, "work/gg/.env")), "S");
+	assert_string_equal(slurp(mu_v(m, "work/gg/y")), "Y");
+	assert_errno(access(mu_v(m, "work/gg/.env"), F_OK), ENOENT);
+	/* one holding a visible name that would become DENIED (.kube/config)
+	 * or RESTRICTED (.git/config) at any depth cannot (EXDEV: mv copies,
+	 * name by name, and refuses those names) */
+	mu_write(m, "work/k/config", "K");
+	assert_errno(rename(mu_v(m, "work/k"), mu_v(m, "work/.kube")), EXDEV);
+	mu_write(m, "work/g/config", "G");
+	assert_errno(rename(mu_v(m, "work/g"), mu_v(m, "work/.git")), EXDEV);
+	assert_errno(access(mu_s(m, "work/.kube"), F_OK), ENOENT);
+	assert_errno(access(mu_s(m, "work/.git"), F_OK), ENOENT);
 }
 
 static void test_safe_size_limit(void **state)
@@ -797,7 +811,8 @@ static void test_concurrent_churn(void **state)
 		"mkdir -p d$p/s && echo x > d$p/s/f && mv d$p d$p.x && rm -rf d$p.x || exit 2; "
 		"ln .c$p .c$p.ln && rm .c$p.ln || exit 3; "
 		"done ) & pids=\"$pids $!\"; done; "
-		"( for i in $(seq 1 30); do find . >/dev/null 2>&1; done; true ) & pids=\"$pids $!\"; "
+		"( for i in $(seq 1 30); do find . >/dev/null 2>&1; done; true ) & pids=\"$pids "
+		"$!\"; "
 		"r=0; for j in $pids; do wait $j || r=1; done; exit $r",
 		mu_v(m, "work"));
 	assert_int_equal(status, 0);
@@ -863,7 +878,36 @@ static void test_escape_agent_symlink(void **state)
 	assert_errno(symlink("../secret/token", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink("s/u/../..", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink(m->mnt, mu_v(m, "work/x")), EACCES);
+	/* system paths only when written canonically */
+	assert_errno(symlink("/usr/../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr/bin/./../../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usrx/bin/sh", mu_v(m, "work/x")), EACCES);
 	assert_true(mu_tree_sum(m, NULL) == before);
+}
+
+/* A virtual environment links bin/python3 to the system's interpreter: an
+ * absolute target below a system directory (read-only in every jail) is
+ * created and shown as it is. */
+static void test_symlink_system_target(void **state)
+{
+	struct jf_mnt *m = *state;
+	char buf[256];
+	ssize_t n;
+
+	assert_ok(mkdir(mu_v(m, "work/venv"), 0755));
+	assert_ok(symlink("/usr/bin/python3", mu_v(m, "work/venv/python3")));
+	n = readlink(mu_v(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	n = readlink(mu_s(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	assert_true(dir_has(mu_v(m, "work/venv"), "python3"));
+	/* such a link never changes directory (its text is not relative) */
+	assert_errno(rename(mu_v(m, "work/venv"), mu_v(m, "work/venv2")), EXDEV);
 }
 
 static void test_escape_absolute_rewritten(void **state)
@@ -1075,7 +1119,8 @@ static void test_dir_nlink_hides(void **state)
 }
 
 /* Audit file: a relative path survives daemonizing, one inside MOUNTPOINT is
- * refused, one inside SOURCE only where the policy hides it, and a guessed (absent) DENIED name is recorded as hidden. */
+ * refused, one inside SOURCE only where the policy hides it, and a guessed (absent) DENIED name is
+ * recorded as hidden. */
 static void test_audit_path_and_guesses(void **state)
 {
 	struct jf_mnt t;
@@ -1098,11 +1143,12 @@ static void test_audit_path_and_guesses(void **state)
 	assert_false(mu_is_mounted(t.mnt, NULL));
 	/* ... also when reached through a symlink outside SOURCE, or as a second
 	 * hard-link name of a file inside it (red-team findings) */
-	assert_int_equal(mu_sh("cd '%s' && touch src/b.log && ln -s \"$PWD/src/b.log\" sl.log && "
-			       "\"$JAILFS\" --audit sl.log src mnt 2>err; r=$?; "
-			       "grep -q 'inside SOURCE' err && test $r -eq 2 && test ! -s src/b.log",
-			       t.dir),
-			 0);
+	assert_int_equal(
+		mu_sh("cd '%s' && touch src/b.log && ln -s \"$PWD/src/b.log\" sl.log && "
+		      "\"$JAILFS\" --audit sl.log src mnt 2>err; r=$?; "
+		      "grep -q 'inside SOURCE' err && test $r -eq 2 && test ! -s src/b.log",
+		      t.dir),
+		0);
 	assert_int_equal(mu_sh("cd '%s' && ln src/b.log hl.log && "
 			       "\"$JAILFS\" --audit hl.log src mnt 2>err; r=$?; "
 			       "grep -q 'hard links' err && test $r -eq 2 && test ! -s src/b.log",
@@ -1931,6 +1977,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_system_target, std_setup,
+						std_teardown),
+		fast_open_test(test_symlink_system_target),
 		cmocka_unit_test_setup_teardown(test_escape_absolute_rewritten, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
@@ -1972,7 +2021,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_watch_limit_warns),
 		cmocka_unit_test_setup_teardown(test_create_fds_bounded, std_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_restricted_mmap_busy, std_setup, std_teardown),
-		cmocka_unit_test_setup_teardown(test_host_replaces_own_file, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_host_replaces_own_file, std_setup,
+						std_teardown),
 		fast_open_test(test_host_replaces_own_file),
 		fast_open_test(test_create_fds_bounded),
 		fast_open_test(test_restricted_mmap_busy),
