@@ -199,9 +199,17 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 			created = false;
-			fd = openat(dfd, name, flags & ~O_CREAT);
+			/* Open an existing name only when the view shows it: a
+			 * hidden object answers EACCES whatever it is (never
+			 * EISDIR), and is never opened (no open or close-write
+			 * event on it for the host's watchers). */
+			r = jf_hide_eexist(-EEXIST, dfd, dpath, pi->dev, name);
+			if (r == -EEXIST) {
+				r = 0;
+				fd = openat(dfd, name, flags & ~O_CREAT);
+			}
 		}
-		if (fd < 0)
+		if (fd < 0 && r == 0)
 			r = errno == ELOOP ? -EACCES
 					   : jf_hide_eexist(-errno, dfd, dpath, pi->dev, name);
 	}

@@ -124,9 +124,15 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
 	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
-	 * find(1) and fts read as "unknown, do not use the leaf optimization". */
-	if (S_ISDIR(st->st_mode))
+	 * find(1) and fts read as "unknown, do not use the leaf optimization".
+	 * Its size and blocks grow with its entries, hidden ones too (tmpfs:
+	 * 20 bytes a name; ext4: a block per ~100 names): report one block,
+	 * as many FUSE filesystems do (JF_DIR_SIZE). */
+	if (S_ISDIR(st->st_mode)) {
 		st->st_nlink = 1;
+		st->st_size = JF_DIR_SIZE;
+		st->st_blocks = JF_DIR_SIZE / 512;
+	}
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
 	/* A file outside SAFE is shown read-only: with default_permissions the
@@ -189,10 +195,33 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
 	return 0;
 }
 
+/*
+ * Classify @p->path by name alone, as a directory when @dtype says so, else
+ * as a file (into @p->v). True when the name is DENIED whatever the object
+ * is: @dtype is known (a readdir entry), or the name is DENIED both as a
+ * file and as a directory. Such a name is hidden without any backing
+ * access, so a lookup answers the same, in the same time, whether it exists
+ * or not (no stat whose cost tells). Only a name DENIED as one type and not
+ * the other ("secrets/" but not "secrets") needs the stat that tells which.
+ */
+static bool denied_by_name(struct probe *p, unsigned char dtype)
+{
+	struct jf_verdict as_dir;
+
+	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone != JF_DENIED)
+		return false;
+	if (dtype != DT_UNKNOWN)
+		return true;
+	jf_classify_path(p->path, p->len, true, &as_dir);
+	return as_dir.zone == JF_DENIED;
+}
+
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p)
 {
 	char target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	unsigned char guess;
 	int r;
 
 	p->gen = atomic_load(&jf_fs.name_gen);
@@ -209,23 +238,23 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	p->len = (size_t)r;
 	if (jf_is_mnt_path(p->path))
 		return 0; /* checked before any stat: stat would call into ourselves */
+	if (denied_by_name(p, dtype))
+		return 0;
+	guess = dtype;
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
 	    (dtype == DT_REG &&
 	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
-		if (r < 0) {
-			/* An absent DENIED name is still a hidden lookup for the
-			 * audit log ("what secrets were looked for"). */
-			jf_classify_path(p->path, p->len, false, &p->v);
+		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
 			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
-		}
 		p->have_stat = true;
 		dtype = IFTODT(p->st.st_mode);
 		/* SOURCE bind-mounted below itself: a directory loop, hide it. */
 		if (p->st.st_dev == jf_fs.root.dev && p->st.st_ino == jf_fs.root.ino)
 			return 0;
 	}
-	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if ((dtype == DT_DIR) != (guess == DT_DIR))
+		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {

@@ -26,6 +26,9 @@ struct probe {
 
 /* ---- helpers (ops.c) ---- */
 
+/* st_size of every directory in the view, bytes (st_blocks: this / 512). */
+#define JF_DIR_SIZE 4096
+
 /* Close @fd unless it is root_fd (which jf_dir_fd() hands out uncopied). */
 void jf_put_fd(int fd);
 struct jf_file *jf_file_of(struct fuse_file_info *fi);

@@ -162,19 +162,43 @@ static const char usage_text[] =
 
 static bool json_out; /* --json: a failure is a JSON result on stdout too */
 
-/* Report a failure (stderr, and the JSON result under --json) and exit. */
+/* Report a failure (stderr, and the JSON result under --json) and exit.
+ * Messages quote paths, names and reasons taken from the command line, the
+ * request and the policy: the stderr text goes through jf_escape, so none
+ * can drive the reader's terminal. */
 _printf_(2, 0) static _Noreturn void vfail(int status, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[8192];
 	struct jr_report rep = {.error = msg, .error_status = status};
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "jailrun: %s\n", msg);
+	if (n < 0)
+		n = 0;
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	fputc('\n', stderr);
 	if (status == JR_EXIT_USAGE)
 		fputs("Try 'jailrun --help'.\n", stderr);
 	if (json_out)
 		jr_result_print(&rep);
 	exit(status);
+}
+
+/* "jailrun: MESSAGE" on stderr, escaped like vfail's. */
+_printf_(1, 2) static void say(const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	fputc('\n', stderr);
 }
 
 /* jailrun itself failed: exit 125. */
@@ -727,14 +751,14 @@ static int report_denied(const struct run *r, const struct jr_verdict *v)
 
 		jr_result_print(&rep);
 	} else {
-		fprintf(stderr, "jailrun: denied: %s [%s]\n", v->reason, v->rule);
+		say("denied: %s [%s]", v->reason, v->rule);
 	}
 	return JR_EXIT_DENIED;
 }
 
 static int report_error(const struct run *r, const char *msg)
 {
-	fprintf(stderr, "jailrun: %s\n", msg);
+	say("%s", msg);
 	if (r->o.json) {
 		struct jr_report rep = {.error = msg};
 

@@ -521,7 +521,12 @@ static _Noreturn void exec_command(const struct jr_spawn *s, int status_fd)
 	if (s->exec_path)
 		execve(s->exec_path, s->argv, s->envp);
 	execvp(s->argv[0], s->argv);
-	fprintf(stderr, "jailrun: %s: %s\n", s->argv[0], strerror(errno));
+	int e = errno;
+
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, s->argv[0], strlen(s->argv[0]));
+	fprintf(stderr, ": %s\n", strerror(e));
+	errno = e;
 	_exit(errno == ENOENT ? 127 : 126);
 }
 

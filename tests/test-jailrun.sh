@@ -157,6 +157,18 @@ deny_case path-outside-view cat ../../etc/passwd
 deny_case path-outside-view cat /etc/hostname
 deny_case path-outside-view cat ../../../../../../etc/hostname
 deny_case path-denied cat ./.env
+# jailrun's own messages escape what they quote (jf_escape): ESC, C1 CSI and
+# a bidi override in a path reach the terminal as \xHH, never raw
+escaped() { # RC WANT_RC TEXT STDERR
+	[ "$1" -eq "$2" ] && grep -qF -- "$3" <<<"$4" &&
+		! grep -q "$(printf '\033\\|\302\233\\|\342\200\256')" <<<"$4"
+}
+err=$("$J" "${R[@]}" -- cat "$(printf './x\342\200\256y\033[2J\302\233')" 2>&1 >/dev/null)
+check "denied message escapes ESC, C1 and bidi" escaped $? 126 \
+	"path './x\xe2\x80\xaey\x1b[2J\xc2\x9b': control" "$err"
+err=$("$J" "${R[@]}" --cwd "$(printf 'd\342\200\256')" -- true 2>&1 >/dev/null)
+check "--cwd error message escapes a bidi override" escaped $? 125 \
+	'jailrun: --cwd d\xe2\x80\xae: control character in a name' "$err"
 # red-team report: wrappers and inline code in other languages, through the CLI
 deny_case exec-denylist prlimit rm -rf src
 deny_case exec-denylist setpriv rm -rf src
