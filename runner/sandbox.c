@@ -9,9 +9,11 @@
  *   /etc                    tmpfs with jr_etc_entries bound read-only
  *   /dev                    tmpfs: null zero full random urandom tty bound
  *                           from the host, fd/std* symlinks, /dev/shm tmpfs
+ *                           (bounded like /tmp, by shm_size)
  *   /proc                   a fresh proc of the new PID namespace; /proc/sys,
  *                           sysrq-trigger, irq, bus, fs read-only
- *   /tmp                    private tmpfs (HOME is /tmp/home)
+ *   /tmp                    private tmpfs (HOME is /tmp/home) of at most
+ *                           tmp_size bytes (tmpfs_options)
  *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
  *   [run] expose            read-only binds at the same path
  *
@@ -49,6 +51,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/filter.h>
@@ -230,8 +233,33 @@ static void plan_build(struct plan *p, const struct jr_spawn *s)
 	}
 }
 
-static void mount_dev(const struct plan *p)
+/*
+ * Options of a writable tmpfs of the jail (/tmp, /dev/shm) holding at most
+ * @bytes (0: the default, UINT64_MAX: no bound). Without a size a tmpfs may
+ * grow to half of RAM, each of them, and its pages are only reclaimed by
+ * swapping: a command filling /tmp would take the host's memory with it.
+ */
+#define JR_TMPFS_DEFAULT_MAX (1ULL << 30)
+
+static void tmpfs_options(char *buf, size_t size, uint64_t bytes)
 {
+	struct sysinfo si;
+
+	if (bytes == 0) {
+		bytes = JR_TMPFS_DEFAULT_MAX;
+		if (sysinfo(&si) == 0 && (uint64_t)si.totalram * si.mem_unit / 4 < bytes)
+			bytes = (uint64_t)si.totalram * si.mem_unit / 4;
+	}
+	if (bytes == UINT64_MAX)
+		snprintf(buf, size, "mode=1777");
+	else
+		snprintf(buf, size, "mode=1777,size=%llu", (unsigned long long)bytes);
+}
+
+static void mount_dev(const struct plan *p, const struct jr_spawn *s)
+{
+	char opts[64];
+
 	if (mount("tmpfs", "./dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") < 0)
 		fail(p->status_fd, "tmpfs /dev");
 	for (int i = 0; i < p->n; i++)
@@ -242,7 +270,8 @@ static void mount_dev(const struct plan *p)
 	symlink("/proc/self/fd/1", "./dev/stdout");
 	symlink("/proc/self/fd/2", "./dev/stderr");
 	mkdir("./dev/shm", 01777);
-	if (mount("tmpfs", "./dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), s->shm_bytes);
+	if (mount("tmpfs", "./dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /dev/shm");
 	mkdir("./dev/pts", 0755);
 }
@@ -267,6 +296,7 @@ static void mount_proc(const struct plan *p)
 static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 {
 	const uint64_t sys_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	char opts[64];
 	struct bind proj = {.fd = view_fd, .is_dir = true, .ro = false};
 
 	/* nothing we do below may propagate back to the host */
@@ -286,10 +316,11 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 			do_bind(p, &p->b[i], sys_attrs);
 	symlink("/proc/self/mounts", "./etc/mtab");
 	mkdir("./dev", 0755);
-	mount_dev(p);
+	mount_dev(p, s);
 	mount_proc(p);
 	mkdir("./tmp", 01777);
-	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), s->tmp_bytes);
+	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /tmp");
 	mkdir("./tmp/home", 0700);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
