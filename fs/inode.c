@@ -126,8 +126,10 @@ static void maybe_free_locked(struct jf_inode *inode)
 		} else {
 			unhash_locked(inode);
 		}
-		if (inode->orphan_fd >= 0)
+		if (inode->orphan_fd >= 0) {
 			close(inode->orphan_fd);
+			jf_fd_put();
+		}
 		if (inode->type == S_IFDIR)
 			jf_watch_forget(inode);
 		free(inode->name);
@@ -456,14 +458,15 @@ void jf_inode_free_all(void)
 }
 
 /* Hand @fd to the inode (dev, ino) as its orphan fd; closes @fd when the
- * inode is not in the table or already has one. */
+ * inode is not in the table, already has one, or the fd budget is spent (an
+ * open of the unlinked file then reads ENOENT, as after a host unlink). */
 void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 {
 	struct jf_inode *p;
 
 	pthread_mutex_lock(&jf_fs.lock);
 	p = find_locked(dev, ino);
-	if (p && p != &jf_fs.root && p->orphan_fd < 0) {
+	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take(JF_FD_FILE) == 0) {
 		p->orphan_fd = fd;
 		fd = -1;
 	}

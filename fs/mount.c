@@ -395,8 +395,10 @@ static int serve(struct jf_options *o)
 	struct fuse_loop_config *cfg;
 	struct sigaction sa = {.sa_handler = on_sighup};
 	bool audit_on = o->audit.path || o->audit.syslog;
+	unsigned workers = o->max_threads > 10 ? o->max_threads : 10;
 	int r, status = 1;
 
+	jf_fd_budget_init(workers);
 	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
@@ -428,7 +430,7 @@ static int serve(struct jf_options *o)
 	if (!cfg)
 		goto out_audit;
 	fuse_loop_cfg_set_idle_threads(cfg, o->max_threads);
-	fuse_loop_cfg_set_max_threads(cfg, o->max_threads > 10 ? o->max_threads : 10);
+	fuse_loop_cfg_set_max_threads(cfg, workers);
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;

@@ -244,12 +244,16 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	r = jf_inode_path(inode, path, sizeof(path));
+	/* the handle holds an fd from its first readdir to releasedir */
+	if (r >= 0 && jf_fd_take(JF_FD_DIR) < 0)
+		r = -EMFILE;
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
 	d = calloc(1, sizeof(*d) + (size_t)r + 1);
 	if (!d) {
+		jf_fd_put();
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -262,6 +266,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);
+		jf_fd_put();
 		free(d);
 	}
 }
@@ -489,6 +494,7 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (d->dp)
 		closedir(d->dp);
 	free(d->map.pos);
+	jf_fd_put();
 	free(d);
 	fuse_reply_err(req, 0);
 }

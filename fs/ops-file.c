@@ -151,6 +151,33 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdi
 	return r;
 }
 
+/* Handles hold an fd of the daemon for as long as the kernel keeps them:
+ * each takes a slot of the fd budget (fd-budget.c), given back by
+ * drop_file(). EMFILE once the budget is spent. No slot in no_open mode,
+ * where create leaves no handle. */
+static int open_counted(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v,
+			struct fuse_file_info *fi)
+{
+	int r = jf_fd_take(JF_FD_FILE);
+
+	if (r == 0 && (r = do_open(req, inode, v, fi)) < 0)
+		jf_fd_put();
+	return r;
+}
+
+static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+		     struct fuse_file_info *fi, struct fuse_entry_param *e);
+
+static int create_counted(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+			  struct fuse_file_info *fi, struct fuse_entry_param *e)
+{
+	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE);
+
+	if (r == 0 && (r = do_create(req, pi, name, mode, fi, e)) < 0 && !jf_fs.no_open)
+		jf_fd_put();
+	return r;
+}
+
 void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_inode *inode = jf_inode_get(ino);
@@ -166,7 +193,7 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	jf_zone_of(inode, &v);
-	r = do_open(req, inode, &v, fi);
+	r = open_counted(req, inode, &v, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
 		jf_audit_op(req, "open", path, NULL, v.zone, v.rule,
@@ -264,7 +291,7 @@ void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	int r;
 
 	jf_ns_lock(false);
-	r = do_create(req, jf_inode_get(parent), name, mode, fi, &e);
+	r = create_counted(req, jf_inode_get(parent), name, mode, fi, &e);
 	jf_ns_unlock();
 	if (r < 0)
 		fuse_reply_err(req, -r);
@@ -473,6 +500,7 @@ static void drop_file(struct jf_file *f)
 	}
 	pthread_mutex_unlock(&jf_fs.lock);
 	close(f->fd);
+	jf_fd_put();
 	free(f);
 }
 

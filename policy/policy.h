@@ -228,7 +228,8 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
  * expose entries must be absolute. An unset key gives an empty list; an
  * unknown key gives NULL.
- * Scalars: timeout (seconds, 0 = unset), max_output (bytes, 0 = unset);
+ * Scalars: timeout (seconds, 0 = unset); max_output, tmp_size, shm_size
+ * (bytes, 0 = unset, UINT64_MAX = unlimited);
  * unknown key gives 0. Thread-safe.
  */
 const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key);

@@ -257,6 +257,10 @@ struct jr_spawn {
 	bool stdin_null;  /* --json: stdin is /dev/null */
 	bool pipe_output; /* capture stdout/stderr through pipes */
 	struct jr_limits limits;
+	/* sizes of the jail's /tmp and /dev/shm tmpfs in bytes ([run] tmp_size,
+	 * shm_size): 0 = the default (the smaller of 1 GiB and a quarter of
+	 * RAM), UINT64_MAX = unbounded */
+	uint64_t tmp_bytes, shm_bytes;
 };
 
 struct jr_stream {

@@ -1005,6 +1005,8 @@ int main(int argc, char **argv)
 		.stdin_null = r.o.json,
 		.pipe_output = true,
 		.limits = r.o.limits,
+		.tmp_bytes = jf_policy_run_number(r.policy, "tmp_size"),
+		.shm_bytes = jf_policy_run_number(r.policy, "shm_size"),
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	jr_oneshot_stop(&r.oneshot);

@@ -1057,7 +1057,12 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
 		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, timeout or max_output)");
+		  "expose, timeout, max_output, tmp_size or shm_size)");
+	PARSE_ERR("[run]\ntmp_size = 0\n", "t.ini:2: tmp_size must be above 0 (or unlimited)");
+	PARSE_ERR("[run]\nshm_size = 1G\nshm_size = 2G\n",
+		  "t.ini:3: duplicate key 'shm_size' in [run]");
+	PARSE_ERR("[run]\ntmp_size = 1X\n", "t.ini:2: invalid size '1X' for tmp_size (expected a "
+					    "number with optional K, M, G or T)");
 	PARSE_ERR("[run]\ntimeout = 1\ntimeout = 2\n", "t.ini:3: duplicate key 'timeout' in [run]");
 	PARSE_ERR("[safe]\n/\n[denied]\na\0b\n", "t.ini:4: NUL byte in line");
 	PARSE_ERR("[safe]\r\n/\r\n[bogus]\r\n",
@@ -1124,7 +1129,9 @@ static void test_parse_values(void **state)
 				       "env = PATH, LANG=C.UTF-8\n"
 				       "expose = /usr/share/zoneinfo\n"
 				       "timeout = 300\n"
-				       "max_output = 1G\n");
+				       "max_output = 1G\n"
+				       "tmp_size = 64M\n"
+				       "shm_size = unlimited\n");
 	const char *const *l;
 
 	(void)state;
@@ -1151,6 +1158,8 @@ static void test_parse_values(void **state)
 	assert_null(jf_policy_run_list(p, "nope"));
 	assert_int_equal(jf_policy_run_number(p, "timeout"), 300);
 	assert_int_equal(jf_policy_run_number(p, "max_output"), 1ull << 30);
+	assert_int_equal(jf_policy_run_number(p, "tmp_size"), 64ull << 20);
+	assert_int_equal(jf_policy_run_number(p, "shm_size"), UINT64_MAX);
 	assert_int_equal(jf_policy_run_number(p, "nope"), 0);
 	/* profiles = project: secrets implied and first */
 	assert_string_equal(jf_policy_rule(p, 0)->source, "secrets");
