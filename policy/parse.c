@@ -804,10 +804,14 @@ int jf_policy_run_format(const struct jf_policy *policy, char **out)
 	}
 	if (policy->timeout)
 		fprintf(f, "timeout = %llu\n", (unsigned long long)policy->timeout);
-	if (policy->max_output == UINT64_MAX)
-		fputs("max_output = unlimited\n", f);
-	else if (policy->max_output)
-		fprintf(f, "max_output = %llu\n", (unsigned long long)policy->max_output);
+	for (int si = 0; si < JF_RUN_NSIZES; si++) {
+		uint64_t v = policy->run_sizes[si];
+
+		if (v == UINT64_MAX)
+			fprintf(f, "%s = unlimited\n", run_size_keys[si]);
+		else if (v)
+			fprintf(f, "%s = %llu\n", run_size_keys[si], (unsigned long long)v);
+	}
 	if (fclose(f) != 0) {
 		free(*out);
 		*out = NULL;

@@ -1005,8 +1005,12 @@ int main(int argc, char **argv)
 		.stdin_null = r.o.json,
 		.pipe_output = true,
 		.limits = r.o.limits,
-		.tmp_bytes = jf_policy_run_number(r.policy, "tmp_size"),
-		.shm_bytes = jf_policy_run_number(r.policy, "shm_size"),
+		.tmp_bytes =
+			stricter(jf_policy_run_number(r.policy, "tmp_size"),
+				 r.mount_run ? jf_policy_run_number(r.mount_run, "tmp_size") : 0),
+		.shm_bytes =
+			stricter(jf_policy_run_number(r.policy, "shm_size"),
+				 r.mount_run ? jf_policy_run_number(r.mount_run, "shm_size") : 0),
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	jr_oneshot_stop(&r.oneshot);
