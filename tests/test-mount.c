@@ -1538,6 +1538,11 @@ static int watch_setup(void **state)
 	return long_mount(state, LONG_TIMEOUTS);
 }
 
+static int watch_fast_setup(void **state)
+{
+	return long_mount(state, "fast_open," LONG_TIMEOUTS);
+}
+
 static int nowatch_setup(void **state)
 {
 	return long_mount(state, "nowatch," LONG_TIMEOUTS);
@@ -1680,6 +1685,49 @@ static void test_watch_host_rename_to_denied(void **state)
 	assert_false(dir_has(mu_v(m, "work"), "config"));
 	assert_false(dir_has(mu_v(m, "work"), ".env.production"));
 	assert_true(reads(mu_s(m, "work/.env.production"), "API_KEY=123\n"));
+}
+
+/* Zones follow names moved on the host: a handle opened for writing while
+ * the file was SAFE cannot write once the host moved its directory to a
+ * RESTRICTED name (.git/config), and the file is not shown writable. */
+static void host_move_to_restricted(struct jf_mnt *m, bool fast)
+{
+	struct stat st;
+	uint64_t sum;
+	int fd;
+
+	mu_write(m, "work/g/config", "[core]\n");
+	fd = open(mu_v(m, "work/g/config"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a\n", 2), 2);
+	assert_ok(rename(mu_s(m, "work/g"), mu_s(m, "work/.git")));
+	assert_true(EVENTUALLY(present(mu_v(m, "work/.git/config"))));
+	sum = mu_tree_sum(m, NULL);
+	errno = 0;
+	assert_int_equal(write(fd, "b\n", 2), -1);
+	assert_int_equal(errno, EROFS);
+	close(fd);
+	assert_true(mu_tree_sum(m, NULL) == sum);
+	assert_ok(stat(mu_v(m, "work/.git/config"), &st));
+	assert_int_equal(st.st_mode & 0222, 0);
+	/* the kernel refuses (EACCES) unless the caller may override modes
+	 * (root): then the daemon does (EROFS); with fast_open no OPEN reaches
+	 * the daemon, and root's writes fail as above */
+	if (fast && geteuid() == 0)
+		return;
+	errno = 0;
+	assert_int_equal(open(mu_v(m, "work/.git/config"), O_WRONLY | O_APPEND), -1);
+	assert_true(errno == (geteuid() == 0 ? EROFS : EACCES));
+}
+
+static void test_watch_host_move_to_restricted(void **state)
+{
+	host_move_to_restricted(*state, false);
+}
+
+static void test_watch_host_move_to_restricted_fast(void **state)
+{
+	host_move_to_restricted(*state, true);
 }
 
 static void test_watch_own_change_then_host(void **state)
@@ -2014,6 +2062,10 @@ int main(int argc, char **argv)
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_watch_host_rename_to_denied, watch_setup,
 						std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted, watch_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted_fast,
+						watch_fast_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_watch_own_change_then_host, watch_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_nowatch_stays_cached, nowatch_setup,
