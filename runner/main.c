@@ -162,29 +162,9 @@ static const char usage_text[] =
 
 static bool json_out; /* --json: a failure is a JSON result on stdout too */
 
-/* Report a failure (stderr, and the JSON result under --json) and exit.
- * Messages quote paths, names and reasons taken from the command line, the
- * request and the policy: the stderr text goes through jf_escape, so none
- * can drive the reader's terminal. */
-_printf_(2, 0) static _Noreturn void vfail(int status, const char *fmt, va_list ap)
-{
-	char msg[8192];
-	struct jr_report rep = {.error = msg, .error_status = status};
-	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
-
-	if (n < 0)
-		n = 0;
-	fputs("jailrun: ", stderr);
-	jf_fput_escaped(stderr, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	fputc('\n', stderr);
-	if (status == JR_EXIT_USAGE)
-		fputs("Try 'jailrun --help'.\n", stderr);
-	if (json_out)
-		jr_result_print(&rep);
-	exit(status);
-}
-
-/* "jailrun: MESSAGE" on stderr, escaped like vfail's. */
+/* "jailrun: MESSAGE" on stderr. Messages quote paths, names and reasons
+ * taken from the command line, the request and the policy: the whole text
+ * goes through jf_escape, so none can drive the reader's terminal. */
 _printf_(1, 2) static void say(const char *fmt, ...)
 {
 	char buf[8192];
@@ -199,6 +179,21 @@ _printf_(1, 2) static void say(const char *fmt, ...)
 	fputs("jailrun: ", stderr);
 	jf_fput_escaped(stderr, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 	fputc('\n', stderr);
+}
+
+/* Report a failure (stderr, and the JSON result under --json) and exit. */
+_printf_(2, 0) static _Noreturn void vfail(int status, const char *fmt, va_list ap)
+{
+	char msg[8192];
+	struct jr_report rep = {.error = msg, .error_status = status};
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say("%s", msg);
+	if (status == JR_EXIT_USAGE)
+		fputs("Try 'jailrun --help'.\n", stderr);
+	if (json_out)
+		jr_result_print(&rep);
+	exit(status);
 }
 
 /* jailrun itself failed: exit 125. */
