@@ -62,43 +62,6 @@ static void put_i64(struct jbuf *b, int64_t v)
 	}
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at @s (1..4), or 0 when the bytes
- * there are not one (overlong forms, surrogates D800-DFFF, above U+10FFFF,
- * truncated). Table 3-7 of the Unicode standard; the same set jansson accepts.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		need = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		need = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (n < need || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < need; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return need;
-}
-
 static bool plain(unsigned char c)
 {
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
@@ -106,9 +69,10 @@ static bool plain(unsigned char c)
 
 /*
  * A JSON string of @n bytes: quotes, backslashes and control bytes escaped
- * (RFC 8259 section 7; DEL too, for terminals), each byte that is not part of
- * well-formed UTF-8 replaced by U+FFFD. Returns false when one was replaced.
- * Worst case 6 output bytes per input byte, plus the quotes.
+ * (RFC 8259 section 7; DEL, C1 and bidi controls too, for terminals:
+ * jf_unsafe_char_len), each byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD. Returns false when one was replaced. Worst case 6
+ * output bytes per input byte, plus the quotes.
  */
 static bool put_str(struct jbuf *b, const char *str, size_t n)
 {
@@ -146,9 +110,24 @@ static bool put_str(struct jbuf *b, const char *str, size_t n)
 				put(b, e, 6);
 			i++;
 		} else {
-			size_t l = utf8_len(s + i, n - i);
+			size_t l = jf_utf8_len(s + i, n - i);
 
-			if (l) {
+			if (l > 1 && jf_unsafe_char_len(s + i, n - i) == l) {
+				/* C1 and bidi controls as \uXXXX: the same string
+				 * to a parser, inert in a terminal (cat, grep) */
+				unsigned cp = l == 2 ? (c & 0x1fu) << 6 | (s[i + 1] & 0x3fu)
+						     : (c & 0x0fu) << 12 | (s[i + 1] & 0x3fu) << 6 |
+							       (s[i + 2] & 0x3fu);
+				char e[6] = {'\\',
+					     'u',
+					     hex[cp >> 12],
+					     hex[cp >> 8 & 15],
+					     hex[cp >> 4 & 15],
+					     hex[cp & 15]};
+
+				put(b, e, 6);
+				i += l;
+			} else if (l) {
 				put(b, s + i, l);
 				i += l;
 			} else {

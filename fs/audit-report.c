@@ -197,18 +197,11 @@ static int read_log(FILE *in, struct report *r)
 	return ferror(in) ? -errno : 0;
 }
 
-/* Print @s for a terminal: control bytes as \xNN, so a file name cannot
- * carry escape sequences to the reader's terminal. */
+/* Print @s for a terminal (jf_escape): a file name or a process name cannot
+ * carry escape sequences or reordering to the reader's terminal. */
 static void print_safe(const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			printf("\\x%02x", c);
-		else
-			putchar(c);
-	}
+	jf_fput_escaped(stdout, s, strlen(s));
 }
 
 struct row {
@@ -302,11 +295,8 @@ static void print_ops(struct report *r)
 		}
 		char op[17];
 
-		/* ops come from the file: no control bytes to the terminal */
-		snprintf(op, sizeof(op), "%s", rows[i].key);
-		for (char *q = op; *q; q++)
-			if ((unsigned char)*q < 0x20 || *q == 0x7f)
-				*q = '?';
+		/* ops come from the file: escaped like paths, cut to the column */
+		jf_escape(op, sizeof(op), rows[i].key, strlen(rows[i].key));
 		printf("  %-16s %7lld %6lld %6lld %6lld\n", op, (long long)c[0], (long long)c[1],
 		       (long long)c[2], (long long)sum);
 	}

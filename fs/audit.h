@@ -34,27 +34,27 @@ enum jf_audit_decision {
 };
 
 struct jf_audit_event {
-	const char *op;    /* "lookup", "open", "create", "unlink", "rename", "release", ... */
+	const char *op;	   /* "lookup", "open", "create", "unlink", "rename", "release", ... */
 	const char *path;  /* view-relative canonical path ("" = root) */
 	const char *path2; /* rename/link destination, or NULL */
 	enum jf_zone zone;
 	enum jf_audit_decision decision;
-	bool mutation;              /* the op changes something (level writes) */
-	int err;                    /* positive errno answered, 0 if none */
+	bool mutation;		    /* the op changes something (level writes) */
+	int err;		    /* positive errno answered, 0 if none */
 	const struct jf_rule *rule; /* deciding rule, NULL = default zone */
-	const char *refusal;        /* jf_refusal_reason() when the name was refused, else NULL */
-	pid_t pid;                  /* from fuse_req_ctx(); 0 if unknown */
+	const char *refusal;	    /* jf_refusal_reason() when the name was refused, else NULL */
+	pid_t pid;		    /* from fuse_req_ctx(); 0 if unknown */
 	uid_t uid;
 	int64_t bytes_read;    /* >= 0 only on "release" records */
 	int64_t bytes_written; /* >= 0 only on "release" records */
 };
 
 struct jf_audit_config {
-	const char *path;   /* JSON Lines file, appended; NULL = none */
+	const char *path; /* JSON Lines file, appended; NULL = none */
 	enum jf_audit_level level;
-	bool sync;          /* --audit-sync: workers wait until the record is written */
-	bool syslog;        /* --audit-syslog: also send each record to syslog(3) */
-	size_t queue_len;   /* ring capacity in records; 0 = default (65536) */
+	bool sync;	  /* --audit-sync: workers wait until the record is written */
+	bool syslog;	  /* --audit-syslog: also send each record to syslog(3) */
+	size_t queue_len; /* ring capacity in records; 0 = default (65536) */
 };
 
 /* Parse "denied" / "writes" / "all" (and "off"); returns 0 or -EINVAL. */
@@ -84,7 +84,7 @@ void jf_audit_stop(void);
 /* ---- Helpers beyond the daemon's contract: tests, --audit-report, jailrun ---- */
 
 #define JF_AUDIT_QUEUE_DEFAULT 65536 /* records */
-#define JF_AUDIT_COMM_MAX 16         /* TASK_COMM_LEN, including the NUL (proc(5)) */
+#define JF_AUDIT_COMM_MAX 16	     /* TASK_COMM_LEN, including the NUL (proc(5)) */
 
 /*
  * Format @ev as one JSON Lines record, newline included, exactly as the

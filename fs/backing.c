@@ -28,7 +28,7 @@
  * __FMODE_EXEC (0x20) for execve(2). Keep only the documented open(2) flags.
  */
 #define JF_OPEN_FLAGS                                                                              \
-	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |    \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |     \
 	 O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
 	 O_PATH | O_TMPFILE | FASYNC)
 

@@ -175,19 +175,6 @@ static int load_policy(const struct opts *o, struct jf_policy **out)
 	return 0;
 }
 
-/* Writes @len bytes with control bytes, backslash and non-ASCII shown as \xHH. */
-static void put_escaped(FILE *f, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			fprintf(f, "\\x%02x", c);
-		else
-			putc(c, f);
-	}
-}
-
 static void put_verdict(FILE *f, const struct jf_verdict *v, const char *path, size_t len,
 			bool dir_slash)
 {
@@ -195,12 +182,12 @@ static void put_verdict(FILE *f, const struct jf_verdict *v, const char *path, s
 
 	jf_rule_format(v->rule, rule, sizeof(rule));
 	fprintf(f, "%s\t", jf_zone_name(v->zone));
-	put_escaped(f, rule, strlen(rule));
+	jf_fput_escaped(f, rule, strlen(rule));
 	putc('\t', f);
 	if (len == 0)
 		putc('.', f);
 	else
-		put_escaped(f, path, len);
+		jf_fput_escaped(f, path, len);
 	if (dir_slash && len > 0)
 		putc('/', f);
 	putc('\n', f);
@@ -277,7 +264,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 		jf_canonicalize(ck->root_real, NULL, arg, len, &c);
 	if (c.refusal != JF_REFUSE_NONE) {
 		printf("REFUSED\t%s\t", jf_refusal_reason(c.refusal));
-		put_escaped(stdout, arg, len);
+		jf_fput_escaped(stdout, arg, len);
 		putc('\n', stdout);
 		return;
 	}
@@ -465,7 +452,7 @@ fail:
 static void scan_warn(struct scan *s, const char *what)
 {
 	fprintf(stderr, "jailfs: %s ", what);
-	put_escaped(stderr, s->path, s->len);
+	jf_fput_escaped(stderr, s->path, s->len);
 	fprintf(stderr, ": %s\n", strerror(errno));
 	s->unreadable++;
 }
@@ -486,7 +473,7 @@ static void scan_subdir(struct scan *s, int dfd, const char *name, dev_t dev)
 	}
 	if (st.st_dev != dev && pseudo_fs(fd)) {
 		fprintf(stderr, "jailfs: not entering pseudo filesystem at ");
-		put_escaped(stderr, s->path, s->len);
+		jf_fput_escaped(stderr, s->path, s->len);
 		putc('\n', stderr);
 		s->skipped++;
 		close(fd);
@@ -508,10 +495,10 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	if (ref != JF_REFUSE_NONE) {
 		s->refused++;
 		printf("REFUSED\t%s\t", jf_refusal_reason(ref));
-		put_escaped(stdout, s->path, s->len);
+		jf_fput_escaped(stdout, s->path, s->len);
 		if (saved > 0)
 			putc('/', stdout);
-		put_escaped(stdout, name, nlen);
+		jf_fput_escaped(stdout, name, nlen);
 		putc('\n', stdout);
 		return;
 	}

@@ -69,11 +69,13 @@ struct jf_inode {
 	uint64_t nlookup;  /* kernel references (lookup count) */
 	unsigned refs;	   /* children pointing at us + 1 while nlookup > 0 */
 	mode_t type;	   /* S_IFMT bits */
-	/* Written under jf_fs.lock, read by request handlers without it: atomics.
-	 * A reader may see the zone of one update with the rule of another;
-	 * only audit records show the rule. */
-	_Atomic enum jf_zone zone; /* effective zone, cached at lookup */
-	const struct jf_rule *_Atomic rule;
+	enum jf_zone zone; /* effective zone, cached; see jf_zone_of() */
+	const struct jf_rule *rule;
+	/* Name generations (jf_fs.name_gen), under jf_fs.lock: @moved_gen is
+	 * the generation of the last rename that gave this inode a new parent
+	 * or name, @zone_gen the one @zone was computed at. @zone is stale when
+	 * the inode or any ancestor moved after it was computed. */
+	uint64_t moved_gen, zone_gen;
 	bool safe_links; /* hard links made through the view between SAFE names */
 	/* Last seen at open, for FOPEN_KEEP_CACHE. */
 	struct timespec open_mtime;
@@ -115,6 +117,18 @@ struct jf_fs {
 	enum jf_hardlinks hardlinks;
 
 	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */
+	/* The namespace lock. Every request that checks a name and then
+	 * creates, removes or changes it through the view (create, mknod,
+	 * mkdir, symlink, link, unlink, rmdir, rename of a non-directory,
+	 * setattr, setxattr) holds it shared from the check to the table
+	 * update; a rename that moves a directory holds it exclusive, so no
+	 * path computed for a check can change under the operation it allows.
+	 * Writer-preferring; never taken twice by one thread. Taken before
+	 * jf_fs.lock, never while holding it. */
+	pthread_rwlock_t ns_lock;
+	/* Bumped (under lock) by every rename the table learns of; read
+	 * atomically by probes to date the zone they compute. */
+	_Atomic uint64_t name_gen;
 	struct jf_inode **table;
 	struct jf_inode *unhashed; /* replaced inodes the kernel still holds (hnext) */
 	size_t table_size, count;
@@ -147,10 +161,12 @@ struct jf_inode *jf_inode_get(fuse_ino_t ino);
  * lookup reference. @btime is the birth time (NULL when the filesystem has
  * none): an inode number the filesystem reused for a new object (a different
  * type or birth time, or an entry we saw removed) gets a fresh inode, so the
- * kernel never mistakes the new object for the old one. NULL on ENOMEM. */
+ * kernel never mistakes the new object for the old one. @v is the zone
+ * computed at name generation @gen (read before the probe). An inode that
+ * gets a new parent or name here counts as moved. NULL on ENOMEM. */
 struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
-			      const struct timespec *btime, enum jf_zone zone,
-			      const struct jf_rule *rule, bool *created);
+			      const struct timespec *btime, const struct jf_verdict *v,
+			      uint64_t gen, bool *created);
 /* What the table knows about (dev, ino), copied under the lock (no pointer
  * escapes: a concurrent forget may free the inode). */
 struct jf_inode_info {
@@ -179,7 +195,26 @@ int jf_inode_orphan_fd(struct jf_inode *inode);
 /* @inode's parent nodeid and a malloc'd copy of its name (caller frees),
  * read under one lock hold. 0, -ENOENT (root or detached), -ENOMEM. */
 int jf_inode_parent_name(struct jf_inode *inode, fuse_ino_t *parent, char **name);
-void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule);
+/* Cached zone of @inode into @v when it is fresh (no rename moved the inode
+ * or an ancestor since it was computed): returns 1. Else returns 0 with the
+ * current generation in @gen and the view path in @path (JF_PATH_MAX + 1
+ * bytes), for jf_zone_of() to recompute; -ESTALE (detached),
+ * -ENAMETOOLONG. @v always gets the cached zone. One hold of jf_fs.lock. */
+int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *gen, char *path,
+		      size_t size);
+/* Store a zone computed at generation @gen. Takes jf_fs.lock. */
+void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint64_t gen);
+/* Give @inode the name @name in @parent (a hard link made through the view:
+ * its newest name is the one its path is built from), counting as a move.
+ * Takes jf_fs.lock. */
+void jf_inode_attach(struct jf_inode *inode, struct jf_inode *parent, const char *name);
+/* The caller holds jf_fs.ns_lock (shared or exclusive), checked in debug
+ * builds only. */
+void jf_ns_assert_held(void);
+/* Take and release jf_fs.ns_lock: shared for requests that check and then
+ * make, remove or change one name, exclusive for renames of directories. */
+void jf_ns_lock(bool exclusive);
+void jf_ns_unlock(void);
 uint64_t jf_view_ino(const struct jf_inode *inode);
 void jf_inode_free_all(void);
 
@@ -203,6 +238,22 @@ int jf_join(char *buf, size_t size, const char *dir, const char *name);
 bool jf_is_pseudo_fs(int fd);
 /* Apply a per-fd op that needs a path: "/proc/self/fd/N". */
 void jf_proc_fd_path(char *buf, size_t size, int fd);
+
+/* ---- the fd budget (fd-budget.c) ---- */
+
+enum jf_fd_kind {
+	JF_FD_FILE = 0, /* an open file handle, or a no_open orphan fd */
+	JF_FD_DIR = 1,	/* a directory handle */
+};
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit and size the budget for
+ * @workers worker threads. Start-up only, before serving. */
+void jf_fd_budget_init(unsigned workers);
+/* Count one fd that will outlive the request (a handle). 0, or -EMFILE when
+ * the budget of @kind is spent; a 0 is given back with jf_fd_put() when the
+ * fd is closed. Thread-safe, lock-free. */
+int jf_fd_take(enum jf_fd_kind kind);
+void jf_fd_put(void);
 
 /* ---- symlinks (symlink.c) ---- */
 

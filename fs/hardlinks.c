@@ -235,8 +235,9 @@ static void *hl_main(void *arg)
 	int r = jf_hardlinks_index(&hs);
 
 	if (r < 0)
-		fprintf(stderr, "jailfs: %s: indexing hard links: %s; files with several names "
-				"are hidden\n",
+		fprintf(stderr,
+			"jailfs: %s: indexing hard links: %s; files with several names "
+			"are hidden\n",
 			jf_fs.source_abs, strerror(-r));
 	else if (jf_fs.debug)
 		fprintf(stderr,

@@ -12,6 +12,7 @@
  * parent, name, nlookup and refs. Path building holds it only while copying
  * names, never across a system call.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -36,6 +37,14 @@ int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
 	if (!fs->table)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_rwlockattr_t ra;
+
+	pthread_rwlockattr_init(&ra);
+	/* A stream of creates must not starve a directory rename. */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->ns_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	atomic_init(&fs->name_gen, 0);
 	memset(&fs->root, 0, sizeof(fs->root));
 	fs->root.dev = root_st->st_dev;
 	fs->root.ino = root_st->st_ino;
@@ -117,8 +126,10 @@ static void maybe_free_locked(struct jf_inode *inode)
 		} else {
 			unhash_locked(inode);
 		}
-		if (inode->orphan_fd >= 0)
+		if (inode->orphan_fd >= 0) {
 			close(inode->orphan_fd);
+			jf_fd_put();
+		}
 		if (inode->type == S_IFDIR)
 			jf_watch_forget(inode);
 		free(inode->name);
@@ -146,6 +157,8 @@ static int attach_locked(struct jf_inode *inode, struct jf_inode *parent, const 
 	free(inode->name);
 	inode->name = dup;
 	inode->parent = name ? parent : NULL;
+	if (name && old) /* a new place: the zones below it are recomputed */
+		inode->moved_gen = atomic_fetch_add(&jf_fs.name_gen, 1) + 1;
 	if (inode->parent)
 		inode->parent->refs++;
 	if (old) {
@@ -200,8 +213,8 @@ static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, co
 }
 
 struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const struct stat *st,
-			      const struct timespec *btime, enum jf_zone zone,
-			      const struct jf_rule *rule, bool *created)
+			      const struct timespec *btime, const struct jf_verdict *v,
+			      uint64_t gen, bool *created)
 {
 	struct jf_inode *inode;
 
@@ -233,8 +246,9 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 	}
 	if (inode) {
 		inode->nlookup++;
-		inode->zone = zone;
-		inode->rule = rule;
+		inode->zone = v->zone;
+		inode->rule = v->rule;
+		inode->zone_gen = gen;
 	}
 	pthread_mutex_unlock(&jf_fs.lock);
 	/* Watched before the reply: the kernel caches nothing below a directory
@@ -335,12 +349,74 @@ void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *
 	pthread_mutex_unlock(&jf_fs.lock);
 }
 
-void jf_inode_set_zone(struct jf_inode *inode, enum jf_zone zone, const struct jf_rule *rule)
+/* Did @inode or an ancestor move after its zone was computed? Locked. */
+static bool zone_stale_locked(const struct jf_inode *inode)
+{
+	for (const struct jf_inode *p = inode; p; p = p->parent)
+		if (p->moved_gen > inode->zone_gen)
+			return true;
+	return false;
+}
+
+int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *gen, char *path,
+		      size_t size)
+{
+	int r = 1;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	v->zone = inode->zone;
+	v->rule = inode->rule;
+	if (inode != &jf_fs.root && zone_stale_locked(inode)) {
+		*gen = atomic_load(&jf_fs.name_gen);
+		r = path_locked(inode, path, size);
+		r = r < 0 ? r : 0;
+	}
+	pthread_mutex_unlock(&jf_fs.lock);
+	return r;
+}
+
+void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint64_t gen)
 {
 	pthread_mutex_lock(&jf_fs.lock);
-	inode->zone = zone;
-	inode->rule = rule;
+	inode->zone = v->zone;
+	inode->rule = v->rule;
+	inode->zone_gen = gen;
 	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+void jf_inode_attach(struct jf_inode *inode, struct jf_inode *parent, const char *name)
+{
+	if (inode == &jf_fs.root)
+		return;
+	pthread_mutex_lock(&jf_fs.lock);
+	if (inode->name && inode->parent)
+		attach_locked(inode, parent, name);
+	pthread_mutex_unlock(&jf_fs.lock);
+}
+
+/* ns_lock holds of this thread, for the debug-build precondition checks. */
+static __thread int ns_depth;
+
+void jf_ns_lock(bool exclusive)
+{
+	assert(ns_depth == 0); /* never recursive: a waiting writer would deadlock it */
+	if (exclusive)
+		pthread_rwlock_wrlock(&jf_fs.ns_lock);
+	else
+		pthread_rwlock_rdlock(&jf_fs.ns_lock);
+	ns_depth++;
+}
+
+void jf_ns_unlock(void)
+{
+	assert(ns_depth == 1);
+	ns_depth--;
+	pthread_rwlock_unlock(&jf_fs.ns_lock);
+}
+
+void jf_ns_assert_held(void)
+{
+	assert(ns_depth > 0);
 }
 
 uint64_t jf_view_ino(const struct jf_inode *inode)
@@ -382,14 +458,15 @@ void jf_inode_free_all(void)
 }
 
 /* Hand @fd to the inode (dev, ino) as its orphan fd; closes @fd when the
- * inode is not in the table or already has one. */
+ * inode is not in the table, already has one, or the fd budget is spent (an
+ * open of the unlinked file then reads ENOENT, as after a host unlink). */
 void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 {
 	struct jf_inode *p;
 
 	pthread_mutex_lock(&jf_fs.lock);
 	p = find_locked(dev, ino);
-	if (p && p != &jf_fs.root && p->orphan_fd < 0) {
+	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take(JF_FD_FILE) == 0) {
 		p->orphan_fd = fd;
 		fd = -1;
 	}
@@ -437,6 +514,19 @@ int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t s
 		r = path_locked(p, path, size);
 	pthread_mutex_unlock(&jf_fs.lock);
 	return r < 0 ? r : 0;
+}
+
+void jf_inode_moved(dev_t dev, ino_t ino, dev_t pdev, ino_t pino, const char *name)
+{
+	struct jf_inode *p, *parent;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	p = find_locked(dev, ino);
+	parent = pdev == jf_fs.root.dev && pino == jf_fs.root.ino ? &jf_fs.root
+								  : find_locked(pdev, pino);
+	if (p && parent && p != &jf_fs.root && p->name && p->parent)
+		attach_locked(p, parent, name);
+	pthread_mutex_unlock(&jf_fs.lock);
 }
 
 /* Copy @p into @out[*n] (the list has room). 0 or -ENOMEM. Locked. */

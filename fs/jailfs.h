@@ -6,7 +6,7 @@
  */
 #pragma once
 
-int jf_cmd_check(int argc, char **argv);        /* check.c: jailfs --check */
-int jf_cmd_scan(int argc, char **argv);         /* check.c: jailfs --scan */
+int jf_cmd_check(int argc, char **argv);	/* check.c: jailfs --check */
+int jf_cmd_scan(int argc, char **argv);		/* check.c: jailfs --scan */
 int jf_cmd_audit_report(int argc, char **argv); /* audit-report.c: jailfs --audit-report */
-int jf_cmd_mount(int argc, char **argv);        /* mount.c: jailfs SOURCE MOUNTPOINT */
+int jf_cmd_mount(int argc, char **argv);	/* mount.c: jailfs SOURCE MOUNTPOINT */

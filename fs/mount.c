@@ -10,6 +10,7 @@
  * SIGINT/SIGTERM end the loop (fuse_set_signal_handlers) and we unmount;
  * SIGHUP reopens the audit file.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +88,63 @@ static int check_mountpoint(const char *mnt)
 	return 1;
 }
 
+/* Undo mountinfo's octal escapes in place (space, tab, newline and
+ * backslash are written as \ooo, proc(5)). */
+static void unescape_octal(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && strspn(s + 1, "01234567") >= 3) {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Is @mnt (canonical) the mountpoint of a fuse.jailfs mount already? In
+ * /proc/self/mountinfo the fifth field is the mountpoint and the type
+ * follows " - ". */
+static bool is_jailfs_mount(const char *mnt)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - "), *mp = line;
+
+		for (int field = 1; field < 5 && mp; field++)
+			mp = strchr(mp, ' ') ? strchr(mp, ' ') + 1 : NULL;
+		if (!sep || !mp || mp > sep || strncmp(sep + 3, "fuse.jailfs ", 12) != 0)
+			continue;
+		mp[strcspn(mp, " ")] = '\0';
+		unescape_octal(mp);
+		if (strcmp(mp, mnt) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Mounting over files hides them until the unmount: say so. */
+static void warn_not_empty(const char *mnt)
+{
+	_cleanup_closedir_ DIR *d = opendir(mnt);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			fprintf(stderr,
+				"jailfs: warning: %s is not empty: what it holds is hidden while "
+				"the view is mounted\n",
+				mnt);
+			return;
+		}
+}
+
 static int load_policy(const struct jf_options *o)
 {
 	char err[512] = "";
@@ -131,6 +189,15 @@ static int open_source(const struct jf_options *o)
 	}
 	jf_fs.mnt_abs = mnt_abs; /* mount and unmount by absolute path: the
 				  * daemon chdirs to / when it detaches */
+	if (is_jailfs_mount(mnt_abs)) {
+		fprintf(stderr,
+			"jailfs: %s is already a jailfs mount; a second one would stack on it\n"
+			"  (two entries in findmnt, two unmounts). Unmount it first:\n"
+			"    fusermount3 -u '%s'\n",
+			mnt_abs, mnt_abs);
+		return 1;
+	}
+	warn_not_empty(mnt_abs);
 	jf_fs.mnt_rel = path_inside(jf_fs.source_abs, mnt_abs);
 	if (jf_fs.mnt_rel && !jf_fs.mnt_rel[0]) {
 		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
@@ -296,7 +363,8 @@ static int precheck_audit(struct jf_options *o)
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		fprintf(stderr,
 			"jailfs: --audit %s: the audit file has %ju names (hard links); one may be "
-			"inside SOURCE\n  and exposed in the view: give a file with a single name\n",
+			"inside SOURCE\n  and exposed in the view: give a file with a single "
+			"name\n",
 			o->audit.path, (uintmax_t)st.st_nlink);
 		return 2;
 	}
@@ -327,8 +395,10 @@ static int serve(struct jf_options *o)
 	struct fuse_loop_config *cfg;
 	struct sigaction sa = {.sa_handler = on_sighup};
 	bool audit_on = o->audit.path || o->audit.syslog;
+	unsigned workers = o->max_threads > 10 ? o->max_threads : 10;
 	int r, status = 1;
 
+	jf_fd_budget_init(workers);
 	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
@@ -360,7 +430,7 @@ static int serve(struct jf_options *o)
 	if (!cfg)
 		goto out_audit;
 	fuse_loop_cfg_set_idle_threads(cfg, o->max_threads);
-	fuse_loop_cfg_set_max_threads(cfg, o->max_threads > 10 ? o->max_threads : 10);
+	fuse_loop_cfg_set_max_threads(cfg, workers);
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;

@@ -5,6 +5,15 @@
  * stat when it is unknown) and leaves DENIED and refused names, hidden
  * symlinks, pseudo filesystems and the mountpoint out. readdirplus also
  * registers each entry's inode, exactly like lookup.
+ *
+ * Directory offsets are the view's own: the visible entries of a listing
+ * are numbered 1, 2, 3... (the d_off of the k-th visible entry is k), so
+ * neither their values nor their gaps depend on hidden entries. The backing
+ * d_off (on ext4 the hash of the next backing name, hidden or not; on tmpfs
+ * a creation index) never reaches the kernel. A map per listing turns a view
+ * offset back into a backing position (struct dir_map); an offset the map
+ * does not know yet (seekdir on a fresh handle) is reached by reading on
+ * from the last known position and counting visible entries.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,12 +29,21 @@
 #include "cleanup.h"
 #include "ops.h"
 
+/* View offset -> backing position: pos[k] is the telldir(3) cookie from
+ * which the next visible entry is the one with view offset k (pos[0] = 0,
+ * the start). pos[0..n) are known. */
+struct dir_map {
+	off_t *pos;
+	size_t n, cap;
+};
+
 struct jf_dir {
 	struct jf_dir *prev, *next; /* open_dirs list, under jf_fs.lock */
 	DIR *dp;		    /* NULL until the first readdir (see dir_stream) */
 	struct jf_inode *inode;	    /* held by the kernel while the handle is open */
-	struct dirent *entry;
-	off_t offset;
+	struct dirent *entry;	    /* read from dp but not yet given to the kernel */
+	uint64_t vpos;		    /* view offset of the next visible entry from dp */
+	struct dir_map map;
 	dev_t dev;
 	char path[]; /* view path of the directory at opendir */
 };
@@ -56,6 +74,93 @@ static void dir_unlink(struct jf_dir *d)
 	pthread_mutex_unlock(&jf_fs.lock);
 }
 
+/* ---------- view offsets ---------- */
+
+/* Start a new listing: only the start is known. 0 or -ENOMEM. */
+static int map_reset(struct dir_map *m)
+{
+	if (!m->cap) {
+		m->pos = malloc(64 * sizeof(*m->pos));
+		if (!m->pos)
+			return -ENOMEM;
+		m->cap = 64;
+	}
+	m->pos[0] = 0;
+	m->n = 1;
+	return 0;
+}
+
+/* Visible entry @k - 1 ended at backing position @cookie. A map that cannot
+ * grow stays shorter: seeking past it reads on from its last position. */
+static void map_note(struct dir_map *m, uint64_t k, off_t cookie)
+{
+	if (k < m->n) {
+		m->pos[k] = cookie;
+		return;
+	}
+	if (k != m->n)
+		return;
+	if (m->n == m->cap) {
+		off_t *p = realloc(m->pos, 2 * m->cap * sizeof(*p));
+
+		if (!p)
+			return;
+		m->pos = p;
+		m->cap *= 2;
+	}
+	m->pos[m->n++] = cookie;
+}
+
+/*
+ * Maps of the listings served without a handle (no_opendir, see below): each
+ * READDIR opens the directory afresh, so the map of a directory is kept here
+ * between requests, by (dev, ino), one per slot; a newer directory in the
+ * same slot evicts the older map. A request takes the map out and puts it
+ * back when done: two listings of one directory at once each get a map
+ * (one starts empty, and is merely slower), never a shared one.
+ */
+#define MAP_SLOTS 64
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+	struct dir_map map;
+} map_slots[MAP_SLOTS];
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t map_slot(dev_t dev, ino_t ino)
+{
+	return (size_t)(((uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev) >> 58) % MAP_SLOTS;
+}
+
+static void map_take(struct jf_inode *dir, struct dir_map *out)
+{
+	size_t i = map_slot(dir->dev, dir->ino);
+
+	*out = (struct dir_map){0};
+	pthread_mutex_lock(&map_lock);
+	if (map_slots[i].map.pos && map_slots[i].dev == dir->dev && map_slots[i].ino == dir->ino) {
+		*out = map_slots[i].map;
+		map_slots[i].map = (struct dir_map){0};
+	}
+	pthread_mutex_unlock(&map_lock);
+}
+
+static void map_put(struct jf_inode *dir, struct dir_map *m)
+{
+	size_t i = map_slot(dir->dev, dir->ino);
+	off_t *old;
+
+	pthread_mutex_lock(&map_lock);
+	old = map_slots[i].map.pos;
+	map_slots[i].dev = dir->dev;
+	map_slots[i].ino = dir->ino;
+	map_slots[i].map = *m;
+	pthread_mutex_unlock(&map_lock);
+	free(old);
+	*m = (struct dir_map){0};
+}
+
 void jf_ops_cleanup(void)
 {
 	while (open_dirs) {
@@ -64,7 +169,12 @@ void jf_ops_cleanup(void)
 		open_dirs = d->next;
 		if (d->dp)
 			closedir(d->dp);
+		free(d->map.pos);
 		free(d);
+	}
+	for (size_t i = 0; i < MAP_SLOTS; i++) {
+		free(map_slots[i].map.pos);
+		map_slots[i].map = (struct dir_map){0};
 	}
 }
 
@@ -92,8 +202,9 @@ void jf_ops_cleanup(void)
  *    sending OPENDIR and RELEASEDIR (two round trips per directory) and
  *    caches every listing (fs/fuse/file.c, "Default for no-open"). Each
  *    READDIR then opens the directory by its path (dev/ino checked, as every
- *    backing access) and seeks to the offset, the stateless readdir of NFS
- *    servers; d_off cookies survive a reopen on ext4, xfs, btrfs, tmpfs.
+ *    backing access) and seeks to the backing position of the view offset
+ *    (map_take), the stateless readdir of NFS servers; d_off cookies survive
+ *    a reopen on ext4, xfs, btrfs, tmpfs.
  * When readdir is audited, opendir always runs, so that every listing, cached
  * or not, is recorded. Either way the backing directory is opened by the
  * first READDIR that reaches us, never for a listing served from the cache.
@@ -133,12 +244,16 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	r = jf_inode_path(inode, path, sizeof(path));
+	/* the handle holds an fd from its first readdir to releasedir */
+	if (r >= 0 && jf_fd_take(JF_FD_DIR) < 0)
+		r = -EMFILE;
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
 	d = calloc(1, sizeof(*d) + (size_t)r + 1);
 	if (!d) {
+		jf_fd_put();
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -151,6 +266,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);
+		jf_fd_put();
 		free(d);
 	}
 }
@@ -195,11 +311,20 @@ static int oneshot_dir(struct jf_inode *inode, struct jf_dir **out)
 	return 0;
 }
 
-/* Add one visible entry; returns its size, 0 when it did not fit. */
-static size_t add_entry(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, char *p, size_t rem,
-			struct dirent *de, bool plus, int *err)
+/* Is backing entry @de shown? 1 (with @pr filled for a name), 0 hidden or
+ * vanished. "." and ".." always are. */
+static int entry_visible(struct jf_dir *d, struct dirent *de, bool plus, struct probe *pr)
 {
-	struct probe pr;
+	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		return 1;
+	return jf_probe_child(dirfd(d->dp), d->path, d->dev, de->d_name, de->d_type, plus, pr) > 0;
+}
+
+/* Add the visible entry @de with view offset @next for the entry after it;
+ * returns its size (more than @rem when it did not fit), 0 with *err set. */
+static size_t add_entry(fuse_req_t req, struct jf_inode *dir, char *p, size_t rem,
+			struct dirent *de, struct probe *pr, bool plus, off_t next, int *err)
+{
 	struct stat st = {0};
 	size_t sz;
 	int r;
@@ -216,34 +341,100 @@ static size_t add_entry(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, 
 		if (plus) {
 			struct fuse_entry_param e = {.attr = st};
 
-			return fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
+			return fuse_add_direntry_plus(req, p, rem, de->d_name, &e, next);
 		}
-		return fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
+		return fuse_add_direntry(req, p, rem, de->d_name, &st, next);
 	}
-	r = jf_probe_child(dirfd(d->dp), d->path, d->dev, de->d_name, de->d_type, plus, &pr);
-	if (r <= 0)
-		return (size_t)-1; /* hidden or vanished: skip */
 	if (!plus) {
 		struct jf_inode_info known;
-		bool in_table = pr.have_stat && jf_inode_info(pr.st.st_dev, pr.st.st_ino, &known);
+		bool in_table =
+			pr->have_stat && jf_inode_info(pr->st.st_dev, pr->st.st_ino, &known);
 
 		st.st_ino = in_table ? known.view_ino : de->d_ino;
-		if (!in_table && pr.have_stat && pr.st.st_dev != jf_fs.root_dev)
+		if (!in_table && pr->have_stat && pr->st.st_dev != jf_fs.root_dev)
 			st.st_ino = de->d_ino | (1ULL << 63);
 		st.st_mode = (mode_t)DTTOIF(de->d_type);
-		return fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
+		return fuse_add_direntry(req, p, rem, de->d_name, &st, next);
 	}
 	struct fuse_entry_param e;
 
-	r = jf_make_entry(dir, de->d_name, &pr, &e);
+	r = jf_make_entry(dir, de->d_name, pr, &e);
 	if (r < 0) {
 		*err = r;
 		return 0;
 	}
-	sz = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
+	sz = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, next);
 	if (sz > rem)
 		jf_inode_forget(jf_inode_get(e.ino), 1);
 	return sz;
+}
+
+/*
+ * Position @d so that its next visible entry has view offset @off: offset 0
+ * starts a new listing; a known offset seeks to its backing position; an
+ * offset past the map reads on from the last known position, counting
+ * visible entries. 0, 1 when the directory ends before @off, or -errno.
+ */
+static int dir_seek(struct jf_dir *d, uint64_t off)
+{
+	struct probe pr;
+
+	if ((off == 0 || !d->map.n) && map_reset(&d->map) < 0)
+		return -ENOMEM;
+	if (off == d->vpos)
+		return 0; /* also a pending entry: the kernel reads on */
+	d->vpos = off < d->map.n ? off : d->map.n - 1;
+	seekdir(d->dp, d->map.pos[d->vpos]);
+	d->entry = NULL;
+	while (d->vpos < off) {
+		struct dirent *de;
+
+		errno = 0;
+		de = readdir(d->dp);
+		if (!de)
+			return errno ? -errno : 1;
+		/* Visibility does not depend on want_stat (the probe stats
+		 * where the decision needs it): the cheaper probe counts the
+		 * same entries as readdirplus does. */
+		if (entry_visible(d, de, false, &pr))
+			map_note(&d->map, ++d->vpos, de->d_off);
+	}
+	return 0;
+}
+
+/* Fill @buf with the visible entries from @d's position on. Returns the bytes
+ * used, or -errno when not even one entry could be added. */
+static ssize_t fill_dir(fuse_req_t req, struct jf_inode *dir, struct jf_dir *d, char *buf,
+			size_t size, bool plus)
+{
+	struct probe pr;
+	size_t rem = size;
+	int err = 0;
+
+	for (;;) {
+		size_t sz;
+
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				err = -errno;
+				break;
+			}
+		}
+		if (entry_visible(d, d->entry, plus, &pr)) {
+			sz = add_entry(req, dir, buf + (size - rem), rem, d->entry, &pr, plus,
+				       (off_t)d->vpos + 1, &err);
+			if (err || sz > rem)
+				break; /* d->entry stays for the next request */
+			rem -= sz;
+			map_note(&d->map, ++d->vpos, d->entry->d_off);
+		}
+		d->entry = NULL;
+	}
+	if (err < 0 && rem == size)
+		return err;
+	return (ssize_t)(size - rem);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -253,56 +444,35 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct jf_inode *dir = jf_inode_get(ino);
 	_cleanup_free_ struct jf_dir *oneshot = NULL;
 	_cleanup_free_ char *buf = malloc(size);
-	size_t rem = size;
+	ssize_t n = 0;
 	int err = 0;
 
 	if (!d) /* no_opendir: a handle for this request only */
 		err = oneshot_dir(dir, &oneshot);
-	if (!d && oneshot)
+	if (!d && oneshot) {
 		d = oneshot;
+		map_take(dir, &d->map);
+	}
 	if (err == 0)
 		err = dir_stream(d);
-	if (err < 0 || !buf) {
-		if (oneshot && oneshot->dp)
-			closedir(oneshot->dp);
-		fuse_reply_err(req, err < 0 ? -err : ENOMEM);
-		return;
-	}
-	if (plus && off == 0)
+	if (err == 0 && !buf)
+		err = -ENOMEM;
+	if (err == 0 && plus && off == 0)
 		atomic_store(&dir->listed_ms, now_ms());
-	if (off != d->offset) {
-		seekdir(d->dp, off);
-		d->entry = NULL;
-		d->offset = off;
+	if (err == 0)
+		err = dir_seek(d, (uint64_t)off);
+	if (err == 0)
+		n = fill_dir(req, dir, d, buf, size, plus);
+	if (oneshot) {
+		if (oneshot->dp)
+			closedir(oneshot->dp);
+		if (oneshot->map.pos)
+			map_put(dir, &oneshot->map);
 	}
-	for (;;) {
-		size_t sz;
-
-		if (!d->entry) {
-			errno = 0;
-			d->entry = readdir(d->dp);
-			if (!d->entry) {
-				err = errno;
-				break;
-			}
-		}
-		sz = add_entry(req, dir, d, buf + (size - rem), rem, d->entry, plus, &err);
-		if (err)
-			break;
-		if (sz != (size_t)-1) {
-			if (sz > rem)
-				break;
-			rem -= sz;
-		}
-		d->offset = d->entry->d_off;
-		d->entry = NULL;
-	}
-	if (oneshot)
-		closedir(oneshot->dp);
-	if (err && rem == size)
-		fuse_reply_err(req, err > 0 ? err : -err);
+	if (err < 0 || n < 0)
+		fuse_reply_err(req, err < 0 ? -err : (int)-n);
 	else
-		fuse_reply_buf(req, buf, size - rem);
+		fuse_reply_buf(req, buf, err == 1 ? 0 : (size_t)n);
 }
 
 void jf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -323,6 +493,8 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	dir_unlink(d);
 	if (d->dp)
 		closedir(d->dp);
+	free(d->map.pos);
+	jf_fd_put();
 	free(d);
 	fuse_reply_err(req, 0);
 }

@@ -43,16 +43,20 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 		    struct jf_file **out)
 {
 	struct jf_inode *inode = jf_inode_get(ino);
+	struct jf_verdict v;
 	struct stat st;
 	int fd;
 
 	*out = jf_file_of(fi);
 	if (*out)
 		return 0;
-	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = inode->zone, .writable = true};
+	jf_zone_of(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT; /* renamed to a hidden name since the open */
+	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = v.zone, .writable = true};
 	/* A write outside SAFE is refused by the caller's zone check: never open
 	 * the backing file for writing (ETXTBSY, an inotify event...). */
-	if ((flags & O_ACCMODE) != O_RDONLY && inode->zone != JF_SAFE) {
+	if ((flags & O_ACCMODE) != O_RDONLY && v.zone != JF_SAFE) {
 		*out = tmp;
 		return 0;
 	}
@@ -69,7 +73,7 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 	}
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[tmp->zone] && (flags & O_ACCMODE) == O_RDONLY) {
+	if ((uint64_t)st.st_size > jf_fs.max_size[v.zone] && (flags & O_ACCMODE) == O_RDONLY) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -84,7 +88,7 @@ static void put_file(struct jf_file *f, struct jf_file *tmp)
 		close(tmp->fd);
 }
 
-static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
+static int new_file(fuse_req_t req, struct jf_inode *inode, enum jf_zone zone, int fd, int flags,
 		    struct fuse_file_info *fi, const struct stat *st)
 {
 	struct jf_file *f = calloc(1, sizeof(*f));
@@ -96,7 +100,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
 	f->uid = ctx->uid;
 	f->fd = fd;
 	f->inode = inode;
-	f->zone = inode->zone;
+	f->zone = zone;
 	f->writable = (flags & O_ACCMODE) != O_RDONLY;
 	atomic_init(&f->bytes_read, 0);
 	atomic_init(&f->bytes_written, 0);
@@ -116,21 +120,21 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, int fd, int flags,
 	return 0;
 }
 
-static int do_open(fuse_req_t req, struct jf_inode *inode, struct fuse_file_info *fi)
+static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v,
+		   struct fuse_file_info *fi)
 {
 	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC);
-	/* Read once; and gcc 12 indexes an array with an _Atomic value by a
-	 * plain load. */
-	enum jf_zone zone = inode->zone;
 	struct stat st;
 	int fd, r;
 
-	if (wants_write(fi->flags) && zone != JF_SAFE)
+	if (v->zone == JF_DENIED)
+		return -ENOENT; /* renamed to a hidden name since the lookup */
+	if (wants_write(fi->flags) && v->zone != JF_SAFE)
 		return -EROFS;
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[zone]) {
+	if ((uint64_t)st.st_size > jf_fs.max_size[v->zone]) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -141,9 +145,36 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct fuse_file_info
 	}
 	if (fi->flags & O_TRUNC)
 		st.st_size = -1; /* never keep the cache of a truncated file */
-	r = new_file(req, inode, fd, fi->flags, fi, &st);
+	r = new_file(req, inode, v->zone, fd, fi->flags, fi, &st);
 	if (r < 0)
 		close(fd);
+	return r;
+}
+
+/* Handles hold an fd of the daemon for as long as the kernel keeps them:
+ * each takes a slot of the fd budget (fd-budget.c), given back by
+ * drop_file(). EMFILE once the budget is spent. No slot in no_open mode,
+ * where create leaves no handle. */
+static int open_counted(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v,
+			struct fuse_file_info *fi)
+{
+	int r = jf_fd_take(JF_FD_FILE);
+
+	if (r == 0 && (r = do_open(req, inode, v, fi)) < 0)
+		jf_fd_put();
+	return r;
+}
+
+static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+		     struct fuse_file_info *fi, struct fuse_entry_param *e);
+
+static int create_counted(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+			  struct fuse_file_info *fi, struct fuse_entry_param *e)
+{
+	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE);
+
+	if (r == 0 && (r = do_create(req, pi, name, mode, fi, e)) < 0 && !jf_fs.no_open)
+		jf_fd_put();
 	return r;
 }
 
@@ -152,6 +183,7 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
 	bool w = wants_write(fi->flags);
+	struct jf_verdict v;
 	int r;
 
 	if (jf_fs.no_open) {
@@ -160,10 +192,11 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	r = do_open(req, inode, fi);
+	jf_zone_of(inode, &v);
+	r = open_counted(req, inode, &v, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
-		jf_audit_op(req, "open", path, NULL, inode->zone, inode->rule,
+		jf_audit_op(req, "open", path, NULL, v.zone, v.rule,
 			    r ? JF_AUDIT_DENY : JF_AUDIT_ALLOW, w, -r);
 	}
 	if (r < 0)
@@ -177,11 +210,12 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 {
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_TRUNC;
-	struct jf_verdict v;
+	struct jf_verdict v, now;
 	struct jf_inode *inode;
 	bool created = true;
 	int dfd, fd = -1, r;
 
+	jf_ns_assert_held();
 	dfd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (dfd < 0)
 		return dfd;
@@ -192,9 +226,17 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 			created = false;
-			fd = openat(dfd, name, flags & ~O_CREAT);
+			/* Open an existing name only when the view shows it: a
+			 * hidden object answers EACCES whatever it is (never
+			 * EISDIR), and is never opened (no open or close-write
+			 * event on it for the host's watchers). */
+			r = jf_hide_eexist(-EEXIST, dfd, dpath, pi->dev, name);
+			if (r == -EEXIST) {
+				r = 0;
+				fd = openat(dfd, name, flags & ~O_CREAT);
+			}
 		}
-		if (fd < 0)
+		if (fd < 0 && r == 0)
 			r = errno == ELOOP ? -EACCES
 					   : jf_hide_eexist(-errno, dfd, dpath, pi->dev, name);
 	}
@@ -208,9 +250,10 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	if (r < 0)
 		goto fail;
 	inode = jf_inode_get(e->ino);
-	if (inode->zone != JF_SAFE) { /* an existing hard-linked file, say */
+	jf_zone_of(inode, &now);
+	if (now.zone != JF_SAFE) { /* an existing hard-linked file, say */
 		jf_inode_forget(inode, 1);
-		r = jf_refuse(req, "create", path, NULL, inode->zone, inode->rule, -EROFS);
+		r = jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
 		goto fail;
 	}
 	if ((fi->flags & O_TRUNC) && !created && ftruncate(fd, 0) < 0) {
@@ -226,7 +269,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		fd = -1;
 		fi->fh = 0;
 	} else {
-		r = new_file(req, inode, fd, fi->flags, fi, &e->attr);
+		r = new_file(req, inode, JF_SAFE, fd, fi->flags, fi, &e->attr);
 		if (r < 0) {
 			jf_inode_forget(inode, 1);
 			goto fail;
@@ -245,8 +288,11 @@ void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	       struct fuse_file_info *fi)
 {
 	struct fuse_entry_param e;
-	int r = do_create(req, jf_inode_get(parent), name, mode, fi, &e);
+	int r;
 
+	jf_ns_lock(false);
+	r = create_counted(req, jf_inode_get(parent), name, mode, fi, &e);
+	jf_ns_unlock();
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else if (fuse_reply_create(req, &e, fi) == -ENOENT && jf_file_of(fi))
@@ -301,26 +347,31 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	put_file(f, &tmp);
 }
 
-/* Refuse a write-class request on @f outside SAFE; audited like open was. */
-static int check_writable(fuse_req_t req, const char *op, struct jf_file *f)
+/* Refuse a write-class request on @f outside SAFE; audited like open was.
+ * The zone is the inode's at its current name (@v), not the one it had
+ * when the handle was opened: a file renamed (or whose directory was
+ * renamed) to a RESTRICTED name is read-only from then on. */
+static int check_writable(fuse_req_t req, const char *op, struct jf_file *f, struct jf_verdict *v)
 {
 	char path[JF_PATH_MAX + 1] = "";
 
 	if (!f->writable)
 		return -EBADF;
-	if (f->zone == JF_SAFE)
+	jf_zone_of(f->inode, v);
+	if (v->zone == JF_SAFE)
 		return 0;
 	jf_inode_path(f->inode, path, sizeof(path));
-	return jf_refuse(req, op, path, NULL, f->zone, f->inode->rule, -EROFS);
+	return jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
 }
 
 static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *in, off_t off,
 			int flags)
 {
 	size_t size = fuse_buf_size(in);
-	uint64_t max = jf_fs.max_size[f->zone];
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
-	int r = check_writable(req, "write", f);
+	struct jf_verdict v;
+	int r = check_writable(req, "write", f, &v);
+	uint64_t max = jf_fs.max_size[v.zone];
 
 	if (r < 0)
 		return r;
@@ -334,7 +385,7 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 		char path[JF_PATH_MAX + 1] = "";
 
 		jf_inode_path(f->inode, path, sizeof(path));
-		return jf_refuse(req, "write", path, NULL, f->zone, f->inode->rule, -EFBIG);
+		return jf_refuse(req, "write", path, NULL, v.zone, v.rule, -EFBIG);
 	}
 	if ((uint64_t)off + size > max)
 		size = (size_t)(max - (uint64_t)off); /* short write, then EFBIG */
@@ -449,6 +500,7 @@ static void drop_file(struct jf_file *f)
 	}
 	pthread_mutex_unlock(&jf_fs.lock);
 	close(f->fd);
+	jf_fd_put();
 	free(f);
 }
 
@@ -517,14 +569,15 @@ static int fallocate_limit(int fd, int mode, off_t off, off_t len)
 static int do_fallocate(fuse_req_t req, struct jf_file *f, int mode, off_t off, off_t len)
 {
 	char path[JF_PATH_MAX + 1] = "";
-	int r = check_writable(req, "fallocate", f);
+	struct jf_verdict v;
+	int r = check_writable(req, "fallocate", f, &v);
 
 	if (r < 0)
 		return r;
 	r = fallocate_limit(f->fd, mode, off, len);
 	if (r < 0) {
 		jf_inode_path(f->inode, path, sizeof(path));
-		return jf_refuse(req, "fallocate", path, NULL, f->zone, f->inode->rule, r);
+		return jf_refuse(req, "fallocate", path, NULL, v.zone, v.rule, r);
 	}
 	return fallocate(f->fd, mode, off, len) < 0 ? -errno : 0;
 }
@@ -568,7 +621,8 @@ static ssize_t do_copy_file_range(fuse_req_t req, struct jf_file *in, off_t off_
 				  struct jf_file *out, off_t off_out, size_t len, int flags)
 {
 	uint64_t max = jf_fs.max_size[JF_SAFE];
-	ssize_t n = check_writable(req, "write", out);
+	struct jf_verdict v;
+	ssize_t n = check_writable(req, "write", out, &v);
 
 	if (n < 0)
 		return n;

@@ -140,6 +140,7 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	struct jf_verdict v;
 	int fd, r;
 
+	jf_ns_assert_held();
 	*op = kind == MK_DIR ? "mkdir" : kind == MK_SYMLINK ? "symlink" : "mknod";
 	if (kind == MK_NOD && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
 		return -EPERM; /* no device nodes, ever (invariant 8) */
@@ -180,8 +181,11 @@ static void reply_make(fuse_req_t req, fuse_ino_t parent, const char *name, enum
 {
 	struct fuse_entry_param e;
 	const char *op;
-	int r = do_make(req, jf_inode_get(parent), name, kind, mode, link, &e, &op);
+	int r;
 
+	jf_ns_lock(false);
+	r = do_make(req, jf_inode_get(parent), name, kind, mode, link, &e, &op);
+	jf_ns_unlock();
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -246,7 +250,8 @@ static int open_orphan(int dirfd, const char *name, const struct stat *st)
 	fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino)) {
+	if (fd >= 0 &&
+	    (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino)) {
 		close(fd);
 		fd = -1;
 	}
@@ -270,6 +275,7 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	struct probe p;
 	int fd, r;
 
+	jf_ns_assert_held();
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
@@ -291,31 +297,121 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	return r;
 }
 
+static void reply_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir)
+{
+	int r;
+
+	jf_ns_lock(false);
+	r = do_remove(req, jf_inode_get(parent), name, dir);
+	jf_ns_unlock();
+	fuse_reply_err(req, -r);
+}
+
 void jf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -do_remove(req, jf_inode_get(parent), name, false));
+	reply_remove(req, parent, name, false);
 }
 
 void jf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -do_remove(req, jf_inode_get(parent), name, true));
+	reply_remove(req, parent, name, true);
 }
 
 /* ---------- rename ---------- */
 
 /*
- * Renaming a directory moves every name below it. Allowed only when every
- * entry below is SAFE at its old and at its new path; otherwise -EXDEV, which
- * makes mv(1) fall back to copy + delete, checked name by name.
+ * Renaming a directory moves every name below it. Allowed when every visible
+ * entry below is SAFE at its old and at its new path (a symlink's target
+ * also passes the new-symlink rule from its new directory), and every
+ * hidden entry stays hidden at its new path; otherwise -EXDEV, which makes
+ * mv(1) fall back to copy + delete, checked name by name. A hidden entry
+ * that stays hidden is not looked into and not counted, so the answer does
+ * not depend on what the view hides unless a hidden name would show.
  */
-static int subtree_ok(int parent_fd, char *oldp, size_t olen, char *newp, size_t nlen, int depth,
-		      unsigned *budget)
+struct move_walk {
+	char *oldp, *newp; /* view paths of the entry's old and new directory */
+	size_t olen, nlen;
+	int depth;
+	unsigned budget; /* visible entries still allowed */
+};
+
+/*
+ * Zone of the entry @name (@st) of @dirfd if its view directory were @dir:
+ * JF_DENIED when it would be hidden (a DENIED name, the mountpoint, a
+ * symlink whose target would leave the view from there). A visible symlink
+ * with an absolute target counts as RESTRICTED: the view shows it as a
+ * relative text computed for its directory, which the kernel caches per
+ * inode and may still use at the old place, so it never changes directory.
+ */
+static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *st, const char *dir)
+{
+	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	struct jf_verdict v;
+	int len = jf_join(path, sizeof(path), dir, name);
+	ssize_t n;
+
+	if (len < 0 || jf_is_mnt_path(path))
+		return JF_DENIED;
+	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
+	v.zone = jf_effective_zone(st, v.zone, false);
+	if (v.zone == JF_DENIED || !S_ISLNK(st->st_mode))
+		return v.zone;
+	n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return JF_DENIED;
+	target[n] = '\0';
+	if (jf_symlink_view(dir, target, view, sizeof(view)) < 0)
+		return JF_DENIED;
+	return target[0] == '/' ? JF_RESTRICTED : v.zone;
+}
+
+static int subtree_ok(int parent_fd, struct move_walk *w);
+
+/* One entry of the walk: 0 or -EXDEV (or -errno of the backing calls). */
+static int entry_moves_ok(DIR *dp, const char *name, struct move_walk *w)
+{
+	size_t n = strlen(name), olen = w->olen, nlen = w->nlen;
+	enum jf_zone old_zone, new_zone;
+	struct stat st;
+	int r;
+
+	if (jf_check_name(name, n) != JF_REFUSE_NONE)
+		return 0; /* refused names are hidden wherever they are */
+	if (olen + n + 2 > JF_PATH_MAX || nlen + n + 2 > JF_PATH_MAX)
+		return -EXDEV;
+	if (fstatat(dirfd(dp), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	old_zone = zone_below(dirfd(dp), name, &st, w->oldp);
+	new_zone = zone_below(dirfd(dp), name, &st, w->newp);
+	if (old_zone == JF_DENIED && new_zone == JF_DENIED)
+		return 0; /* stays hidden: not looked into, not counted */
+	if (old_zone != JF_SAFE || new_zone != JF_SAFE || --w->budget == 0)
+		return -EXDEV;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	_cleanup_close_ int sub =
+		openat(dirfd(dp), name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (sub < 0)
+		return -errno;
+	sprintf(w->oldp + olen, "%s%s", olen ? "/" : "", name);
+	sprintf(w->newp + nlen, "%s%s", nlen ? "/" : "", name);
+	w->olen = strlen(w->oldp);
+	w->nlen = strlen(w->newp);
+	r = subtree_ok(sub, w);
+	w->oldp[olen] = w->newp[nlen] = '\0';
+	w->olen = olen;
+	w->nlen = nlen;
+	return r;
+}
+
+static int subtree_ok(int parent_fd, struct move_walk *w)
 {
 	_cleanup_closedir_ DIR *dp = NULL;
 	struct dirent *de;
-	int fd;
+	int fd, r = 0;
 
-	if (depth > JF_MAX_DIR_RENAME_DEPTH)
+	if (w->depth >= JF_MAX_DIR_RENAME_DEPTH)
 		return -EXDEV;
 	fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -325,62 +421,28 @@ static int subtree_ok(int parent_fd, char *oldp, size_t olen, char *newp, size_t
 		close(fd);
 		return -errno;
 	}
-	while ((de = readdir(dp))) {
-		size_t n = strlen(de->d_name);
-		struct jf_verdict v;
-		struct stat st;
-		bool is_dir;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (--*budget == 0 || olen + n + 2 > JF_PATH_MAX || nlen + n + 2 > JF_PATH_MAX)
-			return -EXDEV;
-		if (jf_check_name(de->d_name, n) != JF_REFUSE_NONE)
-			return -EXDEV;
-		if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
-		is_dir = S_ISDIR(st.st_mode);
-		/* newp is still the entry's new directory here. */
-		if (S_ISLNK(st.st_mode) && symlink_fits(dirfd(dp), de->d_name, newp) < 0)
-			return -EXDEV;
-		sprintf(oldp + olen, "/%s", de->d_name);
-		sprintf(newp + nlen, "/%s", de->d_name);
-		jf_classify_path(oldp, olen + n + 1, is_dir, &v);
-		if (jf_effective_zone(&st, v.zone, false) != JF_SAFE)
-			return -EXDEV;
-		jf_classify_path(newp, nlen + n + 1, is_dir, &v);
-		if (jf_effective_zone(&st, v.zone, false) != JF_SAFE)
-			return -EXDEV;
-		if (is_dir) {
-			_cleanup_close_ int sub =
-				openat(dirfd(dp), de->d_name,
-				       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			int r;
-
-			if (sub < 0)
-				return -errno;
-			r = subtree_ok(sub, oldp, olen + n + 1, newp, nlen + n + 1, depth + 1,
-				       budget);
-			if (r < 0)
-				return r;
-		}
-		oldp[olen] = '\0';
-		newp[nlen] = '\0';
-	}
-	return 0;
+	w->depth++;
+	while (r == 0 && (de = readdir(dp)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			r = entry_moves_ok(dp, de->d_name, w);
+	w->depth--;
+	return r;
 }
 
 static int check_dir_move(int pfd, const char *name, const char *oldpath, const char *newpath)
 {
 	char o[JF_PATH_MAX + 2], n[JF_PATH_MAX + 2];
-	unsigned budget = JF_MAX_DIR_RENAME_ENTRIES;
+	struct move_walk w = {.oldp = o, .newp = n, .budget = JF_MAX_DIR_RENAME_ENTRIES};
 	_cleanup_close_ int fd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
+	jf_ns_assert_held();
 	snprintf(o, sizeof(o), "%s", oldpath);
 	snprintf(n, sizeof(n), "%s", newpath);
-	return subtree_ok(fd, o, strlen(o), n, strlen(n), 0, &budget);
+	w.olen = strlen(o);
+	w.nlen = strlen(n);
+	return subtree_ok(fd, &w);
 }
 
 struct rename_req {
@@ -391,6 +453,7 @@ struct rename_req {
 	char dpath[JF_PATH_MAX + 1], ndpath[JF_PATH_MAX + 1];
 	struct probe src, dst;
 	bool dst_exists;
+	bool exclusive; /* jf_fs.ns_lock is held exclusive */
 };
 
 static int rename_checks(fuse_req_t req, struct rename_req *rr)
@@ -405,6 +468,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 		return jf_refuse(req, "rename", rr->src.path, NULL, rr->src.v.zone, rr->src.v.rule,
 				 r);
 	src_dir = S_ISDIR(rr->src.st.st_mode);
+	if (src_dir && !rr->exclusive)
+		return -EDEADLK; /* a directory moves: again, with the lock exclusive */
 	r = jf_check_new_name(req, "rename", rr->ndpath, rr->newname, src_dir, newpath,
 			      sizeof(newpath), &v);
 	if (r < 0)
@@ -436,6 +501,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 			return jf_refuse(req, "rename", rr->src.path, newpath, v.zone, v.rule,
 					 v.zone == JF_DENIED ? -EACCES : -EROFS);
 		if (S_ISDIR(rr->dst.st.st_mode)) {
+			if (!rr->exclusive)
+				return -EDEADLK;
 			r = check_dir_move(rr->nfd, rr->newname, newpath, rr->src.path);
 			if (r < 0)
 				return r;
@@ -477,6 +544,7 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 		jf_put_fd(rr->fd);
 		return rr->nfd;
 	}
+	jf_ns_assert_held();
 	r = rename_checks(req, rr);
 	if (r == 0) {
 		int ofd = rr->dst_exists && !(rr->flags & RENAME_EXCHANGE) &&
@@ -499,6 +567,31 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 	return r;
 }
 
+/* Does this rename move a directory, as far as the kernel's inodes tell?
+ * A guess for the lock mode only: rename_checks() asks for the exclusive
+ * lock (-EDEADLK) when the backing tree shows a directory after all. */
+static bool moves_dir(fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned flags)
+{
+	char dpath[JF_PATH_MAX + 1];
+	struct stat st;
+	bool dir = false;
+	int fd = jf_dir_fd(jf_inode_get(parent), dpath, sizeof(dpath));
+
+	if (fd >= 0) {
+		dir = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		jf_put_fd(fd);
+	}
+	if (dir || !(flags & RENAME_EXCHANGE))
+		return dir;
+	fd = jf_dir_fd(jf_inode_get(newparent), dpath, sizeof(dpath));
+	if (fd >= 0) {
+		dir = fstatat(fd, newname, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		jf_put_fd(fd);
+	}
+	return dir;
+}
+
 void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 	       const char *newname, unsigned int flags)
 {
@@ -518,7 +611,16 @@ void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	rr->name = name;
 	rr->newname = newname;
 	rr->flags = flags;
+	rr->exclusive = moves_dir(parent, name, newparent, newname, flags);
+	jf_ns_lock(rr->exclusive);
 	r = do_rename(req, rr);
+	jf_ns_unlock();
+	if (r == -EDEADLK && !rr->exclusive) {
+		rr->exclusive = true;
+		jf_ns_lock(true);
+		r = do_rename(req, rr);
+		jf_ns_unlock();
+	}
 	free(rr);
 	fuse_reply_err(req, -r);
 }
@@ -530,12 +632,15 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 {
 	char path[JF_PATH_MAX + 1] = "", ndpath[JF_PATH_MAX + 1], newpath[JF_PATH_MAX + 1];
 	char proc[64];
-	struct jf_verdict v;
+	struct jf_verdict v, cur;
 	int fd, nfd, r;
 
+	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	if (inode->zone != JF_SAFE)
-		return jf_refuse(req, "link", path, newname, inode->zone, inode->rule, -EROFS);
+	jf_zone_of(inode, &cur);
+	if (cur.zone != JF_SAFE)
+		return jf_refuse(req, "link", path, newname, cur.zone, cur.rule,
+				 cur.zone == JF_DENIED ? -ENOENT : -EROFS);
 	if (inode->type == S_IFDIR)
 		return -EPERM;
 	nfd = jf_dir_fd(npi, ndpath, sizeof(ndpath));
@@ -549,7 +654,7 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 	 * like a new symlink, before anything is created. */
 	if (r == 0 && inode->type == S_IFLNK && !in_dir(path, ndpath) &&
 	    (r = symlink_fits(fd, "", ndpath)) < 0 && (r == -EACCES || r == -EXDEV))
-		r = jf_refuse(req, "link", path, newpath, inode->zone, inode->rule, -EACCES);
+		r = jf_refuse(req, "link", path, newpath, cur.zone, cur.rule, -EACCES);
 	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
 		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
 		jf_proc_fd_path(proc, sizeof(proc), fd);
@@ -565,6 +670,10 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 			jf_unlink_created(nfd, newname, fd, false); /* leave nothing behind */
 			inode->safe_links = had_safe_links;
 		} else {
+			/* Its newest name is the one its path is built from: a
+			 * program that links a temporary file to its final name
+			 * and unlinks the temporary (git) keeps a reachable file. */
+			jf_inode_attach(jf_inode_get(e->ino), npi, newname);
 			jf_audit_op(req, "link", path, newpath, JF_SAFE, v.rule, JF_AUDIT_ALLOW,
 				    true, 0);
 		}
@@ -581,7 +690,9 @@ void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	int r;
 
 	jf_hardlinks_wait(); /* as rename: a name added mid-walk could be counted */
+	jf_ns_lock(false);
 	r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
+	jf_ns_unlock();
 
 	if (r < 0)
 		fuse_reply_err(req, -r);

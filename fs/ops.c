@@ -119,21 +119,27 @@ int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path
 	return err;
 }
 
-void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone)
 {
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
 	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
-	 * find(1) and fts read as "unknown, do not use the leaf optimization". */
-	if (S_ISDIR(st->st_mode))
+	 * find(1) and fts read as "unknown, do not use the leaf optimization".
+	 * Its size and blocks grow with its entries, hidden ones too (tmpfs:
+	 * 20 bytes a name; ext4: a block per ~100 names): report one block,
+	 * as many FUSE filesystems do (JF_DIR_SIZE). */
+	if (S_ISDIR(st->st_mode)) {
 		st->st_nlink = 1;
+		st->st_size = JF_DIR_SIZE;
+		st->st_blocks = JF_DIR_SIZE / 512;
+	}
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
 	/* A file outside SAFE is shown read-only: with default_permissions the
 	 * kernel then refuses a write open(2) (EACCES) without asking us, which
 	 * matters in no_open mode, where no OPEN reaches the daemon; a caller
 	 * with CAP_DAC_OVERRIDE still gets EROFS at write(2). */
-	if (S_ISREG(st->st_mode) && inode->zone != JF_SAFE)
+	if (S_ISREG(st->st_mode) && zone != JF_SAFE)
 		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
 }
 
@@ -189,12 +195,36 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
 	return 0;
 }
 
+/*
+ * Classify @p->path by name alone, as a directory when @dtype says so, else
+ * as a file (into @p->v). True when the name is DENIED whatever the object
+ * is: @dtype is known (a readdir entry), or the name is DENIED both as a
+ * file and as a directory. Such a name is hidden without any backing
+ * access, so a lookup answers the same, in the same time, whether it exists
+ * or not (no stat whose cost tells). Only a name DENIED as one type and not
+ * the other ("secrets/" but not "secrets") needs the stat that tells which.
+ */
+static bool denied_by_name(struct probe *p, unsigned char dtype)
+{
+	struct jf_verdict as_dir;
+
+	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone != JF_DENIED)
+		return false;
+	if (dtype != DT_UNKNOWN)
+		return true;
+	jf_classify_path(p->path, p->len, true, &as_dir);
+	return as_dir.zone == JF_DENIED;
+}
+
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p)
 {
 	char target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	unsigned char guess;
 	int r;
 
+	p->gen = atomic_load(&jf_fs.name_gen);
 	p->have_stat = false;
 	p->symlink_len = 0;
 	p->v.zone = JF_DENIED;
@@ -208,23 +238,23 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	p->len = (size_t)r;
 	if (jf_is_mnt_path(p->path))
 		return 0; /* checked before any stat: stat would call into ourselves */
+	if (denied_by_name(p, dtype))
+		return 0;
+	guess = dtype;
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
 	    (dtype == DT_REG &&
 	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
-		if (r < 0) {
-			/* An absent DENIED name is still a hidden lookup for the
-			 * audit log ("what secrets were looked for"). */
-			jf_classify_path(p->path, p->len, false, &p->v);
+		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
 			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
-		}
 		p->have_stat = true;
 		dtype = IFTODT(p->st.st_mode);
 		/* SOURCE bind-mounted below itself: a directory loop, hide it. */
 		if (p->st.st_dev == jf_fs.root.dev && p->st.st_ino == jf_fs.root.ino)
 			return 0;
 	}
-	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if ((dtype == DT_DIR) != (guess == DT_DIR))
+		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
@@ -283,7 +313,7 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 {
 	bool created;
 	struct jf_inode *inode =
-		jf_inode_ref(parent, name, &p->st, &p->btime, p->v.zone, p->v.rule, &created);
+		jf_inode_ref(parent, name, &p->st, &p->btime, &p->v, p->gen, &created);
 
 	if (!inode)
 		return -ENOMEM;
@@ -293,7 +323,7 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 	if (inode == &jf_fs.root)
 		e->ino = FUSE_ROOT_ID;
 	e->attr = p->st;
-	jf_fill_attr(&e->attr, inode);
+	jf_fill_attr(&e->attr, inode, p->v.zone);
 	e->attr_timeout = jf_fs.opts->attr_timeout;
 	e->entry_timeout = jf_fs.opts->entry_timeout;
 	return 0;
@@ -314,6 +344,56 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 	if (r == 0)
 		return -EACCES;
 	return jf_make_entry(parent, name, &p, e);
+}
+
+/* ---------- the zone of a known inode ---------- */
+
+/* Probe @path (the inode's current view path) again from its directory:
+ * 0 with the zone in @v, or -ESTALE when the name holds another object. */
+static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
+{
+	char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	struct stat dst;
+	struct probe p;
+	int dfd, r;
+
+	if (slash)
+		*slash = '\0';
+	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
+	if (dfd < 0)
+		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
+	r = fstat(dfd, &dst) < 0 ? -errno : 0;
+	if (r == 0)
+		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
+	jf_put_fd(dfd);
+	if (r == -ENOENT ||
+	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
+		return -ESTALE;
+	if (r < 0)
+		return r;
+	*v = p.v;
+	if (r == 0)
+		v->zone = JF_DENIED;
+	return 0;
+}
+
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_verdict fresh;
+	uint64_t gen;
+	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path));
+
+	if (r > 0)
+		return 0;
+	if (r == 0)
+		r = probe_again(inode, path, &fresh);
+	if (r < 0)
+		return r;
+	jf_inode_zone_set(inode, &fresh, gen);
+	*v = fresh;
+	return 0;
 }
 
 /* ---------- lookup / forget / getattr ---------- */
@@ -406,8 +486,12 @@ static int fstat_open_file(struct jf_inode *inode, struct stat *st)
 
 static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct stat *st)
 {
+	struct jf_verdict v;
 	int fd;
 
+	jf_zone_of(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT; /* moved to a hidden name */
 	if (fi && fi->fh) {
 		if (fstat(jf_file_of(fi)->fd, st) < 0)
 			return -errno;
@@ -422,7 +506,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 			return fd;
 		close(fd);
 	}
-	jf_fill_attr(st, inode);
+	jf_fill_attr(st, inode, v.zone);
 	return 0;
 }
 
@@ -480,6 +564,7 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi, struct stat *out)
 {
+	jf_ns_assert_held();
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
 	_cleanup_close_ int pfd = -1;
 	char proc[64];
@@ -529,7 +614,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	}
 	if (fstat(fd, out) < 0)
 		return -errno;
-	jf_fill_attr(out, inode);
+	jf_fill_attr(out, inode, JF_SAFE);
 	return 0;
 }
 
@@ -544,30 +629,42 @@ static const char *setattr_op(int to_set)
 	return "utimens";
 }
 
-static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
+/* Zone checks and the change, under the shared namespace lock so a rename
+ * cannot give the inode another zone between the two. */
+static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *attr, int to_set,
+			  struct fuse_file_info *fi, struct stat *out)
 {
-	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
-	struct stat st;
+	struct jf_verdict v;
 	int r;
 
 	jf_inode_path(inode, path, sizeof(path));
-	if (inode->zone != JF_SAFE) {
-		fuse_reply_err(req, -jf_refuse(req, setattr_op(to_set), path, NULL, inode->zone,
-					       inode->rule, -EROFS));
-		return;
-	}
-	r = do_setattr(inode, attr, to_set, fi, &st);
-	if (r < 0) {
-		if (r == -EFBIG)
-			jf_refuse(req, setattr_op(to_set), path, NULL, inode->zone, inode->rule, r);
+	jf_zone_of(inode, &v);
+	if (v.zone != JF_SAFE)
+		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
+				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
+	r = do_setattr(inode, attr, to_set, fi, out);
+	if (r == -EFBIG)
+		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
+	if (r == 0)
+		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
+			    true, 0);
+	return r;
+}
+
+static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct stat st;
+	int r;
+
+	jf_ns_lock(false);
+	r = setattr_locked(req, jf_inode_get(ino), attr, to_set, fi, &st);
+	jf_ns_unlock();
+	if (r < 0)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	jf_audit_op(req, setattr_op(to_set), path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW,
-		    true, 0);
-	fuse_reply_attr(req, &st, jf_fs.opts->attr_timeout);
+	else
+		fuse_reply_attr(req, &st, jf_fs.opts->attr_timeout);
 }
 
 /* ---------- readlink ---------- */
@@ -575,9 +672,13 @@ static void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 {
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1];
+	struct jf_verdict v;
 	ssize_t n;
 	int fd, r;
 
+	jf_zone_of(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT;
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -634,36 +735,42 @@ static int xattr_fd(struct jf_inode *inode, char *proc, size_t size)
 	return fd;
 }
 
-static void xattr_mutation(fuse_req_t req, fuse_ino_t ino, const char *op, const char *name,
-			   const char *value, size_t size, int flags)
+static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const char *op,
+				 const char *name, const char *value, size_t size, int flags)
 {
-	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "", proc[64];
+	struct jf_verdict v;
 	int fd, r = 0;
 
 	jf_inode_path(inode, path, sizeof(path));
-	if (inode->zone != JF_SAFE) {
-		fuse_reply_err(req,
-			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EROFS));
-		return;
-	}
+	jf_zone_of(inode, &v);
+	if (v.zone != JF_SAFE)
+		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
+				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	/* Defence in depth for a daemon running as root: file capabilities and
 	 * trusted.* attributes are never set through the view (invariant 8). */
-	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0) {
-		fuse_reply_err(req,
-			       -jf_refuse(req, op, path, NULL, inode->zone, inode->rule, -EPERM));
-		return;
-	}
+	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
+	    strcmp(name, JF_RUN_XATTR) == 0)
+		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
-	if (fd < 0) {
-		fuse_reply_err(req, -fd);
-		return;
-	}
+	if (fd < 0)
+		return fd;
 	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
 		r = -errno;
 	close(fd);
 	if (r == 0)
-		jf_audit_op(req, op, path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW, true, 0);
+		jf_audit_op(req, op, path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, true, 0);
+	return r;
+}
+
+static void xattr_mutation(fuse_req_t req, fuse_ino_t ino, const char *op, const char *name,
+			   const char *value, size_t size, int flags)
+{
+	int r;
+
+	jf_ns_lock(false);
+	r = xattr_mutation_locked(req, jf_inode_get(ino), op, name, value, size, flags);
+	jf_ns_unlock();
 	fuse_reply_err(req, -r);
 }
 
@@ -678,13 +785,36 @@ static void jf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	xattr_mutation(req, ino, "removexattr", name, NULL, 0, 0);
 }
 
+/* getxattr JF_RUN_XATTR on the root: the policy's [run] section, which the
+ * daemon answers itself (a backing attribute of that name is never seen), so
+ * every jailrun --root using the view gets the view's rules. */
+static void run_xattr(fuse_req_t req, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = jf_policy_run_format(jf_fs.policy, &text);
+
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else if (size < (size_t)n)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, text, (size_t)n);
+}
+
 static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char proc[64];
-	_cleanup_free_ char *buf = size ? malloc(size) : NULL;
+	_cleanup_free_ char *buf = NULL;
 	ssize_t n;
 	int fd;
 
+	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_RUN_XATTR) == 0) {
+		run_xattr(req, size);
+		return;
+	}
+	buf = size ? malloc(size) : NULL;
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;

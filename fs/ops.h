@@ -21,9 +21,13 @@ struct probe {
 	uint32_t symlink_len;
 	enum jf_refusal refusal;
 	struct timespec btime; /* birth time, {0, 0} when the filesystem has none */
+	uint64_t gen;	       /* jf_fs.name_gen when the probe began */
 };
 
 /* ---- helpers (ops.c) ---- */
+
+/* st_size of every directory in the view, bytes (st_blocks: this / 512). */
+#define JF_DIR_SIZE 4096
 
 /* Close @fd unless it is root_fd (which jf_dir_fd() hands out uncopied). */
 void jf_put_fd(int fd);
@@ -31,7 +35,17 @@ struct jf_file *jf_file_of(struct fuse_file_info *fi);
 bool jf_is_mnt_path(const char *path);
 int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path2,
 	      enum jf_zone zone, const struct jf_rule *rule, int err);
-void jf_fill_attr(struct stat *st, const struct jf_inode *inode);
+/* Fill the view's attributes of @inode into @st (a backing stat), for an
+ * inode of zone @zone. */
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone);
+/* The zone of @inode at its current name into @v: the cached one, or, when
+ * a rename moved the inode or an ancestor since it was computed, one
+ * recomputed from the name (classification, hard links, symlink target)
+ * and cached again. Returns 0; a negative errno when the name could not be
+ * probed (renamed on the host and not yet seen), in which case @v holds the
+ * last cached zone. A hidden name gives JF_DENIED. Thread-safe; takes
+ * jf_fs.lock briefly, never across a system call. */
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v);
 int jf_dir_fd(struct jf_inode *dir, char *path, size_t size);
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p);

@@ -97,8 +97,9 @@ void jf_options_usage(const char *prog)
 	       "  fstab: /home/me/proj /mnt/proj fuse.jailfs policy=/etc/jailfs/proj.ini 0 0\n"
 	       "\n"
 	       "Exit status: 0 the mount was made (and, with -f, cleanly unmounted);\n"
-	       "1 a runtime failure (cannot mount, stale mountpoint, FUSE error);\n"
-	       "2 a usage or policy error.\n",
+	       "1 a runtime failure (cannot mount, stale mountpoint, MOUNTPOINT already a\n"
+	       "jailfs mount, FUSE error); 2 a usage or policy error. MOUNTPOINT should be\n"
+	       "empty: what it holds is hidden while mounted (a warning says so).\n",
 	       prog);
 }
 

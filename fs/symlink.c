@@ -9,7 +9,10 @@
  * shown only when it has the form (../)*rest, where "rest" has no ".."
  * component, every name in it passes jf_check_name, the leading "../" do not
  * climb above the view's root from the link's directory, and the path it
- * names lexically is not DENIED. Everything else is hidden.
+ * names lexically is not DENIED. An absolute target outside SOURCE below a
+ * system directory (sysdirs.h, canonical: no "." or "..") is shown as it
+ * is: the caller's kernel resolves it in the caller's namespace, where it
+ * is a read-only system file. Everything else is hidden.
  *
  * Why not fold ".." lexically: with s/u -> .. and s/w -> u/../.., folding
  * says s/w stays inside, but the kernel resolves u first (to the root) and
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "sysdirs.h"
 
 static size_t path_depth(const char *dir)
 {
@@ -155,6 +159,19 @@ static int rewrite_absolute(const char *dir, const char *target, char *out, size
 	return 0;
 }
 
+/* An absolute target outside SOURCE below a system directory (jailrun binds
+ * them read-only at the same path): shown as it is, so a virtual
+ * environment's bin/python3 -> /usr/bin/python3 works in the view. */
+static bool system_target(const char *target, char *out, size_t size)
+{
+	size_t n = strlen(target);
+
+	if (n >= size || !jf_is_system_path(target))
+		return false;
+	memcpy(out, target, n + 1);
+	return true;
+}
+
 int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
 {
 	int r;
@@ -163,6 +180,8 @@ int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
 		return -ENOENT;
 	if (target[0] == '/') {
 		r = rewrite_absolute(dir, target, out, size);
+		if (r < 0 && system_target(target, out, size))
+			return 0;
 		if (r < 0)
 			return r;
 	} else {

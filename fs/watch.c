@@ -794,6 +794,21 @@ static enum ev_kind classify_event(struct batch *b, const struct inotify_event *
 	return kind;
 }
 
+/* @name was moved into the batch's directory on the host: the table's inode
+ * for it takes its new place, so cached zones below it follow the name. */
+static void note_move(struct batch *b, const char *name)
+{
+	char full[JF_PATH_MAX + 1];
+	struct stat st;
+	int fd = dir_fd(b);
+
+	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 ||
+	    (jf_fs.mnt_rel && strcmp(full, jf_fs.mnt_rel) == 0))
+		return; /* the mountpoint: stat would call into ourselves */
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		jf_inode_moved(st.st_dev, st.st_ino, b->dev, b->ino, name);
+}
+
 /* Second pass: send the invalidations @ev asks for. */
 static void act_on_event(struct batch *b, const struct inotify_event *ev, enum ev_kind kind)
 {
@@ -813,6 +828,8 @@ static void act_on_event(struct batch *b, const struct inotify_event *ev, enum e
 			b->path_ok ? b->path : "?", name);
 	switch (kind) {
 	case K_ENTRY:
+		if (ev->mask & IN_MOVED_TO)
+			note_move(b, name);
 		notify_entry(b->nodeid, name);
 		if (seen_add(b, key3((uint64_t)ev->wd, K_DIRINVAL, "")))
 			notify_inode(b->nodeid);

@@ -59,6 +59,12 @@ void jf_watch_own_change(const struct jf_inode *dir, const char *name);
  * -ENAMETOOLONG. */
 int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t size);
 
+/* The object (dev, ino) was moved on the host to @name in the directory
+ * (pdev, pino): when the table holds both, the inode takes its new place and
+ * counts as moved, so the zones below it are recomputed before their next
+ * use (jf_zone_of). Takes jf_fs.lock. */
+void jf_inode_moved(dev_t dev, ino_t ino, dev_t pdev, ino_t pino, const char *name);
+
 /* One inode the kernel may know, as copied by jf_inode_list(). */
 struct jf_inode_ent {
 	fuse_ino_t ino;

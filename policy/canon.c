@@ -9,8 +9,11 @@
  * @base plus the path exceed JF_PATH_MAX).
  *
  * Decisions (also in README.md "Policy"):
- *  - control bytes 0x01-0x1f and 0x7f are refused anywhere: a name with a
- *    newline or an escape sequence forges log lines and terminal output;
+ *  - control bytes 0x01-0x1f and 0x7f, C1 controls U+0080-U+009F and the
+ *    bidirectional embeddings, overrides and isolates U+202A-U+202E,
+ *    U+2066-U+2069 (jf_unsafe_char_len) are refused anywhere: a name with a
+ *    newline, an escape sequence or a reordering forges log lines and
+ *    terminal output;
  *  - Unicode characters that NFKC-normalize to '.', '/' or '\' are refused:
  *    fullwidth U+FF0E '．', U+FF0F '／', U+FF3C '＼', small full stop
  *    U+FE52 '﹒', one/two dot leaders U+2024 '․' and U+2025 '‥'. Linux
@@ -130,7 +133,8 @@ static enum jf_refusal scan_bytes(const unsigned char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = s[i];
 
-		if (c < 0x20 || c == 0x7f)
+		if (c < 0x20 || c == 0x7f ||
+		    ((c == 0xc2 || c == 0xe2) && jf_unsafe_char_len(s + i, len - i)))
 			ctl = true;
 		else if (c == '%')
 			enc = enc || encoded_at(s, len, i);

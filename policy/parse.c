@@ -8,7 +8,7 @@
  *              profiles = NAME, NAME, -secrets
  *              hardlinks = restricted|zone|deny
  *   [run]      deny_exec, allow_exec, env, expose = a, b, c   (lists)
- *              timeout = SECONDS, max_output = SIZE
+ *              timeout = SECONDS, max_output, tmp_size, shm_size = SIZE
  *
  * Lines: leading blanks ignored, '#' starts a comment line, trailing blanks
  * ignored unless escaped ("\ "), a CR before the LF ignored. Sections may
@@ -51,6 +51,9 @@ static const char *const section_names[] = {
 
 static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
 							 "expose"};
+/* [run] keys holding a size; tmp_size and shm_size bound tmpfs mounts, so 0
+ * is refused there (a tmpfs of size 0 would be unbounded) */
+static const char *const run_size_keys[JF_RUN_NSIZES] = {"max_output", "tmp_size", "shm_size"};
 
 struct spec {
 	const char *source;
@@ -76,8 +79,8 @@ struct pstate {
 	char *err;
 	size_t errsz;
 	/* [options], [limits], [run] */
-	bool seen_default, seen_profiles, seen_hardlinks, seen_timeout, seen_max_output;
-	bool seen_max[3];
+	bool seen_default, seen_profiles, seen_hardlinks, seen_timeout;
+	bool seen_max[3], seen_run_size[JF_RUN_NSIZES];
 	enum jf_zone def;
 	enum jf_hardlinks hardlinks;
 	uint64_t max_file_size[3];
@@ -85,7 +88,7 @@ struct pstate {
 	unsigned profiles_line;
 	char **lists[JF_RUN_NLISTS];
 	size_t nlists[JF_RUN_NLISTS];
-	uint64_t timeout, max_output;
+	uint64_t timeout, run_sizes[JF_RUN_NSIZES];
 };
 
 _printf_(2, 3) static int perr(struct pstate *st, const char *fmt, ...)
@@ -341,6 +344,19 @@ static int list_add(struct pstate *st, int li, const char *item, size_t len)
 	return 0;
 }
 
+static int parse_run_size(struct pstate *st, int si, const char *v, size_t vlen)
+{
+	int r;
+
+	if (st->seen_run_size[si])
+		return perr(st, "duplicate key '%s' in [run]", run_size_keys[si]);
+	st->seen_run_size[si] = true;
+	r = parse_size(st, run_size_keys[si], v, vlen, &st->run_sizes[si]);
+	if (r == 0 && si > 0 && st->run_sizes[si] == 0)
+		return perr(st, "%s must be above 0 (or unlimited)", run_size_keys[si]);
+	return r;
+}
+
 static int parse_run(struct pstate *st, const char *k, size_t klen, const char *v, size_t vlen)
 {
 	char q[96];
@@ -370,15 +386,12 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		st->seen_timeout = true;
 		return parse_seconds(st, "timeout", v, vlen, &st->timeout);
 	}
-	if (value_is(k, klen, "max_output")) {
-		if (st->seen_max_output)
-			return perr(st, "duplicate key 'max_output' in [run]");
-		st->seen_max_output = true;
-		return parse_size(st, "max_output", v, vlen, &st->max_output);
-	}
+	for (int si = 0; si < JF_RUN_NSIZES; si++)
+		if (value_is(k, klen, run_size_keys[si]))
+			return parse_run_size(st, si, v, vlen);
 	return perr(st,
 		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
-		    "timeout or max_output)",
+		    "timeout, max_output, tmp_size or shm_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 
@@ -623,7 +636,7 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		st->nlists[li] = 0;
 	}
 	p->timeout = st->timeout;
-	p->max_output = st->max_output;
+	memcpy(p->run_sizes, st->run_sizes, sizeof(p->run_sizes));
 	if (jf_policy_build_index(p) < 0)
 		goto oom;
 	*out = p;
@@ -765,9 +778,46 @@ uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key)
 {
 	if (strcmp(key, "timeout") == 0)
 		return policy->timeout;
-	if (strcmp(key, "max_output") == 0)
-		return policy->max_output;
+	for (int si = 0; si < JF_RUN_NSIZES; si++)
+		if (strcmp(key, run_size_keys[si]) == 0)
+			return policy->run_sizes[si];
 	return 0;
+}
+
+int jf_policy_run_format(const struct jf_policy *policy, char **out)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fputs("[run]\n", f);
+	for (int li = 0; li < JF_RUN_NLISTS; li++) {
+		char **v = policy->run_lists[li];
+
+		if (!v || !v[0])
+			continue;
+		fprintf(f, "%s = ", run_list_keys[li]);
+		for (size_t i = 0; v[i]; i++)
+			fprintf(f, "%s%s", i ? ", " : "", v[i]);
+		fputc('\n', f);
+	}
+	if (policy->timeout)
+		fprintf(f, "timeout = %llu\n", (unsigned long long)policy->timeout);
+	for (int si = 0; si < JF_RUN_NSIZES; si++) {
+		uint64_t v = policy->run_sizes[si];
+
+		if (v == UINT64_MAX)
+			fprintf(f, "%s = unlimited\n", run_size_keys[si]);
+		else if (v)
+			fprintf(f, "%s = %llu\n", run_size_keys[si], (unsigned long long)v);
+	}
+	if (fclose(f) != 0) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return (int)len;
 }
 
 const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index)

@@ -76,6 +76,7 @@ struct jf_group {
 };
 
 #define JF_RUN_NLISTS 4
+#define JF_RUN_NSIZES 3 /* max_output, tmp_size, shm_size */
 
 struct jf_policy {
 	struct jf_rule *rules; /* evaluation order: profiles, then the file */
@@ -88,8 +89,8 @@ struct jf_policy {
 	uint64_t max_file_size[3];
 	char **run_lists[JF_RUN_NLISTS]; /* NULL-terminated; NULL = empty */
 	uint64_t timeout;
-	uint64_t max_output;
-	char *file; /* source name of file rules */
+	uint64_t run_sizes[JF_RUN_NSIZES]; /* bytes, 0 = unset */
+	char *file;			   /* source name of file rules */
 };
 
 /* glob.c */

@@ -20,14 +20,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define JF_PATH_MAX 4096
 #define JF_NAME_MAX 255
 
 enum jf_zone {
-	JF_SAFE = 0,       /* read and write */
+	JF_SAFE = 0,	   /* read and write */
 	JF_RESTRICTED = 1, /* read-only */
-	JF_DENIED = 2,     /* invisible */
+	JF_DENIED = 2,	   /* invisible */
 };
 
 /* "SAFE", "RESTRICTED", "DENIED". Static storage, never NULL. */
@@ -36,15 +37,15 @@ const char *jf_zone_name(enum jf_zone zone);
 /* Why canonicalization refused a path. One value per refusal class. */
 enum jf_refusal {
 	JF_REFUSE_NONE = 0,
-	JF_REFUSE_DOTDOT,        /* a ".." component */
-	JF_REFUSE_ENCODED,       /* %2e %2f %5c (any case), or double-encoded %25xx */
-	JF_REFUSE_NUL,           /* an embedded NUL byte before the given length */
+	JF_REFUSE_DOTDOT,	 /* a ".." component */
+	JF_REFUSE_ENCODED,	 /* %2e %2f %5c (any case), or double-encoded %25xx */
+	JF_REFUSE_NUL,		 /* an embedded NUL byte before the given length */
 	JF_REFUSE_PATH_TOO_LONG, /* over JF_PATH_MAX bytes */
 	JF_REFUSE_NAME_TOO_LONG, /* a component over JF_NAME_MAX bytes */
-	JF_REFUSE_OUTSIDE_ROOT,  /* absolute, not inside root (component-wise) */
-	JF_REFUSE_CONTROL,       /* a control byte (0x01-0x1f, 0x7f) in a name */
-	JF_REFUSE_LOOKALIKE,     /* U+FF0E U+FF0F U+FF3C U+FE52 U+2024 U+2025 (NFKC . / \) */
-	JF_REFUSE_EMPTY,         /* zero-length input */
+	JF_REFUSE_OUTSIDE_ROOT,	 /* absolute, not inside root (component-wise) */
+	JF_REFUSE_CONTROL,	 /* a control or bidi character (jf_unsafe_char_len) */
+	JF_REFUSE_LOOKALIKE,	 /* U+FF0E U+FF0F U+FF3C U+FE52 U+2024 U+2025 (NFKC . / \) */
+	JF_REFUSE_EMPTY,	 /* zero-length input */
 };
 
 /* Machine-readable reason, e.g. "dotdot", "encoded", "nul". Static storage. */
@@ -54,7 +55,7 @@ const char *jf_refusal_message(enum jf_refusal r);
 
 struct jf_canon {
 	char path[JF_PATH_MAX + 1]; /* NUL-terminated canonical path ("" = root) */
-	size_t len;                 /* strlen(path) */
+	size_t len;		    /* strlen(path) */
 	enum jf_refusal refusal;    /* JF_REFUSE_NONE on success */
 };
 
@@ -94,14 +95,40 @@ int jf_canonicalize(const char *root, const char *base, const char *in, size_t l
  * Thread-safe, no allocation. */
 enum jf_refusal jf_check_name(const char *name, size_t len);
 
+/* ---- untrusted bytes shown to a person (text.c) ---- */
+
+/* Length (1-4) of the well-formed UTF-8 sequence at @s (@n > 0 bytes
+ * available), 0 when the bytes there are not one: overlong forms, surrogates
+ * D800-DFFF, above U+10FFFF, truncated (RFC 3629, Unicode table 3-7).
+ * Thread-safe, no allocation. */
+size_t jf_utf8_len(const unsigned char *s, size_t n);
+/* Length of the unsafe character at @s (@n > 0 bytes available), 0 when
+ * there is none: a C0 control byte or DEL (1), a C1 control U+0080-U+009F as
+ * UTF-8 (2), a bidirectional control U+202A-U+202E or U+2066-U+2069 (3).
+ * Names holding one are refused (JF_REFUSE_CONTROL). Thread-safe. */
+size_t jf_unsafe_char_len(const unsigned char *s, size_t n);
+/*
+ * The escape of every human-readable output: @len bytes at @s with each
+ * unsafe character's bytes (jf_unsafe_char_len), each byte that is not part
+ * of well-formed UTF-8 and each backslash written as \xHH (lowercase hex);
+ * other UTF-8 is kept. Writes at most @size bytes to @out, NUL-terminated
+ * when @size > 0, never a piece of an escape or of a UTF-8 sequence. Returns
+ * the length of the whole escape (like snprintf: truncated when >= @size); at
+ * most 4 * @len. Thread-safe, no allocation.
+ */
+size_t jf_escape(char *out, size_t size, const char *s, size_t len);
+/* jf_escape() of @len bytes at @s, written to @f (stdio errors are the
+ * stream's). Thread-safe as stdio is. */
+void jf_fput_escaped(FILE *f, const char *s, size_t len);
+
 /* Where a rule came from. Owned by the policy; valid until jf_policy_free(). */
 struct jf_rule {
-	const char *source;    /* file path as given, or profile name ("secrets") */
-	bool builtin;          /* true: source is a built-in profile name */
-	unsigned line;         /* 1-based line in source (for profiles, 1-based entry index) */
-	const char *pattern;   /* the pattern text as written, including "!" */
-	enum jf_zone zone;     /* section it came from */
-	bool negated;          /* "!pattern" exception in [denied] */
+	const char *source;  /* file path as given, or profile name ("secrets") */
+	bool builtin;	     /* true: source is a built-in profile name */
+	unsigned line;	     /* 1-based line in source (for profiles, 1-based entry index) */
+	const char *pattern; /* the pattern text as written, including "!" */
+	enum jf_zone zone;   /* section it came from */
+	bool negated;	     /* "!pattern" exception in [denied] */
 };
 
 struct jf_verdict {
@@ -185,8 +212,8 @@ uint64_t jf_policy_max_file_size(const struct jf_policy *policy, enum jf_zone zo
  * with st_nlink > 1 is served (threat model invariant 6). */
 enum jf_hardlinks {
 	JF_HARDLINKS_RESTRICTED = 0, /* served read-only whatever its zone */
-	JF_HARDLINKS_ZONE,           /* served by the zone of the name it was reached by */
-	JF_HARDLINKS_DENY,           /* hidden */
+	JF_HARDLINKS_ZONE,	     /* served by the zone of the name it was reached by */
+	JF_HARDLINKS_DENY,	     /* hidden */
 };
 enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
 
@@ -201,11 +228,23 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
  * expose entries must be absolute. An unset key gives an empty list; an
  * unknown key gives NULL.
- * Scalars: timeout (seconds, 0 = unset), max_output (bytes, 0 = unset);
+ * Scalars: timeout (seconds, 0 = unset); max_output, tmp_size, shm_size
+ * (bytes, 0 = unset, UINT64_MAX = unlimited);
  * unknown key gives 0. Thread-safe.
  */
 const char *const *jf_policy_run_list(const struct jf_policy *policy, const char *key);
 uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key);
+
+/*
+ * The [run] section as policy file text ("[run]\n" then one "key = value"
+ * line per key that is set), which jf_policy_parse() reads back to the same
+ * lists and numbers. jailfs hands it to jailrun (getxattr JF_RUN_XATTR on the
+ * view's root) so a view carries its [run] rules. *out is malloc'ed and
+ * NUL-terminated; the caller frees it. Returns its length, or -ENOMEM.
+ * Thread-safe.
+ */
+#define JF_RUN_XATTR "user.jailfs.run"
+int jf_policy_run_format(const struct jf_policy *policy, char **out);
 
 /* Iterate over all rules in evaluation order (for --scan and dumps): the
  * profiles (secrets first unless listed elsewhere), then the file's lines.

@@ -10,6 +10,13 @@
  * Timeout and interruption: SIGTERM to the jail's pid 1, which forwards it to
  * every process of the namespace; after the grace period SIGKILL to pid 1,
  * whose death makes the kernel kill everything left (pid_namespaces(7)).
+ *
+ * The terminal: when jailrun's stdin is a terminal the command gets it as
+ * its stdin, and may change its settings (stty -echo, raw mode) or be killed
+ * before it puts them back. They are saved before the jail starts and
+ * restored once it is over, however it ended (exit, timeout, signal, setup
+ * failure). The ioctls that cannot be undone this way are refused by the
+ * seccomp filter (sandbox.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +82,42 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	memcpy(st->buf + st->len, data, keep);
 	st->len += keep;
 	return 0;
+}
+
+struct tty_saved {
+	bool saved;
+	struct termios t;
+};
+
+static void tty_save(const struct jr_spawn *s, struct tty_saved *ts)
+{
+	ts->saved = !s->stdin_null && tcgetattr(0, &ts->t) == 0;
+}
+
+static bool termios_equal(const struct termios *a, const struct termios *b)
+{
+	return a->c_iflag == b->c_iflag && a->c_oflag == b->c_oflag && a->c_cflag == b->c_cflag &&
+	       a->c_lflag == b->c_lflag && !memcmp(a->c_cc, b->c_cc, sizeof(a->c_cc)) &&
+	       cfgetispeed(a) == cfgetispeed(b) && cfgetospeed(a) == cfgetospeed(b);
+}
+
+/* Put the saved settings back if the command changed them. SIGTTOU is
+ * blocked meanwhile: from a background process group tcsetattr(3) would
+ * otherwise stop jailrun. */
+static void tty_restore(const struct tty_saved *ts)
+{
+	struct termios now;
+	sigset_t ttou, old;
+
+	if (!ts->saved || (tcgetattr(0, &now) == 0 && termios_equal(&now, &ts->t)))
+		return;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetattr(0, TCSANOW, &ts->t) < 0)
+		fprintf(stderr, "jailrun: cannot restore the terminal settings: %s\n",
+			strerror(errno));
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void kill_jail(pid_t pid, int pidfd, int sig)
@@ -236,6 +280,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, status_fd = -1, pidfd = -1, r;
 	_cleanup_close_ int sfd = -1;
 	struct loop l = {.res = res};
+	struct tty_saved tty;
 	sigset_t mask;
 	int64_t start;
 
@@ -262,6 +307,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	/* bigger pipes: fewer wakeups when a command prints a lot */
 	fcntl(po[0], F_SETPIPE_SZ, 1 << 20);
 	fcntl(pe[0], F_SETPIPE_SZ, 1 << 20);
+	tty_save(s, &tty);
 	start = now_ms();
 	r = jr_sandbox_spawn(s, po[1], pe[1], &l.pid, &pidfd, &status_fd);
 	close(po[1]);
@@ -280,9 +326,12 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	waitpid(l.pid, NULL, 0);
 	if (!res->duration_ms)
 		res->duration_ms = now_ms() - start;
-	if (r == 0 && res->error[0] && !res->exit_code && !res->signal)
+	/* a setup error comes before the command's execve: whatever status
+	 * follows it is jailrun's, not the command's */
+	if (r == 0 && res->error[0])
 		r = -EIO;
 out:
+	tty_restore(&tty);
 	for (int i = 0; i < 2; i++) {
 		if (l.p[i].fd >= 0)
 			close(l.p[i].fd);

@@ -20,6 +20,7 @@ struct sh_cmd {
 	char *redir[64]; /* redirection targets (paths) */
 	int nredir;
 	bool stdin_text; /* after a '|', or with << / <<< */
+	bool piped;	 /* after a '|': runs in a subshell of its own */
 };
 
 static const char *const sh_keywords[] = {"if", "then", "else",	 "elif",  "fi",
@@ -41,43 +42,7 @@ static void sh_clear(struct sh_cmd *c)
 	for (int k = 0; k < c->nredir; k++)
 		free(c->redir[k]);
 	c->n = c->nredir = 0;
-	c->stdin_text = false;
-}
-
-/* Check one simple command collected by check_shell, then forget it. */
-static bool sh_run(struct walk *w, struct sh_cmd *c)
-{
-	int i = 0;
-	bool r = false;
-
-	for (int k = 0; k < c->nredir && !r; k++)
-		r = jr_check_path_arg(w, c->redir[k]);
-	while (!r && i < c->n) {
-		const char *a = c->words[i];
-		size_t n = strcspn(a, "=");
-
-		if (a[n] == '=' && n > 0 && (isalpha((unsigned char)a[0]) || a[0] == '_')) {
-			i++; /* NAME=VALUE prefix */
-			continue;
-		}
-		if (is_keyword(a)) {
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "for") || !strcmp(a, "case") || !strcmp(a, "select") ||
-		    !strcmp(a, "[[") || !strcmp(a, "((") || !strcmp(a, "function"))
-			break; /* only words, no command in this segment */
-		if (!strcmp(a, ".") || !strcmp(a, "source")) {
-			r = jr_check_paths(w, i + 1, c->n, c->words);
-			break;
-		}
-		w->stdin_text = c->stdin_text;
-		r = jr_check_cmd(w, c->n - i, c->words + i);
-		w->stdin_text = false;
-		break;
-	}
-	sh_clear(c);
-	return r;
+	c->stdin_text = c->piped = false;
 }
 
 static int sh_push(struct sh_cmd *c, char *word, bool redir)
@@ -137,9 +102,15 @@ static const char *sh_subst_end(const char *s, char close, char **inner)
 	return *p ? p + 1 : p;
 }
 
+struct heredoc {
+	char *delim; /* quotes removed */
+	bool dash;   /* <<-: leading tabs of the body and the delimiter line go */
+	bool quoted; /* a quoted delimiter: the body is not expanded */
+};
+
 /* The shell string lexer: words, quotes, operators, substitutions. */
 struct sh_lex {
-	struct walk *w; /* one level deeper than the caller's */
+	struct walk *w; /* one level deeper than the caller's; w->cwd is @cwd */
 	const char *p;	/* next byte */
 	const char *start;
 	char *word; /* the word being built (3 x input + 8 bytes) */
@@ -147,7 +118,106 @@ struct sh_lex {
 	bool in_word, want_redir, skip_word;
 	bool denied, oom;
 	struct sh_cmd c;
+	/* the working directory as cd leaves it, for the commands after it;
+	 * each open '(' subshell saves the one to go back to at its ')' */
+	char cwd[PATH_MAX], oldcwd[PATH_MAX];
+	char *saved[8];
+	int nsaved;
+	struct heredoc hd[8]; /* here-documents whose bodies start at the next newline */
+	int nhd;
 };
+
+/* cd [-L|-P|-e|-@]... [DIR]: where the next commands run. An operand only
+ * known at run time ($VAR, $(...), a glob) leaves the directory as it was:
+ * the commands after it are then judged from there. Symlinks are followed
+ * (cd -P); a directory that does not exist yet (mkdir -p x && cd x) is
+ * taken as written. */
+static void sh_cd(struct sh_lex *l, int argc, char *const argv[])
+{
+	char dir[PATH_MAX], out[PATH_MAX];
+	const char *a;
+	int i = 1;
+
+	while (i < argc && argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--") != 0)
+		i++;
+	i += i < argc && strcmp(argv[i], "--") == 0;
+	a = i < argc ? argv[i] : "~";
+	if (strcmp(a, "-") == 0)
+		a = l->oldcwd;
+	if (strpbrk(a, "$*?[") || (a[0] == '~' && a[1] && a[1] != '/'))
+		return;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", a[0] == '~' ? l->w->g->home : "",
+			     a + (a[0] == '~')) >= sizeof(dir) ||
+	    jr_resolve(l->w->g->view, l->cwd, dir, out, NULL) < 0)
+		return;
+	memcpy(l->oldcwd, l->cwd, sizeof(l->oldcwd));
+	memcpy(l->cwd, out, sizeof(l->cwd));
+}
+
+/* Check the simple command collected so far, then forget it. @forked: it
+ * runs in a subshell of its own (a pipeline's part, or backgrounded), so a
+ * cd there changes nothing after it. */
+static void sh_run(struct sh_lex *l, bool forked)
+{
+	struct walk *w = l->w;
+	struct sh_cmd *c = &l->c;
+	int i = 0;
+	bool r = false;
+
+	for (int k = 0; k < c->nredir && !r; k++)
+		r = jr_check_path_arg(w, c->redir[k]);
+	while (!r && i < c->n) {
+		const char *a = c->words[i];
+		size_t n = strcspn(a, "=");
+
+		if (a[n] == '=' && n > 0 && (isalpha((unsigned char)a[0]) || a[0] == '_')) {
+			i++; /* NAME=VALUE prefix */
+			continue;
+		}
+		if (is_keyword(a)) {
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "for") || !strcmp(a, "case") || !strcmp(a, "select") ||
+		    !strcmp(a, "[[") || !strcmp(a, "((") || !strcmp(a, "function"))
+			break; /* only words, no command in this segment */
+		if (!strcmp(a, ".") || !strcmp(a, "source")) {
+			r = jr_check_paths(w, i + 1, c->n, c->words);
+			break;
+		}
+		w->stdin_text = c->stdin_text;
+		r = jr_check_cmd(w, c->n - i, c->words + i);
+		w->stdin_text = false;
+		if (!r && !forked && (!strcmp(a, "cd") || !strcmp(a, "pushd")))
+			sh_cd(l, c->n - i, c->words + i);
+		break;
+	}
+	sh_clear(c);
+	l->denied = r;
+}
+
+static void lex_heredoc_free(struct sh_lex *l)
+{
+	while (l->nhd > 0)
+		free(l->hd[--l->nhd].delim);
+}
+
+/* '(' starts a subshell: a cd inside ends at its ')'. */
+static void sh_subshell(struct sh_lex *l, char ch)
+{
+	if (ch == '(' && l->nsaved < (int)ARRAY_SIZE(l->saved)) {
+		l->saved[l->nsaved] = strdup(l->cwd);
+		if (!l->saved[l->nsaved])
+			l->oom = true;
+		else
+			l->nsaved++;
+	} else if (ch == ')' && l->nsaved > 0) {
+		char *s = l->saved[--l->nsaved];
+
+		snprintf(l->cwd, sizeof(l->cwd), "%s", s);
+		free(s);
+	}
+}
 
 static void lex_end_word(struct sh_lex *l)
 {
@@ -204,6 +274,83 @@ static void lex_double_quote(struct sh_lex *l)
 		l->p++;
 }
 
+/* << WORD: the delimiter of a here-document whose body starts after the next
+ * newline. Quotes in WORD are removed and mean the body is not expanded. */
+static void lex_heredoc(struct sh_lex *l, bool dash)
+{
+	struct heredoc *h;
+	size_t n = 0;
+	char q = 0, *d;
+
+	if (l->nhd >= (int)ARRAY_SIZE(l->hd)) {
+		/* refuse rather than read a body as commands */
+		l->denied = jr_deny(l->w, "nesting", "more than %zu here-documents pending",
+				    ARRAY_SIZE(l->hd));
+		return;
+	}
+	d = malloc(strlen(l->p) + 1);
+	if (!d) {
+		l->oom = true;
+		return;
+	}
+	h = &l->hd[l->nhd];
+	*h = (struct heredoc){.delim = d, .dash = dash};
+	l->p += strspn(l->p, " \t");
+	for (; *l->p && (q || !strchr(" \t\n;&|<>()", *l->p)); l->p++) {
+		if (q && *l->p == q) {
+			q = 0;
+		} else if (!q && (*l->p == '\'' || *l->p == '"')) {
+			q = *l->p;
+			h->quoted = true;
+		} else if (q != '\'' && *l->p == '\\' && l->p[1]) {
+			h->quoted = true;
+			d[n++] = *++l->p;
+		} else {
+			d[n++] = *l->p;
+		}
+	}
+	d[n] = '\0';
+	l->nhd++;
+}
+
+/* One line of an expanded here-document body, from l->p to @eol: only its
+ * $(...) and `...` run. */
+static void lex_body_line(struct sh_lex *l, const char *eol)
+{
+	while (l->p < eol && !l->denied && !l->oom) {
+		if (*l->p == '\\' && l->p[1])
+			l->p += 2;
+		else if ((*l->p == '$' && l->p[1] == '(') || *l->p == '`')
+			lex_subst(l, false);
+		else
+			l->p++;
+	}
+}
+
+/* After a newline: skip the bodies of the pending here-documents (text fed
+ * to the command, not commands), checking what an unquoted one expands. */
+static void lex_heredoc_bodies(struct sh_lex *l)
+{
+	for (int k = 0; k < l->nhd; k++) {
+		const struct heredoc *h = &l->hd[k];
+
+		while (*l->p && !l->denied && !l->oom) {
+			const char *eol = strchrnul(l->p, '\n');
+			const char *t = l->p + (h->dash ? strspn(l->p, "\t") : 0);
+			bool end = (size_t)(eol - t) == strlen(h->delim) &&
+				   strncmp(t, h->delim, eol - t) == 0;
+
+			if (!end && !h->quoted)
+				lex_body_line(l, eol);
+			if (l->p <= eol)
+				l->p = *eol ? eol + 1 : eol;
+			if (end)
+				break;
+		}
+	}
+	lex_heredoc_free(l);
+}
+
 /* < > >> >| 2> &> <& >& << <<< : the next word is a path, a fd, or text. */
 static void lex_redirect(struct sh_lex *l)
 {
@@ -219,8 +366,13 @@ static void lex_redirect(struct sh_lex *l)
 		p++;
 	if (p[0] == '<' && p[1] == '<') { /* heredoc delimiter or herestring */
 		l->c.stdin_text = true;
-		l->p = p + 2 + (p[2] == '<' || p[2] == '-');
-		l->skip_word = true;
+		if (p[2] == '<') {
+			l->p = p + 3;
+			l->skip_word = true;
+			return;
+		}
+		l->p = p + 2 + (p[2] == '-');
+		lex_heredoc(l, p[2] == '-');
 		return;
 	}
 	p++;
@@ -235,6 +387,30 @@ static void lex_redirect(struct sh_lex *l)
 	l->want_redir = true;
 }
 
+/* (( EXPR )): arithmetic, where << is a shift, not a here-document. The
+ * command before it ends; EXPR is checked for its $(...) like a string of
+ * its own (what is left over, "<<" included, runs nothing). */
+static void lex_arith(struct sh_lex *l)
+{
+	char *inner = NULL;
+	const char *e;
+
+	lex_end_word(l);
+	if (l->oom)
+		return;
+	sh_run(l, l->c.piped);
+	if (l->denied)
+		return;
+	e = sh_subst_end(l->p + 2, ')', &inner);
+	if (!inner) {
+		l->oom = true;
+		return;
+	}
+	l->denied = jr_check_shell(l->w, inner);
+	free(inner);
+	l->p = e;
+}
+
 static void lex_step(struct sh_lex *l)
 {
 	char ch = *l->p;
@@ -246,17 +422,24 @@ static void lex_step(struct sh_lex *l)
 		l->p++;
 	} else if (ch == '<' || ch == '>' || (ch == '&' && l->p[1] == '>')) {
 		lex_redirect(l);
+	} else if (ch == '(' && l->p[1] == '(' && !l->in_word) {
+		lex_arith(l);
 	} else if (strchr(";&|\n()", ch)) {
 		/* a lone '|' or '|&' pipes into the next command; '||' does not */
 		bool after_pipe = l->p > l->start && l->p[-1] == '|';
 		bool pipe = (ch == '|' && l->p[1] != '|' && !after_pipe) ||
 			    (ch == '&' && after_pipe && l->c.stdin_text);
+		bool background = ch == '&' && l->p[1] != '&' && !after_pipe &&
+				  !(l->p > l->start && l->p[-1] == '&');
 
 		lex_end_word(l);
 		if (!l->oom)
-			l->denied = sh_run(l->w, &l->c);
-		l->c.stdin_text = pipe;
+			sh_run(l, pipe || background || l->c.piped);
+		l->c.stdin_text = l->c.piped = pipe;
+		sh_subshell(l, ch);
 		l->p++;
+		if (ch == '\n' && l->nhd)
+			lex_heredoc_bodies(l);
 	} else if (ch == '\\' && l->p[1]) {
 		l->in_word = true;
 		if (l->p[1] != '\n')
@@ -284,24 +467,34 @@ static void lex_step(struct sh_lex *l)
 bool jr_check_shell(struct walk *w, const char *s)
 {
 	struct walk inner = *w;
-	struct sh_lex l = {.w = &inner, .p = s, .start = s};
+	_cleanup_free_ struct sh_lex *lp = calloc(1, sizeof(*lp));
+	struct sh_lex *l = lp;
 
+	if (!l)
+		return jr_deny(w, "internal", "out of memory");
 	if (++inner.depth > MAX_DEPTH)
 		return jr_deny(w, "nesting", "shell commands nested too deep");
-	l.word = malloc(strlen(s) * 3 + 8); /* "``" (2 bytes) becomes "$SUBST" (6) */
-	if (!l.word)
+	*l = (struct sh_lex){.w = &inner, .p = s, .start = s};
+	snprintf(l->cwd, sizeof(l->cwd), "%s", w->cwd);
+	snprintf(l->oldcwd, sizeof(l->oldcwd), "%s", w->cwd);
+	inner.cwd = l->cwd;
+	l->word = malloc(strlen(s) * 3 + 8); /* "``" (2 bytes) becomes "$SUBST" (6) */
+	if (!l->word)
 		return jr_deny(w, "internal", "out of memory");
-	while (*l.p && !l.denied && !l.oom)
-		lex_step(&l);
-	if (!l.denied && !l.oom) {
-		lex_end_word(&l);
-		if (!l.oom)
-			l.denied = sh_run(&inner, &l.c);
+	while (*l->p && !l->denied && !l->oom)
+		lex_step(l);
+	if (!l->denied && !l->oom) {
+		lex_end_word(l);
+		if (!l->oom)
+			sh_run(l, l->c.piped);
 	}
-	sh_clear(&l.c);
-	free(l.c.words);
-	free(l.word);
-	if (l.oom && !l.denied)
+	sh_clear(&l->c);
+	lex_heredoc_free(l);
+	while (l->nsaved > 0)
+		free(l->saved[--l->nsaved]);
+	free(l->c.words);
+	free(l->word);
+	if (l->oom && !l->denied)
 		return jr_deny(w, "internal", "out of memory");
-	return l.denied;
+	return l->denied;
 }

@@ -16,8 +16,12 @@
  *    compared byte for byte. Inode identity would not do: the view serves
  *    its own inode numbers and a copy has a new inode anyway. A modified copy
  *    (one byte appended) gets through; the wall holds it.
- *  - Path arguments outside the view are refused, except the jail's private
- *    /tmp and the harmless /dev nodes (/dev/null...), which exist only inside.
+ *  - A path argument written from inside the project must stay in it; any
+ *    other may name what the jail shows (the read-only system binds of
+ *    resolve.c's table, [run] expose, and what the jail makes itself: its
+ *    /proc, /tmp, /dev nodes). Paths the jail does not have are refused.
+ *  - echo and printf arguments are text. In --shell strings the working
+ *    directory follows cd, and here-document bodies are not commands.
  *  - Shell mode (--shell) is best effort: the string is split into simple
  *    commands (lists, pipelines, $(...), `...`, redirections, keywords) and
  *    each is checked; variables and globs are not expanded.
@@ -466,131 +470,6 @@ static const char *copy_of(struct walk *w, const char *jail)
 		if (w->g->idents[i].size == st.st_size && same_content(host, w->g->idents[i].host))
 			return w->g->idents[i].name;
 	return NULL;
-}
-
-/* ---- path arguments ---- */
-
-static bool is_private_path(const char *p)
-{
-	static const char *const dev[] = {"/dev/null",	  "/dev/zero", "/dev/full",  "/dev/random",
-					  "/dev/urandom", "/dev/tty",  "/dev/stdin", "/dev/stdout",
-					  "/dev/stderr",  NULL};
-
-	if (strcmp(p, "/tmp") == 0 || strncmp(p, "/tmp/", 5) == 0)
-		return true;
-	for (const char *const *d = dev; *d; d++)
-		if (strcmp(p, *d) == 0)
-			return true;
-	return false;
-}
-
-static bool exists_in_jail(struct walk *w, const char *name)
-{
-	char jail[PATH_MAX], host[PATH_MAX];
-	struct stat st;
-	int r;
-
-	if ((size_t)snprintf(jail, sizeof(jail), "%s/%s", strcmp(w->cwd, "/") ? w->cwd : "",
-			     name) >= sizeof(jail))
-		return false;
-	r = jr_map(w->g->view, jail, host, sizeof(host));
-	if (r == -EACCES)
-		return true; /* DENIED in the source: let the classification speak */
-	return r == 0 && lstat(host, &st) == 0;
-}
-
-/* Check one candidate path @p (already extracted from argument @arg). */
-static bool check_path(struct walk *w, const char *arg, const char *p)
-{
-	const struct jr_view *v = w->g->view;
-	char abs[PATH_MAX], host[PATH_MAX], rule[256];
-	struct jf_canon *c = NULL;
-	_cleanup_free_ struct jf_canon *cbuf = NULL;
-	struct jf_verdict verdict;
-	struct stat st;
-	size_t plen = strlen(v->project);
-	int r;
-
-	if (p[0] == '~') {
-		if (p[1] && p[1] != '/')
-			return jr_deny(w, "path-outside-view",
-				       "path '%s' names another user's home", arg);
-		if ((size_t)snprintf(abs, sizeof(abs), "%s%s", w->g->home, p + 1) >= sizeof(abs))
-			return jr_deny(w, "path-refused", "path '%s' is too long", arg);
-		p = abs;
-	}
-	cbuf = c = malloc(sizeof(*c));
-	if (!c)
-		return jr_deny(w, "internal", "out of memory");
-	/* The policy library's string checks first (encodings, lookalikes, NUL,
-	 * lengths); ".." and "outside" are judged after resolution below. */
-	r = jf_canonicalize(v->project, NULL, p, strlen(p), c);
-	if (r < 0 && c->refusal != JF_REFUSE_DOTDOT && c->refusal != JF_REFUSE_OUTSIDE_ROOT)
-		return jr_deny(w, "path-refused", "path '%s': %s", arg,
-			       jf_refusal_message(c->refusal));
-	if (jr_resolve(v, w->cwd, p, abs, NULL) < 0)
-		return jr_deny(w, "path-refused", "path '%s' cannot be resolved (symlink loop)",
-			       arg);
-	if (strncmp(abs, v->project, plen) != 0 || (abs[plen] && abs[plen] != '/')) {
-		/* the jail's own /tmp and /dev nodes, when named as such (an
-		 * absolute spelling); "../../x" landing there still leaves the view.
-		 * The project may itself live below /tmp: tested first, above. */
-		if (p[0] == '/' && is_private_path(abs))
-			return false;
-		return jr_deny(w, "path-outside-view", "path '%s' leaves the view (%s)", arg, abs);
-	}
-	r = jf_canonicalize(v->project, NULL, abs, strlen(abs), c);
-	if (r < 0)
-		return jr_deny(w, "path-refused", "path '%s': %s", arg,
-			       jf_refusal_message(c->refusal));
-	/* classify on the raw source; through a view DENIED names do not exist */
-	if ((size_t)snprintf(host, sizeof(host), "%s%s%s", v->host, c->len ? "/" : "", c->path) >=
-	    sizeof(host))
-		host[0] = '\0';
-	jf_classify(v->policy, c->path, c->len, lstat(host, &st) == 0 && S_ISDIR(st.st_mode),
-		    &verdict);
-	if (verdict.zone == JF_DENIED) {
-		jf_rule_format(verdict.rule, rule, sizeof(rule));
-		return jr_deny(w, "path-denied", "path '%s' is DENIED by the policy (%s: %s)", arg,
-			       c->path, rule);
-	}
-	return false;
-}
-
-/* Does argument @a look like a path? Returns the candidate or NULL. */
-static const char *path_candidate(struct walk *w, const char *a)
-{
-	const char *eq;
-
-	if (a[0] == '-') {
-		eq = strchr(a, '=');
-		if (eq)
-			a = eq + 1; /* --opt=value, -Dx=value */
-		else if (a[1] != '-' && a[1] && a[2] && strchr(a + 2, '/'))
-			return a + 2; /* -I../include, -o/tmp/x */
-		else
-			return NULL;
-	}
-	if (!*a)
-		return NULL;
-	if (strchr(a, '/') || a[0] == '~' || exists_in_jail(w, a))
-		return a;
-	return NULL;
-}
-
-bool jr_check_path_arg(struct walk *w, const char *a)
-{
-	const char *p = path_candidate(w, a);
-
-	return p && check_path(w, a, p);
-}
-
-bool jr_check_paths(struct walk *w, int from, int to, char *const argv[])
-{
-	for (int i = from; i < to; i++)
-		if (jr_check_path_arg(w, argv[i]))
-			return true;
-	return false;
 }
 
 /* ---- argument shapes of particular commands ---- */
@@ -1235,6 +1114,14 @@ static const struct {
 	{"pwsh", jr_check_pwsh}, {"powershell", jr_check_pwsh},	 {"pwsh-preview", jr_check_pwsh},
 };
 
+/* echo and printf print their arguments and open nothing: "// wip" or
+ * "../x" there is text, not a path (where it goes is a redirection, which is
+ * checked). */
+static bool prints_its_arguments(const char *name)
+{
+	return strcmp(name, "echo") == 0 || strcmp(name, "printf") == 0;
+}
+
 /* The name the command goes by for the rules: the typed name unless it is
  * unknown and a file it resolves to (symlink target, copy) is a known
  * interpreter or wrapper. Writes it, version suffix stripped, to @stripped. */
@@ -1276,6 +1163,8 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 		return check_wrapper(w, &loader, typed, argc, argv);
 	if ((wr = find_wrapper(stripped)))
 		return check_wrapper(w, wr, typed, argc, argv);
+	if (prints_its_arguments(stripped))
+		return false;
 	return jr_check_paths(w, 1, argc, argv);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals shared by the guardrail sources: guard.c (commands, arguments,
- * paths) and guard-shell.c (--shell strings). Not an API: jailrun.h is.
+ * Internals shared by the guardrail sources: guard.c (commands, arguments),
+ * guard-path.c (path arguments), guard-shell.c (--shell strings) and
+ * guard-lang.c (other tools' languages). Not an API: jailrun.h is.
  * Every check returns true when it refused, with the verdict filled by
  * jr_deny(); false when it let the command through.
  */

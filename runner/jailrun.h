@@ -7,6 +7,7 @@
  *              exec-style path resolution inside it (jr_resolve)
  *   guard.c    the guardrails: pure checks of a request, decided before any
  *              process is spawned (jr_guard_*); the wrapper table
+ *   guard-path.c   path arguments: where they lead, what may be named
  *   guard-shell.c  --shell strings split into simple commands
  *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
  *   guard.h    internals shared by the guard*.c files
@@ -14,6 +15,7 @@
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
  *   capture.c  bounded output capture, timeout, tree kill
  *   result.c   exit statuses and the --json result
+ *   env.c      the command's environment (allowlist, [run] env, --env)
  *   main.c     options, --request JSON, the flow
  *
  * Conventions: functions return 0 or a negative errno; nothing here is
@@ -31,7 +33,8 @@
 
 /* Exit statuses (bash and coreutils timeout(1) conventions). */
 #define JR_EXIT_TIMEOUT 124 /* the command ran out of time */
-#define JR_EXIT_ERROR 125   /* jailrun itself failed (setup, bad usage) */
+#define JR_EXIT_USAGE 2	    /* bad options or request (as bwrap and coreutils) */
+#define JR_EXIT_ERROR 125   /* jailrun itself failed (setup) */
 #define JR_EXIT_DENIED 126  /* a guardrail refused the command */
 #define JR_JSON_DENIED (-100)
 #define JR_JSON_TIMEOUT (-101)
@@ -52,10 +55,12 @@ struct jr_view {
 
 /* ---- resolve.c ---- */
 
-/* Host directories bound read-only (or re-created as symlinks) in the jail. */
-extern const char *const jr_system_dirs[];
 /* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
 extern const char *const jr_etc_entries[];
+
+/* Is @path equal to @prefix or below it, component-wise ("/usr" is under
+ * "/usr", "/usrx" is not)? Both absolute, without a trailing slash. Pure. */
+bool jr_path_under(const char *path, const char *prefix);
 
 /*
  * Map the absolute jail path @jail to the host path jailrun can lstat() to see
@@ -167,6 +172,23 @@ const char *jr_gdb_runs_code(const char *cmd);
 enum { JR_PWSH_INLINE = 1, JR_PWSH_FILE = 2, JR_PWSH_VALUE = 3 };
 int jr_pwsh_param(const char *word);
 
+/* ---- env.c ---- */
+
+/*
+ * The command's environment: jailrun's PATH LANG LC_* TERM TZ USER (names
+ * holding TOKEN SECRET KEY PASSWORD CREDENTIAL or starting AWS_ GITHUB_
+ * SSH_AUTH_SOCK left out), PATH when unset, HOME=/tmp/home, then each of the
+ * @nlists NULL-terminated lists in order: NAME passes jailrun's value,
+ * NAME=VALUE sets (a later value wins). At most @max entries. Returns a
+ * malloc'ed NULL-terminated array whose strings point into environ, the
+ * lists or small allocations (jailrun keeps them until it exits), or NULL
+ * when out of memory.
+ */
+char **jr_env_build(const char *const *const lists[], size_t nlists, int max);
+
+/* The value of @name in @envp, or NULL. */
+const char *jr_env_get(char *const *envp, const char *name);
+
 /* ---- view.c ---- */
 
 /*
@@ -177,6 +199,26 @@ int jr_pwsh_param(const char *word);
  * (mounted, but not fuse.jailfs), or another negative errno.
  */
 int jr_view_check_root(const char *mnt, char *source, char *mnt_out);
+
+/*
+ * The [run] rules of the jailfs view mounted at @mnt, as its daemon answers
+ * getxattr(JF_RUN_XATTR) on the view's root (the policy the daemon was
+ * started with, not the file as it is now). Returns 0 with *out a policy
+ * holding only [run] (caller frees with jf_policy_free), or NULL when the
+ * daemon has none to give (ENODATA, ENOTSUP); or a negative errno with a
+ * message in @err (ENOTCONN: the daemon is gone; EACCES: a mount of another
+ * user without allow_other).
+ */
+int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t errsz);
+
+/*
+ * The git work tree holding @dir (absolute, canonical): the nearest directory
+ * from @dir upwards, @dir itself included, that has a .git entry (directory,
+ * or the file of a linked work tree or submodule), without crossing into
+ * another filesystem (as git does by default). git is not run. Writes it to
+ * @top (PATH_MAX bytes). Returns 0, or -ENOENT when there is none.
+ */
+int jr_view_git_top(const char *dir, char *top);
 
 struct jr_oneshot {
 	char dir[PATH_MAX]; /* private mountpoint (mode 0700), "" when none */
@@ -215,6 +257,10 @@ struct jr_spawn {
 	bool stdin_null;  /* --json: stdin is /dev/null */
 	bool pipe_output; /* capture stdout/stderr through pipes */
 	struct jr_limits limits;
+	/* sizes of the jail's /tmp and /dev/shm tmpfs in bytes ([run] tmp_size,
+	 * shm_size): 0 = the default (the smaller of 1 GiB and a quarter of
+	 * RAM), UINT64_MAX = unbounded */
+	uint64_t tmp_bytes, shm_bytes;
 };
 
 struct jr_stream {

@@ -5,8 +5,8 @@
  * did. This file: options, the --request JSON, the environment allowlist,
  * and the flow: decide -> mount (one-shot) -> run -> unmount -> report.
  */
-#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "sysdirs.h"
 #include "result.h"
 
 #define DEFAULT_TIMEOUT_MS 120000ULL
@@ -29,7 +30,7 @@
 
 struct opts {
 	const char *root, *source, *policy_file, *cwd, *audit, *request;
-	bool shell, net, json, check_only, plain_root;
+	bool shell, net, json, check_only, plain_root, no_git_root;
 	uint64_t timeout_ms, max_output, grace_ms;
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];
@@ -56,15 +57,27 @@ static const char usage_text[] =
 	"  --root MOUNTPOINT   run in an existing jailfs mount (checked in\n"
 	"                      /proc/self/mountinfo to be fuse.jailfs; anything else is\n"
 	"                      refused). The jail shows it at the project's own path\n"
-	"                      (the mount's source) and starts there.\n"
-	"  --source DIR        one-shot: mount a private jailfs view of DIR for this\n"
-	"                      command only (default: --source .)\n"
+	"                      (the mount's source) and starts there. The view's own\n"
+	"                      [run] rules apply too (its daemon hands them over);\n"
+	"                      where they and the command line disagree the stricter\n"
+	"                      wins: deny_exec of both, the smaller timeout and\n"
+	"                      max_output, no allow lifts the other side's deny\n"
+	"  --source DIR        one-shot: mount a private jailfs view for this command\n"
+	"                      only (default: --source .). When DIR lies in a git work\n"
+	"                      tree (a .git found upwards, on the same filesystem),\n"
+	"                      the view is the work tree's top level, so that git and\n"
+	"                      paths like ../include work as outside the jail; the\n"
+	"                      command still starts in the directory jailrun was run\n"
+	"                      from when that is DIR or below it, else in DIR. A work\n"
+	"                      tree at / or at or above $HOME is not widened to.\n"
+	"  --no-git-root       the view is DIR itself, git work tree or not\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the built-in profiles secrets + project);\n"
 	"                      its [run] section adds deny_exec, allow_exec, env,\n"
 	"                      expose, timeout, max_output\n"
 	"  --cwd DIR           working directory inside the view (relative to the\n"
-	"                      view's root, or absolute under the project path)\n"
+	"                      view's root, or absolute under the project path);\n"
+	"                      default: see --source, or the root with --root\n"
 	"\n"
 	"What it runs:\n"
 	"  --shell             COMMAND is one string for /bin/sh -c; metacharacters\n"
@@ -110,14 +123,19 @@ static const char usage_text[] =
 	"    ld-linux*.so, command, exec, strace, flock -c, watch\n"
 	"  - shell metacharacters ; | & > < ` $( newline without --shell\n"
 	"  - path arguments (containing /, starting with ~, naming an existing entry,\n"
-	"    --opt=VALUE) must stay in the view and not be DENIED; the jail's private\n"
-	"    /tmp and /dev/null-style devices are fine\n"
+	"    --opt=VALUE) must not be DENIED; written from inside the project they\n"
+	"    must stay in it (../../etc/passwd leaves it); otherwise they may name what\n"
+	"    the jail shows read-only (/usr /bin /lib*, its /etc entries, [run] expose)\n"
+	"    and its own /proc, /tmp and /dev nodes. echo/printf arguments are text.\n"
+	"    --shell follows cd (not out of a ( ) subshell) and skips here-documents\n"
 	"  --check             only decide: print the verdict, run nothing (exit 0 or 126)\n"
 	"\n"
 	"Output and status:\n"
 	"  Without --json, output streams through live; past the limit a note goes to\n"
 	"  stderr. Exit status: the command's, 128+N when killed by signal N, 124 timed\n"
-	"  out, 126 refused, 125 jailrun itself failed.\n"
+	"  out, 126 refused, 125 jailrun itself failed, 2 a usage error (options,\n"
+	"  --request). Every failure says why on stderr (and, with --json, in the\n"
+	"  result's \"error\").\n"
 	"  --json              one JSON object on stdout: exit_code (the command's; -100\n"
 	"                      denied, -101 timed out; 128+N for a signal), signal,\n"
 	"                      stdout, stderr (invalid UTF-8 bytes become U+FFFD),\n"
@@ -142,16 +160,58 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"  -V, --version       print the version\n";
 
+static bool json_out; /* --json: a failure is a JSON result on stdout too */
+
+/* "jailrun: MESSAGE" on stderr. Messages quote paths, names and reasons
+ * taken from the command line, the request and the policy: the whole text
+ * goes through jf_escape, so none can drive the reader's terminal. */
+_printf_(1, 2) static void say(const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	fputc('\n', stderr);
+}
+
+/* Report a failure (stderr, and the JSON result under --json) and exit. */
+_printf_(2, 0) static _Noreturn void vfail(int status, const char *fmt, va_list ap)
+{
+	char msg[8192];
+	struct jr_report rep = {.error = msg, .error_status = status};
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say("%s", msg);
+	if (status == JR_EXIT_USAGE)
+		fputs("Try 'jailrun --help'.\n", stderr);
+	if (json_out)
+		jr_result_print(&rep);
+	exit(status);
+}
+
+/* jailrun itself failed: exit 125. */
 _printf_(1, 2) static _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("jailrun: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(JR_EXIT_ERROR);
+	vfail(JR_EXIT_ERROR, fmt, ap);
+}
+
+/* The command line or the request is wrong: exit 2. */
+_printf_(1, 2) static _Noreturn void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(JR_EXIT_USAGE, fmt, ap);
 }
 
 static uint64_t parse_size(const char *s, const char *opt)
@@ -162,7 +222,7 @@ static uint64_t parse_size(const char *s, const char *opt)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || s[0] == '-')
-		die("%s: not a number: '%s'", opt, s);
+		usage_error("%s: not a number: '%s'", opt, s);
 	switch (*end) {
 	case 'K':
 	case 'k':
@@ -181,7 +241,7 @@ static uint64_t parse_size(const char *s, const char *opt)
 		break;
 	}
 	if (*end)
-		die("%s: not a size: '%s' (bytes, or with K M G)", opt, s);
+		usage_error("%s: not a size: '%s' (bytes, or with K M G)", opt, s);
 	return v;
 }
 
@@ -193,14 +253,14 @@ static uint64_t parse_seconds_ms(const char *s, const char *opt)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || v < 0 || v > 1e9)
-		die("%s: not a number of seconds: '%s'", opt, s);
+		usage_error("%s: not a number of seconds: '%s'", opt, s);
 	return (uint64_t)(v * 1000 + 0.5);
 }
 
 static void push(const char **list, int *n, const char *v, const char *opt)
 {
 	if (*n >= MAX_LIST - 1)
-		die("too many %s options", opt);
+		usage_error("too many %s options", opt);
 	list[(*n)++] = v;
 }
 
@@ -226,6 +286,7 @@ enum {
 	OPT_RL_NPROC,
 	OPT_RL_FSIZE,
 	OPT_PLAIN_ROOT,
+	OPT_NO_GIT_ROOT,
 };
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -233,6 +294,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	static const struct option longopts[] = {
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"source", required_argument, NULL, OPT_SOURCE},
+		{"no-git-root", no_argument, NULL, OPT_NO_GIT_ROOT},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"cwd", required_argument, NULL, OPT_CWD},
@@ -259,6 +321,13 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	};
 	int c;
 
+	/* a first pass finds --json (also abbreviated), so that an error in an
+	 * option before it is a JSON result too */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1)
+		json_out |= c == OPT_JSON;
+	opterr = 1;
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT:
@@ -326,24 +395,27 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		case OPT_PLAIN_ROOT:
 			o->plain_root = true;
 			break;
+		case OPT_NO_GIT_ROOT:
+			o->no_git_root = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
 		case 'V':
 			printf("jailrun %s\n", JAILFS_VERSION);
 			exit(0);
-		default:
-			fprintf(stderr, "Try 'jailrun --help'.\n");
-			exit(JR_EXIT_ERROR);
+		default: /* getopt said which option on stderr */
+			usage_error("invalid option %s", argv[optind - 1]);
 		}
 	}
 	o->argv = argv + optind;
 	o->argc = argc - optind;
 	if (o->root && o->source)
-		die("--root and --source exclude each other");
+		usage_error("--root and --source exclude each other");
 	if (o->audit && o->root)
-		die("--audit needs the one-shot view (--source): a running jailfs has its own "
-		    "--audit");
+		usage_error(
+			"--audit needs the one-shot view (--source): a running jailfs has its own "
+			"--audit");
 }
 
 /* --request: the whole request as one JSON object. */
@@ -353,7 +425,7 @@ static void request_argv(struct opts *o, json_t *v)
 	size_t n = json_array_size(v);
 
 	if (!json_is_array(v) || n == 0)
-		die("--request: \"argv\" must be a non-empty array of strings");
+		usage_error("--request: \"argv\" must be a non-empty array of strings");
 	o->argv = calloc(n + 1, sizeof(char *));
 	if (!o->argv)
 		die("out of memory");
@@ -361,7 +433,7 @@ static void request_argv(struct opts *o, json_t *v)
 		const char *s = json_string_value(json_array_get(v, i));
 
 		if (!s)
-			die("--request: \"argv\"[%zu] is not a string", i);
+			usage_error("--request: \"argv\"[%zu] is not a string", i);
 		o->argv[i] = (char *)s;
 	}
 	o->argc = (int)n;
@@ -380,7 +452,7 @@ static void request_env(struct opts *o, json_t *v)
 			char *s;
 
 			if (!json_is_string(val))
-				die("--request: \"env\".%s must be a string", name);
+				usage_error("--request: \"env\".%s must be a string", name);
 			if (asprintf(&s, "%s=%s", name, json_string_value(val)) < 0)
 				die("out of memory");
 			push(o->env, &o->n_env, s, "env");
@@ -389,11 +461,11 @@ static void request_env(struct opts *o, json_t *v)
 		json_array_foreach(v, i, val)
 		{
 			if (!json_is_string(val))
-				die("--request: \"env\"[%zu] must be a string", i);
+				usage_error("--request: \"env\"[%zu] must be a string", i);
 			push(o->env, &o->n_env, json_string_value(val), "env");
 		}
 	} else {
-		die("--request: \"env\" must be an object or an array");
+		usage_error("--request: \"env\" must be an object or an array");
 	}
 }
 
@@ -406,148 +478,70 @@ static void load_request(struct opts *o, json_t **keep)
 	r = strcmp(o->request, "-") == 0 ? json_loadf(stdin, 0, &jerr)
 					 : json_load_file(o->request, 0, &jerr);
 	if (!r)
-		die("--request %s:%d: %s", o->request, jerr.line, jerr.text);
+		usage_error("--request %s:%d: %s", o->request, jerr.line, jerr.text);
 	if (!json_is_object(r))
-		die("--request %s: not a JSON object", o->request);
+		usage_error("--request %s: not a JSON object", o->request);
 	*keep = r;
 	if (o->argc > 0)
-		die("--request and a COMMAND after -- exclude each other");
+		usage_error("--request and a COMMAND after -- exclude each other");
 	json_object_foreach(r, key, v)
 	{
 		if (!strcmp(key, "argv")) {
 			request_argv(o, v);
 		} else if (!strcmp(key, "command")) {
 			if (!json_is_string(v))
-				die("--request: \"command\" must be a string");
+				usage_error("--request: \"command\" must be a string");
 			o->shell_cmd = (char *)json_string_value(v);
 		} else if (!strcmp(key, "shell")) {
 			if (!json_is_boolean(v))
-				die("--request: \"shell\" must be true or false");
+				usage_error("--request: \"shell\" must be true or false");
 			o->shell = json_is_true(v);
 		} else if (!strcmp(key, "cwd")) {
 			if (!json_is_string(v))
-				die("--request: \"cwd\" must be a string");
+				usage_error("--request: \"cwd\" must be a string");
 			o->cwd = json_string_value(v);
 		} else if (!strcmp(key, "timeout_ms")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0)
-				die("--request: \"timeout_ms\" must be a non-negative integer");
+				usage_error(
+					"--request: \"timeout_ms\" must be a non-negative integer");
 			o->timeout_ms = json_integer_value(v);
 			o->timeout_set = true;
 		} else if (!strcmp(key, "max_output_bytes")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0)
-				die("--request: \"max_output_bytes\" must be a non-negative "
-				    "integer");
+				usage_error(
+					"--request: \"max_output_bytes\" must be a non-negative "
+					"integer");
 			o->max_output = json_integer_value(v);
 			o->max_output_set = true;
 		} else if (!strcmp(key, "env")) {
 			request_env(o, v);
 		} else {
-			die("--request: unknown field \"%s\"", key);
+			usage_error("--request: unknown field \"%s\"", key);
 		}
 	}
 	if (o->shell_cmd && o->argc > 0)
-		die("--request: give \"argv\" or \"command\", not both");
+		usage_error("--request: give \"argv\" or \"command\", not both");
 	if (o->shell_cmd && !o->shell)
-		die("--request: \"command\" needs \"shell\": true (or give \"argv\")");
+		usage_error("--request: \"command\" needs \"shell\": true (or give \"argv\")");
 }
 
-/* ---- environment ---- */
-
-static bool secretish(const char *name, size_t n)
+/* [run] list @key of @policy; an empty list when @policy is NULL. */
+static const char *const *run_list(const struct jf_policy *policy, const char *key)
 {
-	static const char *const parts[] = {"TOKEN",	"SECRET",     "KEY",
-					    "PASSWORD", "CREDENTIAL", NULL};
-	char up[256];
+	static const char *const empty[] = {NULL};
 
-	if (n >= sizeof(up))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		up[i] = (char)toupper((unsigned char)name[i]);
-	up[n] = '\0';
-	for (const char *const *p = parts; *p; p++)
-		if (strstr(up, *p))
-			return true;
-	return !strncmp(up, "AWS_", 4) || !strncmp(up, "GITHUB_", 7) ||
-	       !strncmp(up, "SSH_AUTH_SOCK", 13);
+	return policy ? jf_policy_run_list(policy, key) : empty;
 }
 
-static bool allowlisted(const char *name, size_t n)
+static char **build_env(const struct opts *o, const struct jf_policy *mount_run,
+			const struct jf_policy *policy)
 {
-	static const char *const exact[] = {"PATH", "LANG", "TERM", "TZ", "USER", NULL};
-
-	if (secretish(name, n))
-		return false;
-	for (const char *const *e = exact; *e; e++)
-		if (strlen(*e) == n && !strncmp(*e, name, n))
-			return true;
-	return n > 3 && !strncmp(name, "LC_", 3);
-}
-
-static void env_set(char **envp, int *n, const char *entry)
-{
-	size_t len = strcspn(entry, "=");
-
-	for (int i = 0; i < *n; i++)
-		if (!strncmp(envp[i], entry, len) && envp[i][len] == '=') {
-			envp[i] = (char *)entry;
-			return;
-		}
-	if (*n < MAX_LIST * 2 - 1)
-		envp[(*n)++] = (char *)entry;
-}
-
-static void env_pass(char **envp, int *n, const char *item)
-{
-	const char *v;
-	char *s;
-
-	if (strchr(item, '=')) {
-		env_set(envp, n, item);
-		return;
-	}
-	v = getenv(item);
-	if (!v)
-		return;
-	if (asprintf(&s, "%s=%s", item, v) < 0)
-		die("out of memory");
-	env_set(envp, n, s);
-}
-
-static char **build_env(const struct opts *o, const struct jf_policy *policy)
-{
-	extern char **environ;
-	char **envp = calloc(MAX_LIST * 2, sizeof(char *));
-	const char *const *pe;
-	int n = 0;
+	const char *const *lists[] = {run_list(mount_run, "env"), run_list(policy, "env"), o->env};
+	char **envp = jr_env_build(lists, ARRAY_SIZE(lists), MAX_LIST * 3);
 
 	if (!envp)
 		die("out of memory");
-	for (char **e = environ; *e; e++) {
-		size_t len = strcspn(*e, "=");
-
-		if ((*e)[len] == '=' && allowlisted(*e, len))
-			env_set(envp, &n, *e);
-	}
-	if (!getenv("PATH"))
-		env_set(envp, &n, "PATH=/usr/local/bin:/usr/bin:/bin");
-	env_set(envp, &n, "HOME=/tmp/home");
-	pe = jf_policy_run_list(policy, "env");
-	for (; pe && *pe; pe++)
-		env_pass(envp, &n, *pe);
-	for (int i = 0; i < o->n_env; i++)
-		env_pass(envp, &n, o->env[i]);
-	envp[n] = NULL;
 	return envp;
-}
-
-static const char *env_get(char **envp, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (; *envp; envp++)
-		if (!strncmp(*envp, name, len) && (*envp)[len] == '=')
-			return *envp + len + 1;
-	return NULL;
 }
 
 /* ---- the flow ---- */
@@ -556,14 +550,87 @@ struct run {
 	struct opts o;
 	struct jf_policy *policy;
 	struct jr_view view;
+	char start[PATH_MAX]; /* where the command starts without --cwd (jail path) */
 	char cwd[PATH_MAX];
 	char **envp;
 	const char *deny[MAX_LIST * 2], *allow[MAX_LIST * 2];
 	char *const *argv; /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
-	long audit_offset; /* size of the --audit file before this run */
+	long audit_offset;	      /* size of the --audit file before this run */
+	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
+	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
 };
+
+/* Is the git work tree @top too wide to become the view: / or the home
+ * directory (a dotfiles repository) or one of its parents? */
+static bool too_wide(const char *top)
+{
+	const char *h = getenv("HOME");
+	char home[PATH_MAX];
+
+	return strcmp(top, "/") == 0 || (h && realpath(h, home) && jr_path_under(home, top));
+}
+
+/* --source DIR: the view's root is DIR, or the top of the git work tree that
+ * holds it (so that git works in the jail); the command starts in the
+ * directory jailrun was run from when that is DIR or below it, else in DIR. */
+static void setup_source(struct run *r)
+{
+	const char *src = r->o.source ? r->o.source : ".";
+	char dir[PATH_MAX], top[PATH_MAX], here[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(src, dir))
+		die("--source %s: %s", src, strerror(errno));
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		die("--source %s: not a directory", src);
+	snprintf(r->view.project, sizeof(r->view.project), "%s", dir);
+	if (!r->o.no_git_root && jr_view_git_top(dir, top) == 0 && !too_wide(top))
+		snprintf(r->view.project, sizeof(r->view.project), "%s", top);
+	if (getcwd(here, sizeof(here)) && jr_path_under(here, dir))
+		snprintf(r->start, sizeof(r->start), "%s", here);
+	else
+		snprintf(r->start, sizeof(r->start), "%s", dir);
+	snprintf(r->view.host, sizeof(r->view.host), "%s", r->view.project);
+	r->view.host_is_source = true;
+}
+
+/* [run] expose of the view (--root) and of --policy, one list. */
+static void merge_expose(struct run *r)
+{
+	const char *const *lists[] = {run_list(r->mount_run, "expose"),
+				      run_list(r->policy, "expose")};
+	int n = 0;
+
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++)
+		for (const char *const *x = lists[k]; *x && n < MAX_LIST - 1; x++)
+			r->expose[n++] = *x;
+	r->expose[n] = NULL;
+	r->view.expose = r->expose;
+}
+
+/* --root: the view's [run] rules come along. Asking for them is also the
+ * check that the mount answers at all (getxattr always reaches the daemon;
+ * stat may be served from the kernel's cache): a daemon killed outright
+ * leaves a mount that answers ENOTCONN, and a FUSE mount without allow_other
+ * answers EACCES to everyone but the user who mounted it. */
+static void setup_root_view(struct run *r, const char *mnt)
+{
+	char err[768];
+	int e = jr_view_run_rules(mnt, &r->mount_run, err, sizeof(err));
+
+	if (e == -ENOTCONN)
+		die("--root %s: the jailfs daemon of this mount is gone (%s); unmount it with "
+		    "'fusermount3 -u %s' and mount it again",
+		    r->o.root, strerror(-e), mnt);
+	if (e == -EACCES)
+		die("--root %s: %s (a FUSE mount answers only the user who mounted it unless "
+		    "jailfs was started with -o allow_other)",
+		    r->o.root, strerror(-e));
+	if (e < 0)
+		die("%s", err);
+}
 
 static void setup_view(struct run *r)
 {
@@ -581,31 +648,26 @@ static void setup_view(struct run *r)
 			snprintf(r->view.project, sizeof(r->view.project), "%s", mnt);
 		} else if (e < 0) {
 			die("--root %s: %s", r->o.root, strerror(-e));
+		} else {
+			setup_root_view(r, mnt);
 		}
 		snprintf(r->view.host, sizeof(r->view.host), "%s", mnt);
 	} else {
-		const char *src = r->o.source ? r->o.source : ".";
-		struct stat st;
-
-		if (!realpath(src, r->view.project))
-			die("--source %s: %s", src, strerror(errno));
-		if (stat(r->view.project, &st) < 0 || !S_ISDIR(st.st_mode))
-			die("--source %s: not a directory", src);
-		snprintf(r->view.host, sizeof(r->view.host), "%s", r->view.project);
-		r->view.host_is_source = true;
+		setup_source(r);
 	}
+	if (!r->start[0])
+		snprintf(r->start, sizeof(r->start), "%s", r->view.project);
 	if (strcmp(r->view.project, "/") == 0)
 		die("the project cannot be / (the jail needs its own root)");
-	for (const char *const *d = jr_system_dirs; *d; d++)
-		if (!strncmp(r->view.project, *d, strlen(*d)) &&
-		    (r->view.project[strlen(*d)] == '/' || !r->view.project[strlen(*d)]))
+	for (const char *const *d = jf_system_dirs; *d; d++)
+		if (jr_path_under(r->view.project, *d))
 			die("project %s lies in %s, which the jail mounts read-only from the host",
 			    r->view.project, *d);
 	if (!strncmp(r->view.project, "/proc/", 6) || !strncmp(r->view.project, "/dev/", 5) ||
 	    !strncmp(r->view.project, "/etc/", 5))
 		die("project %s lies in a directory the jail replaces", r->view.project);
 	r->view.policy = r->policy;
-	r->view.expose = jf_policy_run_list(r->policy, "expose");
+	merge_expose(r);
 }
 
 static void setup_cwd(struct run *r)
@@ -617,7 +679,7 @@ static void setup_cwd(struct run *r)
 	size_t plen = strlen(r->view.project);
 
 	if (!in || !*in) {
-		snprintf(r->cwd, sizeof(r->cwd), "%s", r->view.project);
+		snprintf(r->cwd, sizeof(r->cwd), "%s", r->start);
 		return;
 	}
 	if (jr_resolve(&r->view, r->view.project, in, r->cwd, NULL) < 0)
@@ -631,21 +693,48 @@ static void setup_cwd(struct run *r)
 		die("--cwd %s: no such directory in the view", in);
 }
 
+/* Do a deny pattern and an allow pattern name the same executable? */
+static bool overlaps(const char *deny, const char *allow)
+{
+	return fnmatch(deny, allow, 0) == 0 || fnmatch(allow, deny, 0) == 0;
+}
+
+static bool overlaps_any(const char *const *denies, const char *allow)
+{
+	for (; denies && *denies; denies++)
+		if (overlaps(*denies, allow))
+			return true;
+	return false;
+}
+
+/* The denylist: built-in, the view's [run] deny_exec (--root), --policy's,
+ * --deny-exec. Allows lift names, but never one the other side denies: the
+ * command line cannot lift the view's deny_exec, nor the view's allow_exec
+ * what the command line denies (the stricter wins). */
 static void build_lists(struct run *r)
 {
-	const char *const *p;
-	int nd = 0, na = 0;
+	const char *const *p, *const *md = run_list(r->mount_run, "deny_exec");
+	const char *cli_deny[MAX_LIST * 2];
+	int nd = 0, na = 0, nc = 0;
 
 	for (p = jr_default_denylist; *p; p++)
 		r->deny[nd++] = *p;
-	for (p = jf_policy_run_list(r->policy, "deny_exec"); p && *p && nd < MAX_LIST; p++)
+	for (p = md; *p && nd < MAX_LIST; p++)
 		r->deny[nd++] = *p;
+	for (p = run_list(r->policy, "deny_exec"); *p && nc < MAX_LIST; p++)
+		r->deny[nd++] = cli_deny[nc++] = *p;
 	for (int i = 0; i < r->o.n_deny; i++)
-		r->deny[nd++] = r->o.deny[i];
-	for (p = jf_policy_run_list(r->policy, "allow_exec"); p && *p && na < MAX_LIST; p++)
-		r->allow[na++] = *p;
+		r->deny[nd++] = cli_deny[nc++] = r->o.deny[i];
+	cli_deny[nc] = NULL;
+	for (p = run_list(r->mount_run, "allow_exec"); *p && na < MAX_LIST / 2; p++)
+		if (!overlaps_any(cli_deny, *p))
+			r->allow[na++] = *p;
+	for (p = run_list(r->policy, "allow_exec"); *p && na < MAX_LIST; p++)
+		if (!overlaps_any(md, *p))
+			r->allow[na++] = *p;
 	for (int i = 0; i < r->o.n_allow; i++)
-		r->allow[na++] = r->o.allow[i];
+		if (!overlaps_any(md, r->o.allow[i]))
+			r->allow[na++] = r->o.allow[i];
 	r->deny[nd] = NULL;
 	r->allow[na] = NULL;
 }
@@ -657,14 +746,14 @@ static int report_denied(const struct run *r, const struct jr_verdict *v)
 
 		jr_result_print(&rep);
 	} else {
-		fprintf(stderr, "jailrun: denied: %s [%s]\n", v->reason, v->rule);
+		say("denied: %s [%s]", v->reason, v->rule);
 	}
 	return JR_EXIT_DENIED;
 }
 
 static int report_error(const struct run *r, const char *msg)
 {
-	fprintf(stderr, "jailrun: %s\n", msg);
+	say("%s", msg);
 	if (r->o.json) {
 		struct jr_report rep = {.error = msg};
 
@@ -731,18 +820,31 @@ static void load_policy(struct run *r)
 		die("%s", r->o.policy_file ? err : strerror(-e));
 }
 
+/* The smaller of two limits where 0 means unset. */
+static uint64_t stricter(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Timeout and output limit: --timeout / --max-output, else --policy's
+ * [run]; with --root the view's [run] values too, and the smaller wins.
+ * --timeout 0 (none) gives way to the view's timeout. */
 static void apply_defaults(struct run *r)
 {
+	uint64_t mt = r->mount_run ? jf_policy_run_number(r->mount_run, "timeout") * 1000 : 0;
+	uint64_t mo = r->mount_run ? jf_policy_run_number(r->mount_run, "max_output") : 0;
+	uint64_t pt = jf_policy_run_number(r->policy, "timeout") * 1000;
+	uint64_t po = jf_policy_run_number(r->policy, "max_output");
 	uint64_t v;
 
-	if (!r->o.timeout_set)
-		r->o.timeout_ms = (v = jf_policy_run_number(r->policy, "timeout"))
-					  ? v * 1000
-					  : DEFAULT_TIMEOUT_MS;
-	if (!r->o.max_output_set)
-		r->o.max_output = (v = jf_policy_run_number(r->policy, "max_output"))
-					  ? v
-					  : DEFAULT_MAX_OUTPUT;
+	v = stricter(r->o.timeout_set ? r->o.timeout_ms : pt, mt);
+	if (v || !r->o.timeout_set)
+		r->o.timeout_ms = v ? v : DEFAULT_TIMEOUT_MS;
+	if (r->o.max_output_set)
+		r->o.max_output =
+			mo ? (r->o.max_output < mo ? r->o.max_output : mo) : r->o.max_output;
+	else
+		r->o.max_output = (v = stricter(po, mo)) ? v : DEFAULT_MAX_OUTPUT;
 }
 
 static void setup_command(struct run *r)
@@ -755,7 +857,7 @@ static void setup_command(struct run *r)
 
 		if (!r->o.shell_cmd) {
 			if (r->o.argc == 0)
-				die("--shell needs a command string after --");
+				usage_error("--shell needs a command string after --");
 			for (int i = 0; i < r->o.argc; i++)
 				len += strlen(r->o.argv[i]) + 1;
 			s = calloc(len, 1);
@@ -777,7 +879,7 @@ static void setup_command(struct run *r)
 		return;
 	}
 	if (r->o.argc == 0)
-		die("no command given (jailrun [OPTIONS] -- COMMAND [ARG...]; see --help)");
+		usage_error("no command given (jailrun [OPTIONS] -- COMMAND [ARG...]; see --help)");
 	r->argv = r->o.argv;
 	r->argc = r->o.argc;
 }
@@ -789,7 +891,7 @@ static int decide(struct run *r, char *exec_path)
 {
 	struct jr_guard g = {.view = &r->view,
 			     .cwd = r->cwd,
-			     .path_env = env_get(r->envp, "PATH"),
+			     .path_env = jr_env_get(r->envp, "PATH"),
 			     .home = "/tmp/home",
 			     .shell = r->o.shell,
 			     .deny = r->deny,
@@ -866,11 +968,11 @@ int main(int argc, char **argv)
 	if (r.o.request)
 		load_request(&r.o, &request);
 	load_policy(&r);
-	apply_defaults(&r);
 	setup_command(&r);
 	setup_view(&r);
+	apply_defaults(&r);
 	setup_cwd(&r);
-	r.envp = build_env(&r.o, r.policy);
+	r.envp = build_env(&r.o, r.mount_run, r.policy);
 	build_lists(&r);
 	e = decide(&r, exec_path);
 	if (e >= 0)
@@ -898,6 +1000,12 @@ int main(int argc, char **argv)
 		.stdin_null = r.o.json,
 		.pipe_output = true,
 		.limits = r.o.limits,
+		.tmp_bytes =
+			stricter(jf_policy_run_number(r.policy, "tmp_size"),
+				 r.mount_run ? jf_policy_run_number(r.mount_run, "tmp_size") : 0),
+		.shm_bytes =
+			stricter(jf_policy_run_number(r.policy, "shm_size"),
+				 r.mount_run ? jf_policy_run_number(r.mount_run, "shm_size") : 0),
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	jr_oneshot_stop(&r.oneshot);
@@ -905,6 +1013,7 @@ int main(int argc, char **argv)
 	free(oc->out.buf);
 	free(oc->err.buf);
 	jf_policy_free(r.policy);
+	jf_policy_free(r.mount_run);
 	json_decref(request);
 	return e;
 }

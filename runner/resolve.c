@@ -8,7 +8,7 @@
  * Mapping (kept in step with sandbox.c, which builds the real thing):
  *   the project path         -> the view (mountpoint), or the source with
  *                               DENIED names hidden by the policy
- *   jr_system_dirs           -> the same host path (read-only binds)
+ *   jf_system_dirs (sysdirs.h) -> the same host path (read-only binds)
  *   /etc/<jr_etc_entries>    -> the same host path
  *   exposed paths            -> the same host path
  *   anything else            -> not visible (home, /run, host /tmp, sockets)
@@ -21,10 +21,7 @@
 #include <unistd.h>
 
 #include "jailrun.h"
-
-const char *const jr_system_dirs[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL,
-};
+#include "sysdirs.h"
 
 /* What programs need from /etc: users and groups for ls -l and getpwuid,
  * name service and resolver config, the dynamic loader's cache, TLS roots,
@@ -36,8 +33,7 @@ const char *const jr_etc_entries[] = {
 	"timezone",    "os-release",	  "mime.types",		  NULL,
 };
 
-/* Is @path equal to @prefix or below it (component-wise)? */
-static bool path_under(const char *path, const char *prefix)
+bool jr_path_under(const char *path, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
@@ -69,10 +65,10 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 {
 	if (jail[0] != '/')
 		return -EINVAL;
-	if (path_under(jail, v->project))
+	if (jr_path_under(jail, v->project))
 		return map_project(v, jail, host, size);
-	for (const char *const *d = jr_system_dirs; *d; d++)
-		if (path_under(jail, *d))
+	for (const char *const *d = jf_system_dirs; *d; d++)
+		if (jr_path_under(jail, *d))
 			goto same;
 	if (strcmp(jail, "/etc") == 0)
 		goto same;
@@ -86,7 +82,7 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 		return -ENOENT;
 	}
 	for (const char *const *x = v->expose; x && *x; x++)
-		if (path_under(jail, *x))
+		if (jr_path_under(jail, *x))
 			goto same;
 	return -ENOENT;
 same:

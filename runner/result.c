@@ -27,36 +27,6 @@
 #include "jailrun.h"
 #include "result.h"
 
-/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t len;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len)
 {
 	const unsigned char *p = (const unsigned char *)in;
@@ -65,7 +35,7 @@ char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq(p + i, n - i);
+		size_t l = jf_utf8_len(p + i, n - i);
 
 		if (l == 0) {
 			memcpy(o, "\xef\xbf\xbd", 3);
@@ -87,7 +57,7 @@ bool jr_utf8_clean(const char *in, size_t n)
 	const unsigned char *p = (const unsigned char *)in;
 
 	for (size_t i = 0, l; i < n; i += l)
-		if (p[i] == 0 || (l = utf8_seq(p + i, n - i)) == 0)
+		if (p[i] == 0 || (l = jf_utf8_len(p + i, n - i)) == 0)
 			return false;
 	return true;
 }
@@ -155,7 +125,7 @@ int jr_result_print(const struct jr_report *r)
 	else if (oc && oc->timed_out)
 		exit_code = JR_JSON_TIMEOUT;
 	else if (r->error && *r->error)
-		exit_code = JR_EXIT_ERROR;
+		exit_code = r->error_status ? r->error_status : JR_EXIT_ERROR;
 	else if (oc && oc->signal)
 		exit_code = 128 + oc->signal;
 	else

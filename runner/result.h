@@ -18,6 +18,7 @@ struct jr_report {
 	bool denied;
 	const char *rule, *reason;
 	const char *error;		     /* jailrun's own failure, or NULL */
+	int error_status;		     /* exit_code with @error (0: JR_EXIT_ERROR) */
 	const struct jr_outcome *outcome;    /* NULL when nothing ran */
 	const struct jr_audit_counts *audit; /* NULL without --audit */
 };

@@ -9,9 +9,11 @@
  *   /etc                    tmpfs with jr_etc_entries bound read-only
  *   /dev                    tmpfs: null zero full random urandom tty bound
  *                           from the host, fd/std* symlinks, /dev/shm tmpfs
+ *                           (bounded like /tmp, by shm_size)
  *   /proc                   a fresh proc of the new PID namespace; /proc/sys,
  *                           sysrq-trigger, irq, bus, fs read-only
- *   /tmp                    private tmpfs (HOME is /tmp/home)
+ *   /tmp                    private tmpfs (HOME is /tmp/home) of at most
+ *                           tmp_size bytes (tmpfs_options)
  *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
  *   [run] expose            read-only binds at the same path
  *
@@ -49,15 +51,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <sys/mman.h>
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "sysdirs.h"
 
 #define NEWROOT "/tmp" /* mount point of the new root in our private namespace */
 
@@ -215,7 +220,7 @@ static void plan_build(struct plan *p, const struct jr_spawn *s)
 {
 	char jail[PATH_MAX];
 
-	for (const char *const *d = jr_system_dirs; *d; d++)
+	for (const char *const *d = jf_system_dirs; *d; d++)
 		plan_add(p, *d, *d, true);
 	for (const char *const *e = jr_etc_entries; *e; e++) {
 		snprintf(jail, sizeof(jail), "/etc/%s", *e);
@@ -229,8 +234,33 @@ static void plan_build(struct plan *p, const struct jr_spawn *s)
 	}
 }
 
-static void mount_dev(const struct plan *p)
+/*
+ * Options of a writable tmpfs of the jail (/tmp, /dev/shm) holding at most
+ * @bytes (0: the default, UINT64_MAX: no bound). Without a size a tmpfs may
+ * grow to half of RAM, each of them, and its pages are only reclaimed by
+ * swapping: a command filling /tmp would take the host's memory with it.
+ */
+#define JR_TMPFS_DEFAULT_MAX (1ULL << 30)
+
+static void tmpfs_options(char *buf, size_t size, uint64_t bytes)
 {
+	struct sysinfo si;
+
+	if (bytes == 0) {
+		bytes = JR_TMPFS_DEFAULT_MAX;
+		if (sysinfo(&si) == 0 && (uint64_t)si.totalram * si.mem_unit / 4 < bytes)
+			bytes = (uint64_t)si.totalram * si.mem_unit / 4;
+	}
+	if (bytes == UINT64_MAX)
+		snprintf(buf, size, "mode=1777");
+	else
+		snprintf(buf, size, "mode=1777,size=%llu", (unsigned long long)bytes);
+}
+
+static void mount_dev(const struct plan *p, const struct jr_spawn *s)
+{
+	char opts[64];
+
 	if (mount("tmpfs", "./dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") < 0)
 		fail(p->status_fd, "tmpfs /dev");
 	for (int i = 0; i < p->n; i++)
@@ -241,7 +271,8 @@ static void mount_dev(const struct plan *p)
 	symlink("/proc/self/fd/1", "./dev/stdout");
 	symlink("/proc/self/fd/2", "./dev/stderr");
 	mkdir("./dev/shm", 01777);
-	if (mount("tmpfs", "./dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), s->shm_bytes);
+	if (mount("tmpfs", "./dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /dev/shm");
 	mkdir("./dev/pts", 0755);
 }
@@ -266,6 +297,7 @@ static void mount_proc(const struct plan *p)
 static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 {
 	const uint64_t sys_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	char opts[64];
 	struct bind proj = {.fd = view_fd, .is_dir = true, .ro = false};
 
 	/* nothing we do below may propagate back to the host */
@@ -285,10 +317,11 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 			do_bind(p, &p->b[i], sys_attrs);
 	symlink("/proc/self/mounts", "./etc/mtab");
 	mkdir("./dev", 0755);
-	mount_dev(p);
+	mount_dev(p, s);
 	mount_proc(p);
 	mkdir("./tmp", 01777);
-	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), s->tmp_bytes);
+	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /tmp");
 	mkdir("./tmp/home", 0700);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
@@ -376,57 +409,137 @@ static void drop_caps(int status_fd)
  * Syscalls refused with EPERM (kernel attack surface and ways around the
  * wall): mounts, namespaces, tracing other processes, keyrings, BPF, perf,
  * io_uring (bypasses seccomp for its ops), kexec, modules, handle-based opens
- * (the "shocker" escape), userfaultfd, and TIOCSTI/TIOCLINUX which type into
- * the controlling terminal. clone() with any namespace flag is refused;
- * clone3 answers ENOSYS so libc falls back to clone, whose flags we can see.
+ * (the "shocker" escape), userfaultfd. clone() with any namespace flag is
+ * refused; clone3 answers ENOSYS so libc falls back to clone, whose flags we
+ * can see. Sockets and terminal ioctls: see socket_rules() and tty_rules().
  */
 static struct sock_fprog seccomp_prog; /* built by jr_sandbox_spawn, loaded by the command */
 
-static int build_seccomp(void)
+static const int denied_syscalls[] = {
+	SCMP_SYS(mount),
+	SCMP_SYS(umount2),
+	SCMP_SYS(pivot_root),
+	SCMP_SYS(chroot),
+	SCMP_SYS(unshare),
+	SCMP_SYS(setns),
+	SCMP_SYS(ptrace),
+	SCMP_SYS(process_vm_readv),
+	SCMP_SYS(process_vm_writev),
+	SCMP_SYS(keyctl),
+	SCMP_SYS(add_key),
+	SCMP_SYS(request_key),
+	SCMP_SYS(bpf),
+	SCMP_SYS(perf_event_open),
+	SCMP_SYS(io_uring_setup),
+	SCMP_SYS(io_uring_enter),
+	SCMP_SYS(io_uring_register),
+	SCMP_SYS(kexec_load),
+	SCMP_SYS(kexec_file_load),
+	SCMP_SYS(init_module),
+	SCMP_SYS(finit_module),
+	SCMP_SYS(delete_module),
+	SCMP_SYS(open_by_handle_at),
+	SCMP_SYS(name_to_handle_at),
+	SCMP_SYS(userfaultfd),
+	SCMP_SYS(fsopen),
+	SCMP_SYS(fsmount),
+	SCMP_SYS(fsconfig),
+	SCMP_SYS(move_mount),
+	SCMP_SYS(open_tree),
+	SCMP_SYS(mount_setattr),
+	SCMP_SYS(swapon),
+	SCMP_SYS(swapoff),
+	SCMP_SYS(acct),
+	SCMP_SYS(quotactl),
+	SCMP_SYS(lookup_dcookie),
+	SCMP_SYS(syslog),
+	SCMP_SYS(vhangup),
+};
+
+/*
+ * Address families: an allowlist. AF_UNIX, AF_INET and AF_INET6 (the network
+ * namespace already isolates them unless --net) and AF_NETLINK with
+ * NETLINK_ROUTE only (getaddrinfo, getifaddrs, ip); every other family
+ * (AF_VSOCK reaches the hypervisor, AF_PACKET, AF_BLUETOOTH, AF_ALG, AF_KEY,
+ * AF_XDP... kernel attack surface the jail has no use for) answers
+ * EAFNOSUPPORT, as a kernel without that family would; other netlink
+ * protocols answer EPROTONOSUPPORT. The refused families are written as
+ * every value that is not allowed: 0, the gaps below AF_NETLINK, and
+ * everything from AF_NETLINK + 1 up (so families added to the kernel later,
+ * and values with high bits set, are refused too). The same rules hold for
+ * socketpair(2).
+ */
+static int socket_rules(scmp_filter_ctx ctx)
 {
-	static const int denied[] = {
-		SCMP_SYS(mount),
-		SCMP_SYS(umount2),
-		SCMP_SYS(pivot_root),
-		SCMP_SYS(chroot),
-		SCMP_SYS(unshare),
-		SCMP_SYS(setns),
-		SCMP_SYS(ptrace),
-		SCMP_SYS(process_vm_readv),
-		SCMP_SYS(process_vm_writev),
-		SCMP_SYS(keyctl),
-		SCMP_SYS(add_key),
-		SCMP_SYS(request_key),
-		SCMP_SYS(bpf),
-		SCMP_SYS(perf_event_open),
-		SCMP_SYS(io_uring_setup),
-		SCMP_SYS(io_uring_enter),
-		SCMP_SYS(io_uring_register),
-		SCMP_SYS(kexec_load),
-		SCMP_SYS(kexec_file_load),
-		SCMP_SYS(init_module),
-		SCMP_SYS(finit_module),
-		SCMP_SYS(delete_module),
-		SCMP_SYS(open_by_handle_at),
-		SCMP_SYS(name_to_handle_at),
-		SCMP_SYS(userfaultfd),
-		SCMP_SYS(fsopen),
-		SCMP_SYS(fsmount),
-		SCMP_SYS(fsconfig),
-		SCMP_SYS(move_mount),
-		SCMP_SYS(open_tree),
-		SCMP_SYS(mount_setattr),
-		SCMP_SYS(swapon),
-		SCMP_SYS(swapoff),
-		SCMP_SYS(acct),
-		SCMP_SYS(quotactl),
-		SCMP_SYS(lookup_dcookie),
-		SCMP_SYS(syslog),
-		SCMP_SYS(vhangup),
-	};
+	static const int allowed[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+	static const int calls[] = {SCMP_SYS(socket), SCMP_SYS(socketpair)};
+	const uint32_t refuse = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	int r = 0;
+
+	for (size_t c = 0; c < ARRAY_SIZE(calls) && r == 0; c++) {
+		for (int af = 0; af < AF_NETLINK && r == 0; af++) {
+			bool ok = false;
+
+			for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+				ok |= allowed[i] == af;
+			if (!ok)
+				r = seccomp_rule_add(ctx, refuse, calls[c], 1,
+						     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)af));
+		}
+		if (r == 0)
+			r = seccomp_rule_add(ctx, refuse, calls[c], 1,
+					     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), calls[c], 2,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK),
+					     SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE));
+	}
+	return r;
+}
+
+/*
+ * The command may hold the caller's terminal as its stdin. Refused with
+ * EPERM: TIOCSTI and TIOCLINUX (type into it), TIOCSWINSZ (the window size
+ * is the terminal emulator's to set, and restoring it afterwards would undo
+ * a resize the user made meanwhile), TIOCSETD (a line discipline other than
+ * N_TTY breaks it for good) and TCXONC (TCOOFF would leave its output
+ * suspended). The termios settings themselves jailrun restores when the
+ * command ends (capture.c).
+ */
+static int tty_rules(scmp_filter_ctx ctx)
+{
+	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCSETD, TCXONC};
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ioctls) && r == 0; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
+	return r;
+}
+
+static int seccomp_rules(scmp_filter_ctx ctx)
+{
 	static const unsigned long ns_flags[] = {CLONE_NEWNS,	  CLONE_NEWUSER, CLONE_NEWPID,
 						 CLONE_NEWNET,	  CLONE_NEWIPC,	 CLONE_NEWUTS,
 						 CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */};
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(denied_syscalls) && r == 0; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied_syscalls[i], 0);
+	for (size_t i = 0; i < ARRAY_SIZE(ns_flags) && r == 0; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r == 0)
+		r = socket_rules(ctx);
+	if (r == 0)
+		r = tty_rules(ctx);
+	return r;
+}
+
+static int build_seccomp(void)
+{
 	scmp_filter_ctx ctx;
 	int r = 0, fd;
 	off_t size;
@@ -441,19 +554,7 @@ static int build_seccomp(void)
 	seccomp_arch_add(ctx, SCMP_ARCH_X86);
 	seccomp_arch_add(ctx, SCMP_ARCH_X32);
 #endif
-	for (size_t i = 0; i < ARRAY_SIZE(denied) && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
-	for (size_t i = 0; i < ARRAY_SIZE(ns_flags) && r == 0; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX));
+	r = seccomp_rules(ctx);
 	/* compiled once here, loaded with one prctl in the command (no libseccomp
 	 * work between fork and exec) */
 	fd = memfd_create("jailrun-seccomp", MFD_CLOEXEC);
@@ -520,7 +621,12 @@ static _Noreturn void exec_command(const struct jr_spawn *s, int status_fd)
 	if (s->exec_path)
 		execve(s->exec_path, s->argv, s->envp);
 	execvp(s->argv[0], s->argv);
-	fprintf(stderr, "jailrun: %s: %s\n", s->argv[0], strerror(errno));
+	int e = errno;
+
+	fputs("jailrun: ", stderr);
+	jf_fput_escaped(stderr, s->argv[0], strlen(s->argv[0]));
+	fprintf(stderr, ": %s\n", strerror(e));
+	errno = e;
 	_exit(errno == ENOENT ? 127 : 126);
 }
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,62 @@ int jr_view_check_root(const char *mnt, char *source, char *mnt_out)
 	if (source[0] != '/')
 		return -EMEDIUMTYPE; /* fsname must be the absolute source */
 	return 0;
+}
+
+int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t errsz)
+{
+	char name[PATH_MAX + 32];
+	_cleanup_free_ char *text = NULL;
+	ssize_t n;
+
+	*out = NULL;
+	n = getxattr(mnt, JF_RUN_XATTR, NULL, 0);
+	if (n >= 0) {
+		text = malloc(n + 1);
+		if (!text)
+			return -ENOMEM;
+		n = getxattr(mnt, JF_RUN_XATTR, text, n);
+	}
+	if (n < 0 && (errno == ENODATA || errno == ENOTSUP))
+		return 0; /* a daemon that does not answer: no rules to carry */
+	if (n < 0) {
+		int e = errno;
+
+		snprintf(err, errsz, "--root %s: reading its [run] rules: %s", mnt, strerror(e));
+		return -e;
+	}
+	snprintf(name, sizeof(name), "%s (the view's [run] rules)", mnt);
+	return jf_policy_parse(name, text, (size_t)n, out, err, errsz);
+}
+
+int jr_view_git_top(const char *dir, char *top)
+{
+	char cur[PATH_MAX], probe[PATH_MAX + 8];
+	struct stat start, st;
+
+	if (dir[0] != '/' || stat(dir, &start) < 0)
+		return -ENOENT;
+	snprintf(cur, sizeof(cur), "%s", dir);
+	for (;;) {
+		char *slash;
+
+		if ((size_t)snprintf(probe, sizeof(probe), "%s/.git", strcmp(cur, "/") ? cur : "") <
+			    sizeof(probe) &&
+		    lstat(probe, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+			snprintf(top, PATH_MAX, "%s", cur);
+			return 0;
+		}
+		if (strcmp(cur, "/") == 0)
+			return -ENOENT;
+		slash = strrchr(cur, '/');
+		if (slash == cur)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		/* like git without GIT_DISCOVERY_ACROSS_FILESYSTEM */
+		if (stat(cur, &st) < 0 || st.st_dev != start.st_dev)
+			return -ENOENT;
+	}
 }
 
 /* jailfs: env JAILFS, else next to our own binary (installed side by side),

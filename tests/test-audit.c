@@ -1017,6 +1017,45 @@ static void test_report_known_file(void **state)
 	assert_null(strstr(out, "  src\n"));
 }
 
+/* Paths, process names and ops from the log reach the terminal escaped
+ * (jf_escape): C0, C1 (U+009B CSI) and bidi overrides (U+202E) as \xHH. */
+static void test_report_escapes(void **state)
+{
+	static const char in[] =
+		"{\"ts\":\"2026-11-30T05:50:01.000001Z\",\"op\":\"create\","
+		"\"path\":\"w/a\\u001b[2Jb\\u009b31mc\\u202etxt.exe\\u2066d\\\\e\","
+		"\"zone\":\"SAFE\",\"decision\":\"allow\",\"rule\":\"default\",\"pid\":10,"
+		"\"uid\":1,\"comm\":\"cc\"}\n"
+		"{\"ts\":\"2026-11-30T05:50:01.000002Z\",\"op\":\"mk\\u009bdir\","
+		"\"path\":\"x\",\"zone\":\"DENIED\",\"decision\":\"deny\",\"errno\":\"EACCES\","
+		"\"rule\":\"r\\u202e1\",\"pid\":11,\"uid\":1,\"comm\":\"ev\\u202eil\"}\n";
+	const char *jailfs = getenv("JAILFS");
+	char *f = tpath("report-esc.jsonl");
+	char cmd[PATH_MAX * 2];
+	_cleanup_free_ char *out = NULL;
+	FILE *w;
+
+	assert_non_null(jailfs);
+	w = fopen(f, "we");
+	assert_non_null(w);
+	fputs(in, w);
+	fclose(w);
+	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
+	assert_int_equal(run_capture(cmd, &out), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "records: 2\n"));
+	assert_non_null(strstr(out, "  w/a\\x1b[2Jb\\xc2\\x9b31mc\\xe2\\x80\\xaetxt.exe"
+				    "\\xe2\\x81\\xa6d\\x5ce\n"));
+	assert_non_null(strstr(out, "      1  ev\\xe2\\x80\\xaeil (pid 11)\n"));
+	assert_non_null(strstr(out, "      1  r\\xe2\\x80\\xae1\n"));
+	assert_non_null(strstr(out, "  mk\\xc2\\x9bdir  "));
+	/* nothing unsafe reaches the terminal raw */
+	assert_null(strchr(out, '\x1b'));
+	assert_null(strstr(out, "\xc2\x9b"));
+	assert_null(strstr(out, "\xe2\x80\xae"));
+	assert_null(strstr(out, "\xe2\x81\xa6"));
+}
+
 static void test_report_errors(void **state)
 {
 	const char *jailfs = getenv("JAILFS");
@@ -1075,6 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_append_mode),
 		cmocka_unit_test(test_syslog_only),
 		cmocka_unit_test(test_report_known_file),
+		cmocka_unit_test(test_report_escapes),
 		cmocka_unit_test(test_report_errors),
 	};
 

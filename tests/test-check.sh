@@ -159,6 +159,24 @@ if [ "$(id -u)" != 0 ]; then
 	chmod 700 "$T/small/locked"
 fi
 
+# --- C1 controls and bidi overrides: refused like C0, escaped as \xHH ---
+U=$T/unsafe
+mkdir -p "$U"
+touch "$U/$(printf 'csi\302\2332J')" "$U/$(printf 'txt\342\200\256exe.sh')" \
+	"$U/$(printf 'iso\342\201\246x')" "$U/caf$(printf '\303\251')" "$U/$(printf 'raw\377')"
+want="REFUSED${TAB}control${TAB}csi\\xc2\\x9b2J
+REFUSED${TAB}control${TAB}iso\\xe2\\x81\\xa6x
+REFUSED${TAB}control${TAB}txt\\xe2\\x80\\xaeexe.sh
+# SAFE 2, RESTRICTED 0, DENIED 0 (0 directories not entered), REFUSED 3; 5 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-c1-bidi 0 "$want" -- "$JAILFS" --scan "$U"
+want="REFUSED${TAB}control${TAB}a\\xc2\\x9bb
+REFUSED${TAB}control${TAB}x/\\xe2\\x80\\xae
+SAFE${TAB}default${TAB}caf$(printf '\303\251')
+SAFE${TAB}default${TAB}raw\\xff
+SAFE${TAB}default${TAB}back\\x5cslash"
+expect check-c1-bidi 0 "$want" -- "$JAILFS" --check "$(printf 'a\302\233b')" \
+	"$(printf 'x/\342\200\256')" "caf$(printf '\303\251')" "$(printf 'raw\377')" 'back\slash'
+
 if [ "$fails" -gt 0 ]; then
 	echo "$fails check(s) failed" >&2
 	exit 1

@@ -16,22 +16,17 @@ set -uo pipefail
 ex=$JF_SRCDIR/mnt-examples
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfexamples.XXXXXX")
-mounts=()
+# shellcheck source=tests/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
 
 cleanup() {
-	local m
-	for m in "${mounts[@]}"; do
-		mounted "$m" &&
-			{ fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
-	done
+	unmount_all
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 ok() { printf 'ok    %s\n' "$*"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
-# Field 5 of mountinfo is the mountpoint (proc(5)).
-mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 wait_mount() { # MNT want(1|0)
 	local _
 	for _ in $(seq 100); do

@@ -33,7 +33,10 @@ T=$(mktemp -d /tmp/jf-jailrun.XXXXXX)
 P=$T/proj
 M=$T/mnt
 cleanup() {
-	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
+	local d
+	for d in "$M" "$T/mnt2" "$T/full" "$T/stale" "$T/repo/sub"; do
+		mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d"; }
+	done
 	pkill -f "sleep 60[0-9]" 2>/dev/null
 	rm -rf "$T"
 }
@@ -154,6 +157,18 @@ deny_case path-outside-view cat ../../etc/passwd
 deny_case path-outside-view cat /etc/hostname
 deny_case path-outside-view cat ../../../../../../etc/hostname
 deny_case path-denied cat ./.env
+# jailrun's own messages escape what they quote (jf_escape): ESC, C1 CSI and
+# a bidi override in a path reach the terminal as \xHH, never raw
+escaped() { # RC WANT_RC TEXT STDERR
+	[ "$1" -eq "$2" ] && grep -qF -- "$3" <<<"$4" &&
+		! grep -q "$(printf '\033\\|\302\233\\|\342\200\256')" <<<"$4"
+}
+err=$("$J" "${R[@]}" -- cat "$(printf './x\342\200\256y\033[2J\302\233')" 2>&1 >/dev/null)
+check "denied message escapes ESC, C1 and bidi" escaped $? 126 \
+	"path './x\xe2\x80\xaey\x1b[2J\xc2\x9b': control" "$err"
+err=$("$J" "${R[@]}" --cwd "$(printf 'd\342\200\256')" -- true 2>&1 >/dev/null)
+check "--cwd error message escapes a bidi override" escaped $? 125 \
+	'jailrun: --cwd d\xe2\x80\xae: control character in a name' "$err"
 # red-team report: wrappers and inline code in other languages, through the CLI
 deny_case exec-denylist prlimit rm -rf src
 deny_case exec-denylist setpriv rm -rf src
@@ -276,7 +291,7 @@ check "--request command+shell, cwd" [ "$(jq -c '.stdout' <<<"$js")" = '"3\n"' ]
 js=$(echo '{"argv": ["python3", "-c", "1"]}' | "$J" "${R[@]}" --json --request -)
 check "--request refusal has the sentinel" [ "$(jq -c '[.exit_code, .rule]' <<<"$js")" = '[-100,"inline-code"]' ]
 echo '{"argv": "ls"}' | "$J" "${R[@]}" --json --request - >/dev/null 2>&1
-check "--request with a bad field is a usage error (125)" [ $? -eq 125 ]
+check "--request with a bad field is a usage error (2)" [ $? -eq 2 ]
 
 # ---- one-shot --source ----
 out=$("$J" --source "$P" -- sh write.sh 2>&1)
@@ -308,6 +323,117 @@ js=$("$J" --source "$P" --audit "$T/audit.jsonl" --json -- sh write.sh)
 check "--audit: result has audit counts" [ "$(jq -r '.audit | (.records > 0) and (.written_files >= 1)' <<<"$js")" = true ]
 check "--audit: the file holds JSON Lines" bash -c 'jq -e . "$1" >/dev/null' _ "$T/audit.jsonl"
 
+# ---- system files: what the jail shows read-only may be read ----
+out=$("$J" "${R[@]}" -- head -n 40 /usr/include/stdio.h); rc=$?
+check "cat /usr/include/stdio.h runs" eval '[ $rc -eq 0 ] && grep -q "stdio.h" <<<"$out"'
+out=$("$J" "${R[@]}" -- head -n 3 /proc/cpuinfo); rc=$?
+check "head /proc/cpuinfo runs (the jail's /proc)" eval '[ $rc -eq 0 ] && grep -q "^processor" <<<"$out"'
+out=$("$J" "${R[@]}" -- cat /etc/os-release); rc=$?
+check "cat /etc/os-release runs" eval '[ $rc -eq 0 ] && grep -q "^ID=" <<<"$out"'
+out=$("$J" "${R[@]}" -- python3 /usr/lib/python3.11/this.py); rc=$?
+check "python3 /usr/lib/python3.11/this.py runs" eval '[ $rc -eq 0 ] && grep -q "Beautiful is better" <<<"$out"'
+deny_case path-outside-view cat /etc/shadow
+err=$("$J" "${R[@]}" -- cat ../../../etc/passwd 2>&1 >/dev/null)
+check "../../../etc/passwd: refused as leaving the project" grep -q "leaves the project (/etc/passwd) \[path-outside-view\]" <<<"$err"
+
+# ---- --shell: cd is followed, data is not a path ----
+"$J" "${R[@]}" --shell -- 'echo "// wip" >> src/main.c'
+check "echo \"// wip\" >> src/main.c runs" [ "$(tail -n 1 "$P/src/main.c")" = "// wip" ]
+out=$("$J" "${R[@]}" --shell -- 'mkdir -p jsdemo/pkg && cd jsdemo/pkg && npm init -y >/dev/null && cd .. && ls pkg' 2>&1); rc=$?
+check "cd jsdemo/pkg && npm init -y && cd .. runs ($rc)" eval '[ $rc -eq 0 ] && grep -q package.json <<<"$out"'
+check "... and npm wrote jsdemo/pkg/package.json" [ -f "$P/jsdemo/pkg/package.json" ]
+rm -rf "$P/jsdemo"
+"$J" "${R[@]}" --shell -- 'cd src && cat ../../x' >/dev/null 2>&1
+check "cd src && cat ../../x is refused (126)" [ $? -eq 126 ]
+"$J" "${R[@]}" --shell -- "cat > notes.txt <<'EOF'
+rm -rf /
+EOF"
+check "a here-document body is text, not a command" [ "$(cat "$P/notes.txt" 2>/dev/null)" = "rm -rf /" ]
+rm -f "$P/notes.txt"
+
+# ---- --source in a git work tree: the view is the top, the command starts here ----
+G=$T/repo
+mkdir -p "$G/src" "$G/sub"
+echo top >"$G/README"
+git -C "$G" init -q && git -C "$G" add README && git -C "$G" -c user.email=t@t -c user.name=t commit -qm init
+out=$(cd "$G/src" && "$J" --source . -- pwd)
+check "--source . in src/ of a repo starts in src/ ($out)" [ "$out" = "$G/src" ]
+out=$(cd "$G/src" && "$J" --source . -- git status --porcelain 2>&1); rc=$?
+check "... and git status works ($rc: $out)" [ $rc -eq 0 ]
+out=$(cd "$G/src" && "$J" -- cat ../README 2>&1)
+check "... and ../README is in the view" [ "$out" = top ]
+out=$(cd "$G/src" && "$J" --no-git-root -- git status 2>&1); rc=$?
+check "--no-git-root: the view is src/ only (git: $rc)" eval '[ $rc -ne 0 ] && grep -q "not a git repository" <<<"$out"'
+out=$(cd "$T" && "$J" --source "$G/src" -- pwd)
+check "--source repo/src run from outside the view starts in repo/src" [ "$out" = "$G/src" ]
+out=$(cd "$G" && "$J" --source src -- pwd)
+check "--source src run from the top starts in src" [ "$out" = "$G/src" ]
+out=$(cd "$G" && "$J" --source src -- cat ../README)
+check "... in the work tree's view" [ "$out" = top ]
+mount -t tmpfs jf-boundary "$G/sub" && echo inner >"$G/sub/f"
+out=$(cd "$G/sub" && "$J" -- cat ../README 2>&1); rc=$?
+check "the .git search stops at a filesystem boundary (view = sub/: $rc)" [ $rc -eq 126 ]
+umount "$G/sub"
+"$J" --help | grep -q -- "--no-git-root"
+check "--help names --no-git-root" [ $? -eq 0 ]
+
+# ---- --root carries the view's [run] rules ----
+P2=$T/proj2
+M2=$T/mnt2
+mkdir -p "$P2" "$M2"
+printf '[options]\ndefault = safe\n[run]\ndeny_exec = curl, wget, scp, ssh\ntimeout = 2\nenv = VIEWVAR=1\n' >"$T/view.ini"
+if "$F" --policy "$T/view.ini" "$P2" "$M2"; then
+	printf '[run]\n' >"$T/view.ini" # the view keeps the rules it was started with
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.jailfs.run", b"[run]\n")' "$P2"
+	out=$(cd "$P2" && "$J" --root "$M2" -- curl --version 2>&1); rc=$?
+	check "--root: the view's deny_exec refuses curl ($rc)" eval '[ $rc -eq 126 ] && grep -q "exec-denylist" <<<"$out"'
+	(cd "$P2" && "$J" --root "$M2" --allow-exec curl -- curl --version >/dev/null 2>&1)
+	check "--allow-exec does not lift the view's deny_exec" [ $? -eq 126 ]
+	start=$(date +%s%N)
+	(cd "$P2" && "$J" --root "$M2" -- sleep 30)
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	check "--root: the view's timeout (2 s) applies: 124 after ${ms} ms" [ $rc -eq 124 -a $ms -ge 1900 -a $ms -lt 6000 ]
+	(cd "$P2" && "$J" --root "$M2" --timeout 60 -- sleep 30)
+	check "--timeout 60 does not loosen the view's 2 s" [ $? -eq 124 ]
+	js=$(cd "$P2" && "$J" --root "$M2" --json --timeout 0.3 -- sleep 30)
+	check "--timeout 0.3 (stricter) wins" [ "$(jq -c '[.timed_out, .duration_ms < 1900]' <<<"$js")" = '[true,true]' ]
+	out=$(cd "$P2" && "$J" --root "$M2" -- env)
+	check "--root: the view's env" grep -q "^VIEWVAR=1$" <<<"$out"
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.jailfs.run", b"[run]\n")' "$M2" 2>/dev/null
+	check "setting user.jailfs.run through the view is refused" [ $? -ne 0 ]
+	fusermount3 -u "$M2"
+else
+	bad "jailfs --policy view.ini did not mount"
+fi
+
+# ---- jailfs: no second mount on a jailfs mountpoint; non-empty warns ----
+err=$("$F" "$P" "$M" 2>&1); rc=$?
+check "jailfs on a jailfs mountpoint is refused ($rc)" eval '[ $rc -eq 1 ] && grep -q "already a jailfs mount" <<<"$err"'
+check "... and nothing stacked" [ "$(findmnt -n "$M" | wc -l)" -eq 1 ]
+mkdir -p "$T/full" && touch "$T/full/x"
+err=$("$F" "$P2" "$T/full" 2>&1); rc=$?
+check "jailfs over a non-empty directory mounts with a warning" eval '[ $rc -eq 0 ] && grep -q "warning: .* is not empty" <<<"$err"'
+fusermount3 -u "$T/full" 2>/dev/null
+
+# ---- failures say why; usage errors exit 2; --json always prints a result ----
+S=$T/stale
+mkdir -p "$S"
+"$F" -f "$P2" "$S" &
+spid=$!
+for _ in $(seq 50); do mountpoint -q "$S" && break; sleep 0.1; done
+kill -KILL $spid
+wait $spid 2>/dev/null
+err=$("$J" --root "$S" -- true 2>&1 >/dev/null); rc=$?
+check "--root on a stale mount: 125 with a reason ($err)" eval '[ $rc -eq 125 ] && grep -q "daemon of this mount is gone" <<<"$err"'
+js=$("$J" --json --root "$S" -- true 2>/dev/null)
+check "... and under --json a result with error" [ "$(jq -c '[.exit_code, (.error | test("gone"))]' <<<"$js")" = '[125,true]' ]
+umount -l "$S"
+"$J" --bogus -- true >/dev/null 2>&1
+check "an unknown option exits 2" [ $? -eq 2 ]
+js=$("$J" --json --timeout x -- true 2>/dev/null); rc=$?
+check "--json with a bad option: exit 2, a JSON result with error" [ $rc -eq 2 -a "$(jq -c '[.exit_code, (.error | length > 0)]' <<<"$js")" = '[2,true]' ]
+
 # ---- unprivileged: the wall through a user namespace ----
 if id jftest >/dev/null 2>&1; then
 	U=$T/uproj
@@ -323,6 +449,15 @@ if id jftest >/dev/null 2>&1; then
 	check "unprivileged: grandchildren gone" [ "$out" = spawned -a -z "$(pgrep -f 'sleep 60[123]')" ]
 	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- rm README" 2>&1)
 	check "unprivileged: guardrails too" grep -q "denied" <<<"$out"
+	out=$(su jftest -s /bin/sh -c "cd /tmp && '$J' --root '$M' -- true" 2>&1); rc=$?
+	check "another user's mount without allow_other: 125 with a reason" \
+		eval '[ $rc -eq 125 ] && grep -q "allow_other" <<<"$out"'
+	js=$(su jftest -s /bin/sh -c "cd /tmp && '$J' --json --root '$M' -- true" 2>/dev/null)
+	check "... and under --json a result with error" [ "$(jq -r '.error | test("allow_other")' <<<"$js")" = true ]
+	mkdir -p "$T/closed" && chmod 700 "$T/closed"
+	out=$(su jftest -s /bin/sh -c "cd /tmp && '$J' --root '$T/closed' --test-plain-root -- true" 2>&1); rc=$?
+	check "a jail setup failure (chdir) says why: 125 ($out)" \
+		eval '[ $rc -eq 125 ] && grep -q "cannot run the jail: chdir .*Permission denied" <<<"$out"'
 else
 	bad "unprivileged: no jftest user (.ci/run creates it)"
 fi

@@ -530,10 +530,24 @@ static void test_safe_rename_flags(void **state)
 	mu_write(m, "work/dd/x", "X");
 	assert_ok(rename(mu_v(m, "work/dd"), mu_v(m, "work/ee")));
 	assert_string_equal(slurp(mu_v(m, "work/ee/x")), "X");
-	/* a SAFE dir holding a DENIED name cannot be moved (EXDEV: mv copies) */
+	/* a SAFE dir holding a DENIED name that stays DENIED at the new path
+	 * moves like any other (the answer does not reveal the hidden name),
+	 * and the name stays hidden there */
 	mu_write(m, "work/ff/.env", "S");
-	assert_errno(rename(mu_v(m, "work/ff"), mu_v(m, "work/gg")), EXDEV);
-	assert_string_equal(slurp(mu_s(m, "work/ff/.env")), "S");
+	mu_write(m, "work/ff/y", "Y");
+	assert_ok(rename(mu_v(m, "work/ff"), mu_v(m, "work/gg")));
+	assert_string_equal(slurp(mu_s(m, "work/gg/.env")), "S");
+	assert_string_equal(slurp(mu_v(m, "work/gg/y")), "Y");
+	assert_errno(access(mu_v(m, "work/gg/.env"), F_OK), ENOENT);
+	/* one holding a visible name that would become DENIED (.kube/config)
+	 * or RESTRICTED (.git/config) at any depth cannot (EXDEV: mv copies,
+	 * name by name, and refuses those names) */
+	mu_write(m, "work/k/config", "K");
+	assert_errno(rename(mu_v(m, "work/k"), mu_v(m, "work/.kube")), EXDEV);
+	mu_write(m, "work/g/config", "G");
+	assert_errno(rename(mu_v(m, "work/g"), mu_v(m, "work/.git")), EXDEV);
+	assert_errno(access(mu_s(m, "work/.kube"), F_OK), ENOENT);
+	assert_errno(access(mu_s(m, "work/.git"), F_OK), ENOENT);
 }
 
 static void test_safe_size_limit(void **state)
@@ -848,7 +862,36 @@ static void test_escape_agent_symlink(void **state)
 	assert_errno(symlink("../secret/token", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink("s/u/../..", mu_v(m, "work/x")), EACCES);
 	assert_errno(symlink(m->mnt, mu_v(m, "work/x")), EACCES);
+	/* system paths only when written canonically */
+	assert_errno(symlink("/usr/../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr/bin/./../../etc/passwd", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usr", mu_v(m, "work/x")), EACCES);
+	assert_errno(symlink("/usrx/bin/sh", mu_v(m, "work/x")), EACCES);
 	assert_true(mu_tree_sum(m, NULL) == before);
+}
+
+/* A virtual environment links bin/python3 to the system's interpreter: an
+ * absolute target below a system directory (read-only in every jail) is
+ * created and shown as it is. */
+static void test_symlink_system_target(void **state)
+{
+	struct jf_mnt *m = *state;
+	char buf[256];
+	ssize_t n;
+
+	assert_ok(mkdir(mu_v(m, "work/venv"), 0755));
+	assert_ok(symlink("/usr/bin/python3", mu_v(m, "work/venv/python3")));
+	n = readlink(mu_v(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	n = readlink(mu_s(m, "work/venv/python3"), buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/usr/bin/python3");
+	assert_true(dir_has(mu_v(m, "work/venv"), "python3"));
+	/* such a link never changes directory (its text is not relative) */
+	assert_errno(rename(mu_v(m, "work/venv"), mu_v(m, "work/venv2")), EXDEV);
 }
 
 static void test_escape_absolute_rewritten(void **state)
@@ -1479,6 +1522,11 @@ static int watch_setup(void **state)
 	return long_mount(state, LONG_TIMEOUTS);
 }
 
+static int watch_fast_setup(void **state)
+{
+	return long_mount(state, "fast_open," LONG_TIMEOUTS);
+}
+
 static int nowatch_setup(void **state)
 {
 	return long_mount(state, "nowatch," LONG_TIMEOUTS);
@@ -1621,6 +1669,49 @@ static void test_watch_host_rename_to_denied(void **state)
 	assert_false(dir_has(mu_v(m, "work"), "config"));
 	assert_false(dir_has(mu_v(m, "work"), ".env.production"));
 	assert_true(reads(mu_s(m, "work/.env.production"), "API_KEY=123\n"));
+}
+
+/* Zones follow names moved on the host: a handle opened for writing while
+ * the file was SAFE cannot write once the host moved its directory to a
+ * RESTRICTED name (.git/config), and the file is not shown writable. */
+static void host_move_to_restricted(struct jf_mnt *m, bool fast)
+{
+	struct stat st;
+	uint64_t sum;
+	int fd;
+
+	mu_write(m, "work/g/config", "[core]\n");
+	fd = open(mu_v(m, "work/g/config"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a\n", 2), 2);
+	assert_ok(rename(mu_s(m, "work/g"), mu_s(m, "work/.git")));
+	assert_true(EVENTUALLY(present(mu_v(m, "work/.git/config"))));
+	sum = mu_tree_sum(m, NULL);
+	errno = 0;
+	assert_int_equal(write(fd, "b\n", 2), -1);
+	assert_int_equal(errno, EROFS);
+	close(fd);
+	assert_true(mu_tree_sum(m, NULL) == sum);
+	assert_ok(stat(mu_v(m, "work/.git/config"), &st));
+	assert_int_equal(st.st_mode & 0222, 0);
+	/* the kernel refuses (EACCES) unless the caller may override modes
+	 * (root): then the daemon does (EROFS); with fast_open no OPEN reaches
+	 * the daemon, and root's writes fail as above */
+	if (fast && geteuid() == 0)
+		return;
+	errno = 0;
+	assert_int_equal(open(mu_v(m, "work/.git/config"), O_WRONLY | O_APPEND), -1);
+	assert_true(errno == (geteuid() == 0 ? EROFS : EACCES));
+}
+
+static void test_watch_host_move_to_restricted(void **state)
+{
+	host_move_to_restricted(*state, false);
+}
+
+static void test_watch_host_move_to_restricted_fast(void **state)
+{
+	host_move_to_restricted(*state, true);
 }
 
 static void test_watch_own_change_then_host(void **state)
@@ -1918,6 +2009,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_escape_planted_symlink, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_agent_symlink, std_setup, std_teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_system_target, std_setup,
+						std_teardown),
+		fast_open_test(test_symlink_system_target),
 		cmocka_unit_test_setup_teardown(test_escape_absolute_rewritten, std_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_escape_planted_hardlink, std_setup,
@@ -1952,6 +2046,10 @@ int main(int argc, char **argv)
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_watch_host_rename_to_denied, watch_setup,
 						std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted, watch_setup,
+						std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted_fast,
+						watch_fast_setup, std_teardown),
 		cmocka_unit_test_setup_teardown(test_watch_own_change_then_host, watch_setup,
 						std_teardown),
 		cmocka_unit_test_setup_teardown(test_nowatch_stays_cached, nowatch_setup,

@@ -306,6 +306,125 @@ static void test_check_name(void **state)
 	free(n256);
 }
 
+/* C1 controls and bidirectional controls are refused like C0 (text.c);
+ * their neighbours in the same UTF-8 blocks are ordinary characters. */
+static void test_canon_c1_bidi(void **state)
+{
+	static const char *const refused[] = {
+		"a\xc2\x80",
+		"\xc2\x9b[2J",
+		"x\xc2\x9d"
+		"0;t\xc2\x9c",	/* U+0080, CSI, OSC ... ST */
+		"\xc2\x9f",	/* U+009F */
+		"\xe2\x80\xaa", /* U+202A LRE */
+		"txt\xe2\x80\xae"
+		"exe.sh",	     /* U+202E RLO: shows "hs.exetxt" */
+		"\xe2\x81\xa6",	     /* U+2066 LRI */
+		"a\xe2\x81\xa9",     /* U+2069 PDI */
+		"\xe2\x80\xabz",     /* U+202B RLE */
+		"dir/\xe2\x80\xadx", /* U+202D LRO in a later component */
+	};
+	static const char *const accepted[] = {
+		"\xc2\xa0",			/* U+00A0 no-break space */
+		"caf\xc3\xa9",	"\xe2\x80\xa9", /* U+2029 paragraph separator */
+		"\xe2\x80\xaf",			/* U+202F narrow no-break space */
+		"\xe2\x81\xa5", "\xe2\x81\xaa", /* U+2065, U+206A */
+		"\xc2",		"\x80\x9b",	/* invalid UTF-8: bytes, not C1 */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		CANON_NO("/r", refused[i], JF_REFUSE_CONTROL);
+		if (!strchr(refused[i], '/'))
+			assert_int_equal(jf_check_name(refused[i], strlen(refused[i])),
+					 JF_REFUSE_CONTROL);
+	}
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
+		CANON_OK("/r", accepted[i], accepted[i]);
+		assert_int_equal(jf_check_name(accepted[i], strlen(accepted[i])), JF_REFUSE_NONE);
+	}
+	/* precedence unchanged: encoded beats control, control beats lookalike */
+	CANON_NO("/r", "%2e\xe2\x80\xae", JF_REFUSE_ENCODED);
+	CANON_NO("/r", "\xef\xbc\x8e\xe2\x80\xae", JF_REFUSE_CONTROL);
+}
+
+static void esc_case(const char *in, size_t n, const char *want, int line)
+{
+	char out[256];
+	size_t len = jf_escape(out, sizeof(out), in, n);
+
+	if (len != strlen(want) || strcmp(out, want) != 0)
+		fail_msg("line %d: escape gave '%s' (%zu), want '%s'", line, out, len, want);
+}
+
+#define ESC(in, want) esc_case(in, sizeof(in) - 1, want, __LINE__)
+
+/* The one escape of human-readable output: unsafe characters, invalid UTF-8
+ * and backslash as \xHH, other UTF-8 kept; truncation never cuts a piece. */
+static void test_escape(void **state)
+{
+	char small[8];
+	FILE *f;
+	char *buf = NULL;
+	size_t blen = 0;
+
+	(void)state;
+	ESC("plain name.c", "plain name.c");
+	ESC("caf\xc3\xa9 \xe2\x80\xa6", "caf\xc3\xa9 \xe2\x80\xa6");
+	ESC("a\x1b[31mred", "a\\x1b[31mred");
+	ESC("nl\nend\x7f", "nl\\x0aend\\x7f");
+	ESC("back\\slash", "back\\x5cslash");
+	ESC("csi\xc2\x9b"
+	    "2J",
+	    "csi\\xc2\\x9b2J");
+	ESC("txt\xe2\x80\xae"
+	    "exe",
+	    "txt\\xe2\\x80\\xaeexe");
+	ESC("\xe2\x81\xa6x\xe2\x81\xa9", "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9");
+	ESC("bad\xff\xc0\xaf", "bad\\xff\\xc0\\xaf");
+	ESC("\xed\xa0\x80", "\\xed\\xa0\\x80"); /* surrogate */
+	ESC("cut\xe2\x80", "cut\\xe2\\x80");	/* truncated sequence */
+	ESC("\xc2\xa0", "\xc2\xa0");
+	/* truncation: whole pieces only, NUL-terminated, full length returned */
+	assert_int_equal(jf_escape(small, sizeof(small),
+				   "ab\x1b"
+				   "cdef",
+				   7),
+			 10);
+	assert_string_equal(small, "ab\\x1bc"); /* 7 bytes and the NUL */
+	assert_int_equal(jf_escape(small, sizeof(small), "abcd\x1b", 5), 8);
+	assert_string_equal(small, "abcd"); /* the escape does not fit: not cut */
+	assert_int_equal(jf_escape(small, sizeof(small), "ab\xc3\xa9\xc3\xa9\xc3\xa9", 8), 8);
+	assert_string_equal(small, "ab\xc3\xa9\xc3\xa9");
+	assert_int_equal(jf_escape(small, 0, "abc", 3), 3);
+	/* the FILE variant writes the same bytes, also past its buffer size */
+	f = open_memstream(&buf, &blen);
+	assert_non_null(f);
+	for (int i = 0; i < 600; i++)
+		jf_fput_escaped(f, "\xe2\x80\xae\xc3\xa9\x1b", 6);
+	fclose(f);
+	assert_int_equal(blen, 600 * strlen("\\xe2\\x80\\xae\xc3\xa9\\x1b"));
+	assert_memory_equal(buf, "\\xe2\\x80\\xae\xc3\xa9\\x1b",
+			    strlen("\\xe2\\x80\\xae\xc3\xa9\\x1b"));
+	free(buf);
+	{
+		char *big = repeat('x', 3000);
+
+		big[1000] = '\x1b';
+		memcpy(big + 1274, "\xe2\x80\xae", 3); /* across a 255-byte round */
+		memcpy(big + 1500, "\xc3\xa9", 2);
+		f = open_memstream(&buf, &blen);
+		jf_fput_escaped(f, big, 3000);
+		fclose(f);
+		assert_int_equal(blen, 3000 + 3 + 9);
+		assert_memory_equal(buf + 1000, "\\x1b", 4);
+		assert_memory_equal(buf + 1277, "\\xe2\\x80\\xae", 12);
+		assert_memory_equal(buf + 1500 + 12, "\xc3\xa9", 2);
+		free(buf);
+		free(big);
+	}
+}
+
 /* ---- glob matcher ---- */
 
 static bool gm(const char *p, const char *s)
@@ -938,7 +1057,12 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
 		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, timeout or max_output)");
+		  "expose, timeout, max_output, tmp_size or shm_size)");
+	PARSE_ERR("[run]\ntmp_size = 0\n", "t.ini:2: tmp_size must be above 0 (or unlimited)");
+	PARSE_ERR("[run]\nshm_size = 1G\nshm_size = 2G\n",
+		  "t.ini:3: duplicate key 'shm_size' in [run]");
+	PARSE_ERR("[run]\ntmp_size = 1X\n", "t.ini:2: invalid size '1X' for tmp_size (expected a "
+					    "number with optional K, M, G or T)");
 	PARSE_ERR("[run]\ntimeout = 1\ntimeout = 2\n", "t.ini:3: duplicate key 'timeout' in [run]");
 	PARSE_ERR("[safe]\n/\n[denied]\na\0b\n", "t.ini:4: NUL byte in line");
 	PARSE_ERR("[safe]\r\n/\r\n[bogus]\r\n",
@@ -952,6 +1076,40 @@ static void test_parse_errors(void **state)
 	big[n + JF_PATH_MAX + 1] = '\n';
 	parse_err(big, n + JF_PATH_MAX + 2, "t.ini:2: pattern longer than 4096 bytes");
 	free(big);
+}
+
+/* jf_policy_run_format: the text jailfs hands to jailrun reads back to the
+ * same [run] lists and numbers; a policy without [run] gives "[run]\n". */
+static void test_run_format(void **state)
+{
+	struct jf_policy *p =
+		parse_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
+			 "deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
+			 "expose = /opt/sdk\ntimeout = 300\nmax_output = unlimited\n");
+	struct jf_policy *q;
+	char *text = NULL;
+	int n;
+
+	(void)state;
+	n = jf_policy_run_format(p, &text);
+	assert_true(n > 0);
+	assert_int_equal(n, strlen(text));
+	assert_string_equal(text, "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
+				  "env = A, B=x y#z\nexpose = /opt/sdk\ntimeout = 300\n"
+				  "max_output = unlimited\n");
+	q = parse_ok(text);
+	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
+	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
+	assert_int_equal(jf_policy_run_number(q, "timeout"), 300);
+	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
+	free(text);
+	jf_policy_free(q);
+	jf_policy_free(p);
+	p = parse_ok("[safe]\nsrc/\n");
+	assert_int_equal(jf_policy_run_format(p, &text), 6);
+	assert_string_equal(text, "[run]\n");
+	free(text);
+	jf_policy_free(p);
 }
 
 static void test_parse_values(void **state)
@@ -971,7 +1129,9 @@ static void test_parse_values(void **state)
 				       "env = PATH, LANG=C.UTF-8\n"
 				       "expose = /usr/share/zoneinfo\n"
 				       "timeout = 300\n"
-				       "max_output = 1G\n");
+				       "max_output = 1G\n"
+				       "tmp_size = 64M\n"
+				       "shm_size = unlimited\n");
 	const char *const *l;
 
 	(void)state;
@@ -998,6 +1158,8 @@ static void test_parse_values(void **state)
 	assert_null(jf_policy_run_list(p, "nope"));
 	assert_int_equal(jf_policy_run_number(p, "timeout"), 300);
 	assert_int_equal(jf_policy_run_number(p, "max_output"), 1ull << 30);
+	assert_int_equal(jf_policy_run_number(p, "tmp_size"), 64ull << 20);
+	assert_int_equal(jf_policy_run_number(p, "shm_size"), UINT64_MAX);
 	assert_int_equal(jf_policy_run_number(p, "nope"), 0);
 	/* profiles = project: secrets implied and first */
 	assert_string_equal(jf_policy_rule(p, 0)->source, "secrets");
@@ -1139,6 +1301,8 @@ int main(void)
 		cmocka_unit_test(test_canon_control_lookalike_empty),
 		cmocka_unit_test(test_refusal_strings),
 		cmocka_unit_test(test_check_name),
+		cmocka_unit_test(test_canon_c1_bidi),
+		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_glob_match),
 		cmocka_unit_test(test_seed_cases),
 		cmocka_unit_test(test_default_policy),
@@ -1156,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_escapes_and_specials),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_run_format),
 		cmocka_unit_test(test_rule_format),
 		cmocka_unit_test(test_policy_load),
 	};

@@ -25,7 +25,8 @@ failures=0
 t0=$(date +%s)
 phase_t=$t0
 work=""
-mounts=()
+# shellcheck source=tests/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
 
 ok() { printf 'ok    %s\n' "$*"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
@@ -35,13 +36,8 @@ phase() {
 	printf '\n== %s   (+%ds, %ds total)\n' "$*" $((now - phase_t)) $((now - t0))
 	phase_t=$now
 }
-# Field 5 of mountinfo is the mountpoint (proc(5)).
-mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 cleanup() {
-	local m
-	for m in "${mounts[@]}"; do
-		mounted "$m" && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
-	done
+	unmount_all
 	[ -n "$work" ] || return 0
 	if [ "${work_tmpfs:-0}" = 1 ]; then
 		umount "$work" || umount -l "$work"
@@ -51,22 +47,6 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-
-mount_view() { # MNT [jailfs options...] SOURCE
-	local m=$1 _
-	shift
-	mkdir -p "$m"
-	mounts+=("$m")
-	"$JAILFS" "$@" "$m" || return 1
-	for _ in $(seq 100); do mounted "$m" && return 0; sleep 0.05; done
-	return 1
-}
-umount_view() {
-	local _
-	fusermount3 -u "$1" 2>/dev/null || umount "$1"
-	for _ in $(seq 100); do mounted "$1" || return 0; sleep 0.05; done
-	return 1
-}
 
 if [ ! -c /dev/fuse ]; then
 	echo "FAIL  /dev/fuse is missing"
@@ -310,9 +290,6 @@ fi
 umount_view "$view" || bad "view would not unmount"
 
 # ---------------------------------------------------------------- build
-tree_sum() { # metadata of every entry: a create, delete, write, chmod or utimens changes it
-	(cd "$1" && find . -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort | sha256sum)
-}
 build='make defconfig && make -j2 prepare && make -j2 fs/ext4/'
 
 phase "kernel build with the tree RESTRICTED (jailfs --read-only, jailrun --root)"

@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "jailrun.h"
+#include "sysdirs.h"
 #include "result.h"
 
 static char proj[PATH_MAX / 2];
@@ -69,6 +71,7 @@ static int setup(void **state)
 
 	snprintf(proj, sizeof(proj), "/tmp/jf-runner-XXXXXX");
 	assert_non_null(mkdtemp(proj));
+	setenv("JF_T", proj, 1);
 	snprintf(p, sizeof(p), "%s/src", proj);
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/tools", proj);
@@ -277,7 +280,7 @@ static void test_metachars(void **state)
 static void test_paths(void **state)
 {
 	DENIED("path-outside-view", "cat", "../../etc/passwd");
-	DENIED("path-outside-view", "cat", "/etc/passwd");
+	DENIED("path-outside-view", "cat", "/etc/shadow");
 	DENIED("path-outside-view", "cat", "/root/.ssh/id_rsa");
 	DENIED("path-outside-view", "cat", "escape/passwd"); /* symlink out of the view */
 	DENIED("path-outside-view", "grep", "--file=../../etc/shadow", "x");
@@ -294,6 +297,137 @@ static void test_paths(void **state)
 	ALLOWED("ls", "/tmp");
 	ALLOWED("cp", "README", "/dev/null");
 	ALLOWED("ls", "~/x");
+	(void)state;
+}
+
+/* Outside the project, path arguments may name what the jail shows: the
+ * system directories and /etc entries it binds read-only (the table in
+ * resolve.c that sandbox.c mounts), its own /proc, /tmp and /dev nodes, and
+ * [run] expose. Escapes out of the project are still refused, with reasons. */
+static void test_paths_system(void **state)
+{
+	char p[PATH_MAX], reason[PATH_MAX + 64];
+	const char *expose[] = {"/opt/sdk", NULL};
+
+	ALLOWED("cat", "/usr/include/stdio.h");
+	ALLOWED("head", "/proc/cpuinfo");
+	ALLOWED("python3", "/usr/lib/python3.11/this.py");
+	ALLOWED("cat", "/etc/os-release"); /* a symlink into /usr/lib */
+	ALLOWED("cat", "/etc/passwd");
+	ALLOWED("cat", "/proc/self/status");
+	ALLOWED("ls", "/");
+	ALLOWED("cc", "-I/usr/include/x86_64-linux-gnu", "-o/tmp/a.out", "src/main.c");
+	for (const char *const *d = jf_system_dirs; *d; d++)
+		ALLOWED("ls", *d);
+	DENIED_R("path-outside-view", "path '../../etc/passwd' leaves the project (/etc/passwd)",
+		 "cat", "../../etc/passwd");
+	DENIED_R("path-outside-view", "path 'escape/passwd' leaves the project (/etc/passwd)",
+		 "cat", "escape/passwd");
+	snprintf(p, sizeof(p), "%s/../../etc/passwd", proj);
+	snprintf(reason, sizeof(reason), "path '%s' leaves the project (/etc/passwd)", p);
+	DENIED_R("path-outside-view", reason, "cat", p);
+	DENIED_R("path-outside-view",
+		 "path '/etc/shadow' is not in the jail (/etc/shadow): outside the project it "
+		 "has only the system directories, part of /etc, /proc, /tmp, /dev nodes and "
+		 "[run] expose paths",
+		 "cat", "/etc/shadow");
+	DENIED("path-outside-view", "cat", "/home/user/.ssh/id_rsa");
+	DENIED("path-outside-view", "ls", "/run/docker.sock");
+	DENIED("path-outside-view", "cat", "/proc/1/environ");
+	DENIED("path-outside-view", "cat", "/proc/self/root/etc/shadow");
+	DENIED("path-outside-view", "cat", "/opt/sdk/include/x.h");
+	view.expose = expose;
+	ALLOWED("cat", "/opt/sdk/include/x.h");
+	view.expose = NULL;
+	(void)state;
+}
+
+/* --shell: the walker follows cd (and subshells), reads echo/printf
+ * arguments as text, and skips here-document bodies (checking what an
+ * unquoted one expands). */
+static void test_shell_cwd(void **state)
+{
+	SH_ALLOWED("echo \"// wip\" >> src/main.c");
+	SH_ALLOWED("printf '%s\\n' '../../etc/shadow' >> src/main.c");
+	ALLOWED("echo", "// wip");
+	SH_ALLOWED("cd src && npm init -y && cd ..");
+	SH_ALLOWED("cd src && cat ../README && cd .. && cat README");
+	SH_ALLOWED("mkdir -p build && cd build && cat ../README");
+	SH_ALLOWED("cd /usr/include && cat stdio.h");
+	SH_ALLOWED("cd src; cd -; cat src/main.c");
+	SH_ALLOWED("cd; ls");
+	SH_DENIED_R("path-outside-view", "path '..' leaves the project (/tmp)", "cd ..");
+	SH_DENIED("path-outside-view", "cd src && cat ../../x");
+	SH_DENIED("path-outside-view", "cd src && cd .. && cat ../x");
+	SH_DENIED("path-outside-view", "(cd src && make) && cat ../x");
+	SH_DENIED("path-outside-view", "cd src | true; cat ../x");
+	SH_DENIED("path-outside-view", "cd src & cat ../x");
+	SH_DENIED("path-outside-view", "cd \"$DIR\" && cat ../../etc/passwd");
+	SH_DENIED("path-outside-view", "cd src; cd -; cat ../x");
+	SH_DENIED("path-outside-view", "echo x > ../../etc/cron.d/x");
+	SH_ALLOWED("cat > notes.txt <<'EOF'\nrm -rf /\n// wip ../../etc/shadow\nEOF\nls");
+	SH_ALLOWED("cat <<-EOF >notes.txt\n\tsudo id\n\tEOF\nls");
+	SH_ALLOWED("cat <<'EOF'\n$(rm -rf x)\nEOF");
+	SH_DENIED("exec-denylist", "cat <<EOF\nsafe $(rm -rf x)\nEOF");
+	SH_DENIED("exec-denylist", "cat <<EOF\nhello\nEOF\nrm x");
+	SH_DENIED("exec-denylist", "cat <<-EOF\n\thi\n\tEOF\nrm x");
+	SH_DENIED("exec-denylist", "cat <<A <<B\na\nA\nb\nB\nrm x");
+	SH_DENIED("inline-code", "python3 <<EOF\nimport os\nEOF");
+	/* << in arithmetic is a shift: what follows is still commands */
+	SH_DENIED("exec-denylist", "(( x = 1 << 2 ))\nrm -rf x\n2");
+	SH_DENIED("exec-denylist", "for ((i = 1; i << 2; i++)); do rm x; done");
+	SH_DENIED("exec-denylist", "(( $(rm x) ))");
+	SH_ALLOWED("echo $((1 << 4)) && (( n = 2 << 1 ))");
+	(void)state;
+}
+
+/* --source: the view's root is the git work tree holding the directory (a
+ * .git directory, or the .git file of a linked work tree), found upwards. */
+static void test_git_top(void **state)
+{
+	char p[PATH_MAX], top[PATH_MAX], want[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/repo/src/deep", proj);
+	assert_int_equal(system("mkdir -p \"$JF_T\"/repo/.git \"$JF_T\"/repo/src/deep "
+				"\"$JF_T\"/wt/sub \"$JF_T\"/plain/x && "
+				"echo 'gitdir: /elsewhere' >\"$JF_T\"/wt/.git"),
+			 0);
+	assert_int_equal(jr_view_git_top(p, top), 0);
+	snprintf(want, sizeof(want), "%s/repo", proj);
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/repo", proj);
+	assert_int_equal(jr_view_git_top(p, top), 0); /* the directory itself */
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/wt/sub", proj);
+	snprintf(want, sizeof(want), "%s/wt", proj);
+	assert_int_equal(jr_view_git_top(p, top), 0);
+	assert_string_equal(top, want);
+	snprintf(p, sizeof(p), "%s/plain/x", proj);
+	assert_int_equal(jr_view_git_top(p, top), -ENOENT);
+	(void)state;
+}
+
+/* --root: the view's [run] rules as the daemon answers getxattr. A plain
+ * directory stands in for the view here (the real daemon: test-jailrun.sh). */
+static void test_view_run_rules(void **state)
+{
+	const char *text = "[run]\ndeny_exec = curl, wget\ntimeout = 7\n";
+	char p[PATH_MAX], err[512] = "";
+	struct jf_policy *r = NULL;
+
+	snprintf(p, sizeof(p), "%s/src", proj);
+	assert_int_equal(jr_view_run_rules(p, &r, err, sizeof(err)), 0);
+	assert_null(r); /* nothing to carry */
+	assert_int_equal(setxattr(p, JF_RUN_XATTR, text, strlen(text), 0), 0);
+	assert_int_equal(jr_view_run_rules(p, &r, err, sizeof(err)), 0);
+	assert_non_null(r);
+	assert_string_equal(jf_policy_run_list(r, "deny_exec")[1], "wget");
+	assert_int_equal(jf_policy_run_number(r, "timeout"), 7);
+	jf_policy_free(r);
+	assert_int_equal(setxattr(p, JF_RUN_XATTR, "[run]\nbogus = 1\n", 16, 0), 0);
+	assert_true(jr_view_run_rules(p, &r, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "(the view's [run] rules):2: unknown key 'bogus'"));
+	assert_int_equal(removexattr(p, JF_RUN_XATTR), 0);
 	(void)state;
 }
 
@@ -701,24 +835,17 @@ static void test_base64(void **state)
 	(void)state;
 }
 
-/* Print a result whose stdout holds an invalid byte and a NUL; return the
- * parsed JSON object (caller decrefs). */
-static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
+/* Print @r as jailrun does; return the parsed JSON object (caller decrefs). */
+static json_t *print_report(const struct jr_report *r)
 {
 	char path[] = "/tmp/jf-result-XXXXXX", text[4096];
-	struct jr_outcome oc = {0};
-	struct jr_report r = {.outcome = &oc};
 	int fd = mkstemp(path), saved = dup(1);
 	ssize_t len;
 
 	assert_true(fd >= 0 && saved >= 0);
-	oc.out.buf = (char *)out;
-	oc.out.len = n;
-	oc.err.buf = (char *)err;
-	oc.err.len = en;
 	fflush(stdout);
 	assert_int_equal(dup2(fd, 1), 1);
-	assert_int_equal(jr_result_print(&r), 0);
+	assert_int_equal(jr_result_print(r), 0);
 	assert_int_equal(dup2(saved, 1), 1);
 	close(saved);
 	len = pread(fd, text, sizeof(text) - 1, 0);
@@ -727,6 +854,44 @@ static json_t *print_result(const char *out, size_t n, const char *err, size_t e
 	close(fd);
 	unlink(path);
 	return json_loads(text, JSON_ALLOW_NUL, NULL); /* jansson refuses \u0000 without it */
+}
+
+/* Print a result whose stdout holds an invalid byte and a NUL; return the
+ * parsed JSON object (caller decrefs). */
+static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
+{
+	struct jr_outcome oc = {0};
+	struct jr_report r = {.outcome = &oc};
+
+	oc.out.buf = (char *)out;
+	oc.out.len = n;
+	oc.err.buf = (char *)err;
+	oc.err.len = en;
+	return print_report(&r);
+}
+
+/* jailrun's own failures are results too: error, reason, and exit_code 2
+ * for a usage error, 125 otherwise. */
+static void test_json_error(void **state)
+{
+	static const int status[] = {JR_EXIT_USAGE, 0};
+	static const int want[] = {2, 125};
+
+	for (int i = 0; i < 2; i++) {
+		struct jr_report r = {.error = "--timeout: not a number",
+				      .error_status = status[i]};
+		json_t *o = print_report(&r);
+
+		assert_non_null(o);
+		assert_int_equal(json_integer_value(json_object_get(o, "exit_code")), want[i]);
+		assert_string_equal(json_string_value(json_object_get(o, "error")),
+				    "--timeout: not a number");
+		assert_string_equal(json_string_value(json_object_get(o, "reason")),
+				    "--timeout: not a number");
+		assert_true(json_is_false(json_object_get(o, "denied")));
+		json_decref(o);
+	}
+	(void)state;
 }
 
 static void test_json_lossless(void **state)
@@ -762,6 +927,10 @@ int main(void)
 		cmocka_unit_test(test_seed_interpreters),
 		cmocka_unit_test(test_metachars),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_paths_system),
+		cmocka_unit_test(test_shell_cwd),
+		cmocka_unit_test(test_git_top),
+		cmocka_unit_test(test_view_run_rules),
 		cmocka_unit_test(test_bypass_names),
 		cmocka_unit_test(test_bypass_flags),
 		cmocka_unit_test(test_bypass_wrappers),
@@ -777,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_json_lossless),
+		cmocka_unit_test(test_json_error),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command's environment: an allowlist of jailrun's own (PATH LANG LC_*
+ * TERM TZ USER), never a secret-looking name unless named exactly, HOME in
+ * the jail's private /tmp, then what the view's and the policy's [run] env
+ * and --env add.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jailrun.h"
+
+static bool secretish(const char *name, size_t n)
+{
+	static const char *const parts[] = {"TOKEN",	"SECRET",     "KEY",
+					    "PASSWORD", "CREDENTIAL", NULL};
+	char up[256];
+
+	if (n >= sizeof(up))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[n] = '\0';
+	for (const char *const *p = parts; *p; p++)
+		if (strstr(up, *p))
+			return true;
+	return !strncmp(up, "AWS_", 4) || !strncmp(up, "GITHUB_", 7) ||
+	       !strncmp(up, "SSH_AUTH_SOCK", 13);
+}
+
+static bool allowlisted(const char *name, size_t n)
+{
+	static const char *const exact[] = {"PATH", "LANG", "TERM", "TZ", "USER", NULL};
+
+	if (secretish(name, n))
+		return false;
+	for (const char *const *e = exact; *e; e++)
+		if (strlen(*e) == n && !strncmp(*e, name, n))
+			return true;
+	return n > 3 && !strncmp(name, "LC_", 3);
+}
+
+struct env {
+	char **v;
+	int n, cap; /* entries, and room for them without the final NULL */
+};
+
+static void env_set(struct env *e, const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (int i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], entry, len) && e->v[i][len] == '=') {
+			e->v[i] = (char *)entry;
+			return;
+		}
+	if (e->n < e->cap)
+		e->v[e->n++] = (char *)entry;
+}
+
+/* NAME passes jailrun's value (if set), NAME=VALUE sets. */
+static int env_pass(struct env *e, const char *item)
+{
+	const char *v;
+	char *s;
+
+	if (strchr(item, '=')) {
+		env_set(e, item);
+		return 0;
+	}
+	v = getenv(item);
+	if (!v)
+		return 0;
+	if (asprintf(&s, "%s=%s", item, v) < 0)
+		return -1;
+	env_set(e, s);
+	return 0;
+}
+
+char **jr_env_build(const char *const *const lists[], size_t nlists, int max)
+{
+	extern char **environ;
+	struct env e = {.v = calloc(max + 1, sizeof(char *)), .cap = max};
+
+	if (!e.v)
+		return NULL;
+	for (char **p = environ; *p; p++) {
+		size_t len = strcspn(*p, "=");
+
+		if ((*p)[len] == '=' && allowlisted(*p, len))
+			env_set(&e, *p);
+	}
+	if (!getenv("PATH"))
+		env_set(&e, "PATH=/usr/local/bin:/usr/bin:/bin");
+	env_set(&e, "HOME=/tmp/home");
+	for (size_t k = 0; k < nlists; k++)
+		for (const char *const *p = lists[k]; p && *p; p++)
+			if (env_pass(&e, *p) < 0)
+				return NULL;
+	e.v[e.n] = NULL;
+	return e.v;
+}
+
+const char *jr_env_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; *envp; envp++)
+		if (!strncmp(*envp, name, len) && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}

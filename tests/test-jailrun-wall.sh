@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# jailrun's wall, end to end on a real jailfs mount:
+#  - address families: an allowlist (AF_UNIX, AF_INET, AF_INET6, netlink
+#    route); AF_VSOCK, AF_PACKET, AF_ALG... answer EAFNOSUPPORT
+#  - the caller's terminal: settings restored after the command (also after
+#    a timeout), window size, TIOCSTI and TCXONC refused
+#  - /tmp and /dev/shm: bounded tmpfs ([run] tmp_size, shm_size), ENOSPC past it
+# Needs root and /dev/fuse; fails (never skips) without them when CI=true.
+set -u
+J=${JAILRUN:?JAILRUN not set}
+F=${JAILFS:?JAILFS not set}
+SRC=${JF_SRCDIR:?JF_SRCDIR not set}
+
+if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: needs root and /dev/fuse (CI=true)"
+		exit 1
+	fi
+	echo "SKIP: needs root and /dev/fuse"
+	exit 77
+fi
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: the command must succeed
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+
+T=$(mktemp -d /tmp/jf-wall.XXXXXX)
+P=$T/proj
+M=$T/mnt
+cleanup() {
+	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$P" "$M"
+
+# ---- probes (scripts: the guardrails refuse python3 -c) ----
+cat >"$P/sock.py" <<'EOF'
+import errno, socket
+def probe(name, fam, typ=socket.SOCK_STREAM, proto=0, pair=False):
+    try:
+        s = socket.socketpair(fam, typ, proto) if pair else socket.socket(fam, typ, proto)
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+probe("unix", socket.AF_UNIX)
+probe("unix-pair", socket.AF_UNIX, pair=True)
+probe("inet", socket.AF_INET)
+probe("inet6", socket.AF_INET6, socket.SOCK_DGRAM)
+probe("netlink-route", socket.AF_NETLINK, socket.SOCK_RAW, 0)
+probe("netlink-audit", socket.AF_NETLINK, socket.SOCK_RAW, 9)
+probe("netlink-uevent", socket.AF_NETLINK, socket.SOCK_RAW, 15)
+probe("vsock", socket.AF_VSOCK)
+probe("vsock-pair", socket.AF_VSOCK, pair=True)
+probe("packet", socket.AF_PACKET, socket.SOCK_RAW)
+probe("alg", socket.AF_ALG, socket.SOCK_SEQPACKET)
+probe("key", 15, socket.SOCK_RAW, 2)
+probe("xdp", 44, socket.SOCK_RAW)
+probe("bluetooth", 31, socket.SOCK_RAW)
+probe("unspec", 0)
+probe("past-af-max", 200)
+print("getaddrinfo", socket.getaddrinfo("localhost", 80, socket.AF_UNSPEC, socket.SOCK_STREAM)[0][4][1])
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b"hi")
+print("loopback", a.recv(2).decode())
+EOF
+cat >"$P/tty.py" <<'EOF'
+import errno, fcntl, struct, termios
+def probe(name, req, arg):
+    try:
+        fcntl.ioctl(0, req, arg); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+probe("tiocsti", termios.TIOCSTI, b"x")
+probe("tiocswinsz", termios.TIOCSWINSZ, struct.pack("HHHH", 5, 5, 0, 0))
+probe("tcxonc", termios.TCXONC, termios.TCOOFF)
+probe("tiocsetd", termios.TIOCSETD, struct.pack("i", 2))
+EOF
+cat >"$P/stty-hang.sh" <<'EOF'
+stty raw -echo
+sleep 30
+EOF
+cat >"$P/fill.py" <<'EOF'
+import errno, sys
+for d in ("/tmp", "/dev/shm"):
+    n = 0
+    try:
+        with open(d + "/fill", "wb") as f:
+            while n < (int(sys.argv[1]) << 20):
+                f.write(b"\0" * 65536); f.flush(); n += 65536
+        print(d, "ok", n)
+    except OSError as e:
+        print(d, errno.errorcode.get(e.errno, e.errno), n)
+EOF
+cat >"$P/mounts.sh" <<'EOF'
+grep -E ' (/tmp|/dev/shm) ' /proc/self/mounts | cut -d' ' -f2,4
+EOF
+
+if ! "$F" "$P" "$M"; then
+	echo "FAIL: jailfs did not mount $P on $M"
+	exit 1
+fi
+cd "$P" || exit 1
+R=(--root "$M")
+
+# ---- address families ----
+out=$("$J" "${R[@]}" -- python3 sock.py 2>&1)
+want="unix ok
+unix-pair ok
+inet ok
+inet6 ok
+netlink-route ok
+netlink-audit EPROTONOSUPPORT
+netlink-uevent EPROTONOSUPPORT
+vsock EAFNOSUPPORT
+vsock-pair EAFNOSUPPORT
+packet EAFNOSUPPORT
+alg EAFNOSUPPORT
+key EAFNOSUPPORT
+xdp EAFNOSUPPORT
+bluetooth EAFNOSUPPORT
+unspec EAFNOSUPPORT
+past-af-max EAFNOSUPPORT
+getaddrinfo 80
+loopback hi"
+check "socket families: allowlist, EAFNOSUPPORT for the rest" [ "$out" = "$want" ]
+[ "$out" = "$want" ] || diff <(echo "$want") <(echo "$out")
+out=$("$J" "${R[@]}" -- ip -o addr show lo 2>&1)
+check "ip addr (netlink route) works: $out" grep -q "inet 127.0.0.1" <<<"$out"
+out=$("$J" "${R[@]}" --net -- python3 sock.py 2>&1)
+check "--net: the same families" grep -qx "vsock EAFNOSUPPORT" <<<"$out"
+
+# ---- the caller's terminal ----
+PTY=("$SRC/tests/jailrun-pty.py")
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- stty rows 5 -echo)
+check "stty rows 5 -echo: settings and window size unchanged afterwards" \
+	eval 'grep -qx "termios same" <<<"$out" && grep -qx "echo on" <<<"$out" && grep -qx "winsize 40x100" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- stty -echo)
+check "stty -echo (allowed) is undone when the command ends" \
+	eval 'grep -qx "exit 0" <<<"$out" && grep -qx "termios same" <<<"$out" && grep -qx "echo on" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" --timeout 1 -- sh stty-hang.sh)
+check "stty raw -echo then a timeout: restored too" \
+	eval 'grep -qx "exit 124" <<<"$out" && grep -qx "termios same" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty.py)
+check "TIOCSTI, TIOCSWINSZ, TCXONC, TIOCSETD refused (EPERM)" \
+	eval '[ "$(grep -oE "(tiocsti|tiocswinsz|tcxonc|tiocsetd) EPERM" <<<"$out" | wc -l)" -eq 4 ] && grep -qx "winsize 40x100" <<<"$out"'
+
+# ---- /tmp and /dev/shm ----
+printf '[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
+out=$("$J" "${R[@]}" --policy "$T/small.ini" -- python3 fill.py 8 2>&1)
+check "tmp_size = 1M: ENOSPC after 1 MiB in /tmp" grep -qx "/tmp ENOSPC 1048576" <<<"$out"
+check "shm_size = 2M: ENOSPC after 2 MiB in /dev/shm" grep -qx "/dev/shm ENOSPC 2097152" <<<"$out"
+mem=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
+def=$((mem / 4 < 1073741824 ? mem / 4 : 1073741824))
+def_k=$(((def + 4095) / 4096 * 4))
+out=$("$J" "${R[@]}" -- sh mounts.sh 2>&1)
+check "default: /tmp and /dev/shm hold at most min(1 GiB, RAM/4) (size=${def_k}k)" \
+	eval '[ "$(grep -c "size=${def_k}k" <<<"$out")" -eq 2 ]'
+printf '[run]\ntmp_size = unlimited\n' >"$T/unl.ini"
+out=$("$J" "${R[@]}" --policy "$T/unl.ini" -- sh mounts.sh 2>&1)
+check "tmp_size = unlimited: no size on /tmp, the default on /dev/shm" \
+	eval 'grep -qx "/tmp rw,nosuid,nodev,relatime" <<<"$out" && grep -q "/dev/shm .*size=${def_k}k" <<<"$out"'
+printf '[run]\ntmp_size = 0\n' >"$T/zero.ini"
+out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
+check "tmp_size = 0 is a policy error (125)" \
+	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
+
+echo "1..$n"
+[ $fails -eq 0 ]

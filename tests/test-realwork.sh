@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# An agent's ordinary session on a real repository, through jailrun, in each
+# way a user can run it:
+#   oneshot   jailrun --source REPO (a private view with -o fast_open)
+#   mount     jailfs REPO MNT, then jailrun --root MNT
+#   readonly  jailfs --read-only REPO MNT, then jailrun --root MNT: every
+#             write must fail cleanly (EROFS, not a guardrail refusal) and
+#             the tree must be unchanged (checksum of every entry)
+#   audit     jailrun --source REPO --audit LOG (level all, fast_open off)
+# The repository: Linux's tools/bootconfig (a make build whose `make test`
+# runs 55 tests), tools/lib, lib/bootconfig.c and two x86 defconfigs from
+# Debian's linux-source-6.1, with scripts/diffconfig (Python) and npm's own
+# copy of the `ini` package as a local package, in a git repository with a
+# few commits, an upstream branch to rebase on, the user's uncommitted
+# change, and a .env holding a marker that must never come out.
+# The session: git status, switch -c, sed -i, add, commit, stash, rebase,
+# stash pop, gc, worktree add and status in it; python3 -m venv and the
+# venv's python and pip; npm init and npm install ./pkg (offline); make and
+# make test; grep -r; a tar round trip; reading /usr/include/stdio.h; a
+# `cd sub && ... && cd ..` shell string; and refusals checked for their
+# reason (--json `denied`, `rule`, `reason`): cat .env, writing
+# .git/hooks/pre-commit, cat ../../etc/passwd, curl denied by the policy.
+# Every step runs in every mode even after a failure; a table of passes and
+# failures per mode ends the output, and any failure fails the test.
+# Environment: JF_REALWORK_MODES (space-separated subset of the modes).
+# Needs root and /dev/fuse; with CI=true their absence is a failure.
+set -uo pipefail
+
+: "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}"
+# Debian's python3, node and git on the host and in the jail alike (a pyenv
+# shim earlier in PATH would name a python the jail does not have).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+tarball=/usr/src/linux-source-6.1.tar.xz
+read -ra modes <<<"${JF_REALWORK_MODES:-oneshot mount readonly audit}"
+t0=$(date +%s)
+
+# shellcheck source=tests/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+
+if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
+	[ "${CI:-}" = true ] && { echo "FAIL  needs root and /dev/fuse (CI=true)"; exit 1; }
+	echo "SKIP  needs root and /dev/fuse"
+	exit 77
+fi
+for tool in git make cc python3 node npm jq tar xz; do
+	command -v "$tool" >/dev/null || { echo "FAIL  $tool is not installed (.ci/run installs it)"; exit 1; }
+done
+[ -f "$tarball" ] || { echo "FAIL  $tarball missing: apt-get install linux-source-6.1"; exit 1; }
+/usr/bin/python3 -c 'import ensurepip' 2>/dev/null ||
+	{ echo "FAIL  python3 -m venv needs ensurepip: apt-get install python3-venv"; exit 1; }
+
+# Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
+work=$(mktemp -d /var/tmp/jf-realwork.XXXXXX)
+cleanup() {
+	unmount_all
+	rm -rf "$work"
+}
+trap cleanup EXIT
+secret=JFREALWORK$RANDOM$RANDOM
+
+# ---------------------------------------------------------------- the repository
+tmpl=$work/template
+mkdir -p "$tmpl"
+lx=linux-source-6.1
+tar -C "$work" -xJf "$tarball" $lx/tools/bootconfig $lx/tools/scripts $lx/tools/lib \
+	$lx/lib/bootconfig.c $lx/include/linux/bootconfig.h $lx/scripts/diffconfig \
+	$lx/arch/x86/configs/i386_defconfig $lx/arch/x86/configs/x86_64_defconfig ||
+	{ echo "FAIL  cannot extract from $tarball"; exit 1; }
+# npm's own copy of ini, less its devDependencies: npm would fetch those of a
+# linked local package, and the session is offline.
+cp -a /usr/lib/node_modules/npm/node_modules/ini "$tmpl/pkg" &&
+	jq 'del(.devDependencies, .scripts)' "$tmpl/pkg/package.json" >"$work/pkg.json" &&
+	mv "$work/pkg.json" "$tmpl/pkg/package.json" ||
+	{ echo "FAIL  no /usr/lib/node_modules/npm/node_modules/ini to use as a local package"; exit 1; }
+(
+	set -e
+	cd "$tmpl"
+	git init -q -b main
+	# An identity in the repository's own config: the jail has no ~/.gitconfig.
+	git config user.name "Upstream Dev"
+	git config user.email dev@example.invalid
+	printf '.env\n.venv/\nnode_modules/\n*.o\n/tools/bootconfig/bootconfig\n' >.gitignore
+	mv "$work/$lx/tools" "$work/$lx/lib" "$work/$lx/include" .
+	git add .gitignore tools/lib tools/scripts lib include pkg
+	git commit -q -m "import tools/lib and the bootconfig parser"
+	mv "$work/$lx/scripts" "$work/$lx/arch" .
+	git add tools/bootconfig scripts arch
+	git commit -q -m "import tools/bootconfig, scripts/diffconfig and two defconfigs"
+	git switch -q -c upstream-fix
+	printf '\n/* upstream: a comment the agent rebases onto */\n' >>lib/bootconfig.c
+	git commit -q -am "lib/bootconfig: upstream change"
+	git switch -q main
+	printf '\n/* the user: work in progress */\n' >>tools/lib/string.c
+	echo "API_TOKEN=$secret" >.env
+) || { echo "FAIL  cannot build the template repository"; exit 1; }
+policy=$work/curl-denied.ini
+printf '# the default zones, and no curl or wget in the jail\n[safe]\n/\n[run]\ndeny_exec = curl, wget\n' \
+	>"$policy"
+echo "repository: $(git -C "$tmpl" ls-files | wc -l) files, $(git -C "$tmpl" rev-list --all | wc -l) commits; $(($(date +%s) - t0)) s"
+
+# ---------------------------------------------------------------- running a step
+# The current mode's repository, jailrun options, and results of the last step.
+repo="" mode="" mode_args=() js="" rc=0
+declare -A npass nfail
+failed_steps=()
+
+# field NAME: a field of the last --json result (jq -r).
+field() { jq -r ".$1" <<<"$js" 2>/dev/null; }
+outputs() { printf '%s\n%s\n' "$(field stdout)" "$(field stderr)"; }
+# in_out / in_err / in_any GREP-ARGS...: grep the last result's stdout, stderr
+# or both. Here-strings, not pipes: with pipefail, grep -q leaving early can
+# fail the writer with SIGPIPE and so the whole test.
+in_out() { grep "$@" <<<"$(field stdout)"; }
+in_err() { grep "$@" <<<"$(field stderr)"; }
+in_any() { grep "$@" <<<"$(outputs)"; }
+
+# jr [jailrun options] -- COMMAND...: run in the current mode, from the
+# repository, with --json; sets js and rc.
+jr() {
+	js=$(cd "$repo" && "$JAILRUN" "${mode_args[@]}" --json --timeout 300 "$@" 2>"$work/jr.err")
+	rc=$?
+}
+
+ran_ok() { [ "$(field exit_code)" = 0 ] && [ "$(field denied)" = false ]; }
+# ran: jailrun ran the command to its end (no refusal, no timeout).
+ran() {
+	[ "$(field denied)" = false ] && [ -n "$(field exit_code)" ] && [ "$(field exit_code)" != -101 ]
+}
+# failed_cleanly: the command ran and failed.
+failed_cleanly() { ran && [ "$(field exit_code)" != 0 ]; }
+erofs() { in_any -qi 'read-only file system'; }
+# refused RULE: jailrun refused it before it ran, for RULE, with a reason.
+refused() {
+	[ "$(field denied)" = true ] && [ "$(field exit_code)" = -100 ] &&
+		[ "$(field rule)" = "$1" ] && [ "$(field reason)" != null ] && [ -n "$(field reason)" ]
+}
+
+report() { # NAME PASS(0|1) [note]
+	if [ "$2" = 0 ]; then
+		printf 'PASS  %-9s %-15s %s\n' "$mode" "$1" "${3:-}"
+		npass[$mode]=$((${npass[$mode]:-0} + 1))
+		return
+	fi
+	printf 'FAIL  %-9s %-15s %s\n' "$mode" "$1" "${3:-}"
+	nfail[$mode]=$((${nfail[$mode]:-0} + 1))
+	failed_steps+=("$mode $1")
+	{
+		echo "jailrun exit $rc; exit_code $(field exit_code) denied $(field denied)" \
+			"rule $(field rule) reason $(field reason)"
+		echo "stdout:"
+		field stdout | tail -n 12
+		echo "stderr:"
+		field stderr | tail -n 12
+		[ -s "$work/jr.err" ] && { echo "jailrun's stderr:"; tail -n 5 "$work/jr.err"; }
+	} | sed 's/^/        | /'
+}
+
+# step NAME KIND CHECK [jailrun options] -- COMMAND...
+# KIND: R reads only: must work in every mode, CHECK too.
+#       W writes: must work and pass CHECK (a function run on the host) in
+#         the writable modes; in readonly must fail with EROFS in its output.
+#       Q as W, for a program that fails without saying why on a read-only
+#         file system (git stash exits 1 silently on a native read-only bind
+#         mount too): in readonly any failure that is not a refusal passes.
+#       D reads, but needs an earlier step's write: as W in the writable
+#         modes; in readonly it passes when it ran (not refused, no timeout),
+#         whatever its exit status.
+#       X a refusal or a hidden file: CHECK decides in every mode.
+# In readonly every step must also leave the tree's checksum unchanged.
+step() {
+	local name=$1 kind=$2 check=$3 before pass=1 note=""
+	shift 3
+	[ "$mode" = readonly ] && before=$(tree_sum "$repo")
+	jr "$@"
+	if [ "$mode" = readonly ] && [ "$kind" = W ]; then
+		failed_cleanly && erofs && pass=0
+		note="(expected EROFS: $(in_any -i -m1 'read-only file system' | cut -c1-90))"
+	elif [ "$mode" = readonly ] && [ "$kind" = Q ]; then
+		failed_cleanly && pass=0
+		note="(expected: fails)"
+	elif [ "$mode" = readonly ] && [ "$kind" = D ]; then
+		ran && pass=0
+		note="(expected: runs; exit $(field exit_code))"
+	elif [ "$kind" = X ]; then
+		$check && pass=0
+		if [ "$(field denied)" = true ]; then
+			note="(refused [$(field rule)])"
+		else
+			note="(ran: exit $(field exit_code))"
+		fi
+	else
+		ran_ok && $check && pass=0
+	fi
+	if [ "$mode" = readonly ] && [ "$(tree_sum "$repo")" != "$before" ]; then
+		pass=1
+		note="$note the tree changed"
+	fi
+	report "$name" $pass "$note"
+}
+
+# ---------------------------------------------------------------- host-side checks
+# Each runs on the host after the step, in the writable modes only.
+h() { git -C "$repo" "$@"; }
+chk_none() { :; }
+chk_status() { in_out -qx '## main' && in_out -qx ' M tools/lib/string.c'; }
+chk_switch() { [ "$(h branch --show-current)" = agent-fix ]; }
+chk_sed() { grep -q 'printf("usage: bootconfig' "$repo/tools/bootconfig/main.c"; }
+chk_add() { [ "$(h diff --cached --name-only)" = tools/bootconfig/main.c ]; }
+chk_commit() {
+	[ "$(h log -1 --format=%s)" = "bootconfig: lower-case usage" ] && h diff --cached --quiet
+}
+chk_stash() { [ "$(h stash list | wc -l)" = 1 ] && h diff --quiet; }
+chk_rebase() {
+	h merge-base --is-ancestor upstream-fix HEAD && [ "$(h branch --show-current)" = agent-fix ] &&
+		[ "$(h log -1 --format=%s)" = "bootconfig: lower-case usage" ]
+}
+chk_pop() { [ -z "$(h stash list)" ] && grep -q 'the user: work in progress' "$repo/tools/lib/string.c"; }
+chk_gc() { grep -qE '^packs: [1-9]' <<<"$(h count-objects -v)" && h fsck --no-progress >/dev/null 2>&1; }
+chk_wt_add() {
+	[ -f "$repo/wt-review/.git" ] && [ "$(git -C "$repo/wt-review" branch --show-current)" = upstream-fix ]
+}
+chk_wt_status() { in_out -qx '## upstream-fix'; }
+chk_venv() { [ -x "$repo/.venv/bin/python" ] && [ -f "$repo/.venv/pyvenv.cfg" ]; }
+chk_pip() { in_out -qF "$repo/.venv/lib/python3"; }
+chk_diffconfig() { in_out -qE '^[-+ ]?64BIT'; }
+chk_npm_init() { [ "$(jq -r .name "$repo/package.json")" = "$(basename "$repo")" ]; }
+chk_npm_install() {
+	[ "$(jq -r '.dependencies.ini' "$repo/package.json")" = file:pkg ] &&
+		[ "$(jq -r .name "$repo/node_modules/ini/package.json")" = ini ]
+}
+chk_npm_ls() { in_out -q 'ini@.*pkg'; }
+chk_make() { [ -x "$repo/tools/bootconfig/bootconfig" ]; }
+chk_make_test() { in_out -q 'All tests passed'; }
+chk_grep() { in_out -q '^lib/bootconfig.c:[0-9]*:.*xbc_node_find_value'; }
+chk_tar() {
+	in_out -qx round-trip-ok && diff -r "$repo/tools/lib" "$repo/rt/tools/lib" >/dev/null
+}
+chk_cd() { in_out -qx string.c && in_out -qx bootconfig; }
+chk_stdio() { in_out -q 'extern int printf'; }
+# refusals and hiding (every mode)
+no_secret() { ! in_any -qF "$secret"; }
+# cat .env: refused by the guardrail (which sees the source tree in the
+# one-shot modes) or, when it does not name an entry of the view, ENOENT.
+chk_env_denied() {
+	no_secret && { refused path-denied || in_err -q '^cat: \.env: No such file'; }
+}
+chk_env_hidden() {
+	no_secret && ! in_out -qxF .env && in_out -qxF .gitignore &&
+		in_err -q '^cat: \.env: No such file or directory'
+}
+chk_grep_secret() { [ "$(field exit_code)" = 1 ] && [ -z "$(field stdout)" ] && no_secret; }
+chk_hook() { failed_cleanly && erofs && [ ! -e "$repo/.git/hooks/pre-commit" ]; }
+chk_escape() { refused path-outside-view && ! in_any -q '^root:'; }
+chk_curl() { refused exec-denylist && [[ $(field reason) == *curl* ]]; }
+
+session() {
+	step git-status R chk_status -- git status --porcelain=v1 -b
+	step git-switch W chk_switch -- git switch -c agent-fix
+	step sed-i W chk_sed -- sed -i 's/printf("Usage: bootconfig/printf("usage: bootconfig/' \
+		tools/bootconfig/main.c
+	step git-add W chk_add -- git add tools/bootconfig/main.c
+	step git-commit W chk_commit -- git commit -q -m "bootconfig: lower-case usage"
+	step git-stash Q chk_stash -- git stash
+	step git-rebase D chk_rebase -- git rebase upstream-fix
+	step git-stash-pop D chk_pop -- git stash pop
+	step git-gc W chk_gc -- git gc --quiet
+	step worktree-add W chk_wt_add -- git worktree add wt-review upstream-fix
+	step worktree-stat D chk_wt_status -- git -C wt-review status --porcelain=v1 -b
+	step venv W chk_venv -- python3 -m venv .venv
+	step venv-pip D chk_pip -- .venv/bin/pip --version
+	step venv-script D chk_diffconfig -- .venv/bin/python scripts/diffconfig \
+		arch/x86/configs/i386_defconfig arch/x86/configs/x86_64_defconfig
+	step npm-init W chk_npm_init -- npm init -y
+	step npm-install D chk_npm_install -- npm install --offline --no-audit --no-fund ./pkg
+	step npm-ls D chk_npm_ls -- npm ls --offline
+	step make W chk_make -- make -C tools/bootconfig bootconfig
+	step make-test D chk_make_test -- make -C tools/bootconfig test
+	step grep-r R chk_grep -- grep -rn xbc_node_find_value lib tools/bootconfig
+	step tar-roundtrip W chk_tar --shell -- \
+		'tar -czf lib.tar.gz tools/lib && mkdir rt && tar -C rt -xzf lib.tar.gz && diff -r tools/lib rt/tools/lib && echo round-trip-ok'
+	step cd-chain R chk_cd --shell -- 'cd tools/lib && ls string.c && cd ../.. && ls tools | grep boot'
+	step stdio.h R chk_stdio -- cat /usr/include/stdio.h
+	step env-denied X chk_env_denied -- cat .env
+	step env-hidden X chk_env_hidden --shell -- 'ls -a && v=.en && cat ${v}v'
+	step grep-secret X chk_grep_secret -- grep -rl "$secret" .
+	step hook-write X chk_hook -- cp tools/bootconfig/Makefile .git/hooks/pre-commit
+	step escape X chk_escape -- cat ../../../../../../../../etc/passwd
+	step curl X chk_curl --policy "$policy" -- curl -sS http://example.invalid/
+}
+
+# ---------------------------------------------------------------- the modes
+for mode in "${modes[@]}"; do
+	m0=$(date +%s)
+	echo
+	echo "== mode $mode"
+	repo=$work/$mode/linux-tools
+	mnt=$work/$mode-mnt
+	mkdir -p "$work/$mode"
+	cp -a "$tmpl" "$repo"
+	case $mode in
+	oneshot) mode_args=(--source "$repo") ;;
+	audit)
+		mode_args=(--source "$repo" --audit "$work/audit.jsonl")
+		: >"$work/audit.jsonl"
+		;;
+	mount | readonly)
+		opts=()
+		[ "$mode" = readonly ] && opts=(--read-only)
+		if ! mount_view "$mnt" "${opts[@]}" "$repo"; then
+			report "jailfs-mount" 1 "jailfs ${opts[*]} did not mount $repo"
+			continue
+		fi
+		mode_args=(--root "$mnt")
+		;;
+	*)
+		echo "FAIL  unknown mode $mode"
+		exit 1
+		;;
+	esac
+	[ "$mode" = readonly ] && sum_before=$(tree_sum "$repo")
+	session
+	if [ "$mode" = readonly ]; then
+		[ "$(tree_sum "$repo")" = "$sum_before" ]
+		report tree-unchanged $? "(checksum of every entry before and after the session)"
+	fi
+	if [ "$mode" = audit ]; then
+		# sed -i: its temporary file renamed over main.c, allowed; the cat of
+		# .en+v: a lookup of .env hidden.
+		js='{}'
+		jq -e -s 'any(.[]; .op == "rename" and .path2 == "tools/bootconfig/main.c" and
+				.comm == "sed" and .decision == "allow")
+			and any(.[]; .op == "lookup" and .path == ".env" and .comm == "cat" and
+				.decision == "hide" and .errno == "ENOENT")' \
+			"$work/audit.jsonl" >/dev/null
+		report audit-log $? "($(wc -l <"$work/audit.jsonl") records)"
+	fi
+	case $mode in
+	mount | readonly) umount_view "$mnt" ;;
+	esac
+	if grep -qF " fuse.jailfs $repo " /proc/self/mountinfo; then
+		report no-mount-left 1 "(a jailfs view of $repo is still mounted)"
+	else
+		report no-mount-left 0
+	fi
+	echo "   mode $mode: $(($(date +%s) - m0)) s"
+done
+
+# ---------------------------------------------------------------- summary
+echo
+printf '%-10s %5s %5s\n' mode pass fail
+for mode in "${modes[@]}"; do
+	printf '%-10s %5d %5d\n' "$mode" "${npass[$mode]:-0}" "${nfail[$mode]:-0}"
+done
+if [ ${#failed_steps[@]} -gt 0 ]; then
+	echo
+	echo "failed:"
+	printf '  %s\n' "${failed_steps[@]}"
+fi
+echo "total: $(($(date +%s) - t0)) s"
+[ ${#failed_steps[@]} -eq 0 ]
