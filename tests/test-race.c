@@ -8,7 +8,7 @@
  * below it after that check and carried along must never land on disk where
  * the policy refuses it.
  *
- * Each case runs for JF_RACE_MS (default 1500 ms; see done()) or until the
+ * Each case runs for JF_RACE_MS (default 1000 ms; see done()) or until the
  * first violation, then checks the backing tree: no symlink whose target
  * leaves SOURCE or reaches a DENIED path, no entry at a DENIED or RESTRICTED
  * name that was not there before the mount, pre-existing non-SAFE files
@@ -902,7 +902,7 @@ static void run_threads(struct race *r)
 	struct attacker a[ATTACKERS];
 	pthread_t t[ATTACKERS + 1];
 
-	r->ms = env_long("JF_RACE_MS", 1500);
+	r->ms = env_long("JF_RACE_MS", 1000);
 	r->start_ms = now_ms();
 	for (int i = 0; i < ATTACKERS; i++) {
 		a[i] = (struct attacker){.r = r, .id = i, .rng = r->seed + 0x9e3779b9u * (i + 1)};
