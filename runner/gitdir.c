@@ -233,6 +233,62 @@ char **jr_gitdir_placeholders(const char *common, const struct jr_view *v)
 	return out;
 }
 
+/* The view of @common (canonical) as the project's policy would treat a
+ * repository's own .git directory: none when DENIED, read-only when
+ * RESTRICTED. Returns 1 when shown, 0, or -ENOMEM. */
+static int show_common(struct jr_gitdir *g, struct jr_view *v, const char *common)
+{
+	char err[256];
+	struct jf_verdict verdict;
+
+	jf_classify(v->policy, ".git", 4, true, &verdict);
+	if (verdict.zone == JF_DENIED)
+		return 0;
+	g->read_only = verdict.zone == JF_RESTRICTED;
+	if (jf_policy_parse("gitdir view", jr_gitdir_policy, strlen(jr_gitdir_policy), &g->policy,
+			    err, sizeof(err)) < 0)
+		return -ENOMEM; /* the text is ours: only memory can fail */
+	snprintf(g->view.project, sizeof(g->view.project), "%s", common);
+	snprintf(g->view.host, sizeof(g->view.host), "%s", common);
+	g->view.policy = g->policy;
+	g->view.host_is_source = true;
+	v->gitdir = &g->view;
+	return 1;
+}
+
+int jr_gitdir_setup(struct jr_gitdir *g, struct jr_view *v, char *warn, size_t warnsz)
+{
+	char common[PATH_MAX];
+	struct stat st;
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	if (warnsz)
+		warn[0] = '\0';
+	r = jr_gitdir_common(v->project, common, warn, warnsz);
+	if (r == 1)
+		r = show_common(g, v, common);
+	if (r == -ENOMEM)
+		return r;
+	if (r != 1 &&
+	    ((size_t)snprintf(common, sizeof(common), "%s/.git", v->project) >= sizeof(common) ||
+	     lstat(common, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return 0;
+	g->placeholders = jr_gitdir_placeholders(common, v);
+	if (!g->placeholders)
+		return -ENOMEM;
+	v->placeholders = g->placeholders;
+	return 0;
+}
+
+void jr_gitdir_release(struct jr_gitdir *g)
+{
+	jf_policy_free(g->policy);
+	jr_strv_free(g->placeholders);
+	g->policy = NULL;
+	g->placeholders = NULL;
+}
+
 void jr_strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)

@@ -244,7 +244,7 @@ extern const char jr_gitdir_policy[];
  * own path (not /, not around @project, not where the jail binds or
  * replaces directories); 0 when @project has no .git file, or its git
  * directory is not a work tree's (a submodule's) or lies inside @project;
- * -EINVAL (or -ENAMETOOLONG) with a message in @err when the files do not
+ * -EINVAL with a message in @err when the files do not
  * check out. Reads files only; git is not run.
  */
 int jr_gitdir_common(const char *project, char *common, char *err, size_t errsz);
@@ -268,6 +268,30 @@ char **jr_gitdir_placeholders(const char *common, const struct jr_view *v);
 /* Free a NULL-terminated array of malloc'ed strings and the array. NULL is a
  * no-op. */
 void jr_strv_free(char **v);
+
+/* What --source shows of a repository beyond the project. */
+struct jr_gitdir {
+	struct jr_view view;	  /* the main git directory's view (project = its path) */
+	struct jf_policy *policy; /* jr_gitdir_policy, parsed; NULL when not shown */
+	bool read_only;		  /* the project's policy makes .git RESTRICTED */
+	char **placeholders;	  /* jr_gitdir_placeholders(), or NULL */
+};
+
+/*
+ * For the --source view @v (project, host = the source and policy set): when
+ * the project is a linked work tree (jr_gitdir_common), fill @g->view with
+ * the main git directory, shown as the project's policy would treat a
+ * repository's .git directory (DENIED: not shown; RESTRICTED: read-only),
+ * and point v->gitdir at it; with it, or with the project's own .git
+ * directory, list the other work trees' placeholders in v->placeholders.
+ * A .git file that does not check out leaves the git directory unshown,
+ * with the reason in @warn ("" otherwise). @g owns what it holds until
+ * jr_gitdir_release(). Returns 0, or -ENOMEM.
+ */
+int jr_gitdir_setup(struct jr_gitdir *g, struct jr_view *v, char *warn, size_t warnsz);
+
+/* Free what @g holds (not the views pointing at it). Idempotent. */
+void jr_gitdir_release(struct jr_gitdir *g);
 
 struct jr_oneshot {
 	char dir[PATH_MAX]; /* private mountpoint (mode 0700), "" when none */

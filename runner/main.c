@@ -578,12 +578,8 @@ struct run {
 	long audit_offset;	      /* size of the --audit file before this run */
 	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
-	/* --source of a linked work tree: the main repository's git directory */
-	struct jr_view gitdir;
-	struct jf_policy *gitdir_policy;
+	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
 	struct jr_oneshot gitdir_oneshot;
-	bool gitdir_ro;
-	char **placeholders; /* the .git files of work trees the jail does not show */
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -656,54 +652,17 @@ static void setup_root_view(struct run *r, const char *mnt)
 		die("%s", err);
 }
 
-/* The main repository's git directory of a linked work tree (gitdir.c), as
- * the project's policy would treat a repository's own .git directory:
- * hidden when DENIED, read-only when RESTRICTED. Returns 1 when it is shown,
- * writing it to @common; else 0. */
-static int find_gitdir(struct run *r, char *common)
-{
-	char err[PATH_MAX * 2 + 128];
-	struct jf_verdict v;
-	int e = jr_gitdir_common(r->view.project, common, err, sizeof(err));
-
-	if (e < 0)
-		say("not showing the main repository's git directory: %s", err);
-	if (e <= 0)
-		return 0;
-	jf_classify(r->policy, ".git", 4, true, &v);
-	if (v.zone == JF_DENIED)
-		return 0;
-	r->gitdir_ro = v.zone == JF_RESTRICTED;
-	e = jf_policy_parse("gitdir view", jr_gitdir_policy, strlen(jr_gitdir_policy),
-			    &r->gitdir_policy, err, sizeof(err));
-	if (e < 0)
-		die("%s", err);
-	snprintf(r->gitdir.project, sizeof(r->gitdir.project), "%s", common);
-	snprintf(r->gitdir.host, sizeof(r->gitdir.host), "%s", common);
-	r->gitdir.policy = r->gitdir_policy;
-	r->gitdir.host_is_source = true;
-	r->view.gitdir = &r->gitdir;
-	return 1;
-}
-
-/* --source: when the project is a linked work tree, its main git directory
- * gets a view of its own; the repository's other work trees get
- * placeholders. */
+/* --source: a linked work tree's main git directory gets a view of its own;
+ * the repository's other work trees get placeholders (gitdir.c). */
 static void setup_gitdir(struct run *r)
 {
-	char common[PATH_MAX];
-	struct stat st;
+	char warn[PATH_MAX * 2 + 128] = "";
+	int e = jr_gitdir_setup(&r->gitdir, &r->view, warn, sizeof(warn));
 
-	if (!find_gitdir(r, common)) {
-		if ((size_t)snprintf(common, sizeof(common), "%s/.git", r->view.project) >=
-			    sizeof(common) ||
-		    lstat(common, &st) < 0 || !S_ISDIR(st.st_mode))
-			return;
-	}
-	r->placeholders = jr_gitdir_placeholders(common, &r->view);
-	if (!r->placeholders)
-		die("out of memory");
-	r->view.placeholders = r->placeholders;
+	if (warn[0])
+		say("not showing the main repository's git directory: %s", warn);
+	if (e < 0)
+		die("the main repository's git directory: %s", strerror(-e));
 }
 
 static void setup_view(struct run *r)
@@ -1026,16 +985,16 @@ static int mount_oneshot(struct run *r)
 	r->view.host_is_source = false;
 	if (!r->view.gitdir)
 		return 0;
-	a = (struct jr_oneshot_args){.source = r->gitdir.project,
+	a = (struct jr_oneshot_args){.source = r->gitdir.view.project,
 				     .policy_text = jr_gitdir_policy,
-				     .read_only = r->gitdir_ro};
+				     .read_only = r->gitdir.read_only};
 	e = jr_oneshot_start(&r->gitdir_oneshot, &a, err, sizeof(err));
 	if (e < 0) {
 		jr_oneshot_stop(&r->oneshot);
 		return report_error(r, err);
 	}
-	snprintf(r->gitdir.host, sizeof(r->gitdir.host), "%s", r->gitdir_oneshot.dir);
-	r->gitdir.host_is_source = false;
+	snprintf(r->gitdir.view.host, sizeof(r->gitdir.view.host), "%s", r->gitdir_oneshot.dir);
+	r->gitdir.view.host_is_source = false;
 	return 0;
 }
 
@@ -1105,8 +1064,7 @@ int main(int argc, char **argv)
 	free(oc->err.buf);
 	jf_policy_free(r.policy);
 	jf_policy_free(r.mount_run);
-	jf_policy_free(r.gitdir_policy);
-	jr_strv_free(r.placeholders);
+	jr_gitdir_release(&r.gitdir);
 	json_decref(request);
 	return e;
 }

@@ -175,15 +175,17 @@ check "git gc in a repository with a work tree elsewhere (exit $rc)" [ "$rc" = 0
 check "git gc packed the objects" grep -qE '^packs: [1-9]' <<<"$(git -C "$M" count-objects -v)"
 # an idle work tree the jail cannot see: git would take it for deleted
 touch -d '4 months ago' "$C/worktrees/wt/index" "$C/worktrees/wt/gitdir"
-jr "$M" -- git worktree prune
+jr "$M" -- git worktree list --porcelain
+check "git in the jail does not take the idle work tree for a deleted one" \
+	eval "has '^worktree $W\$' && ! has '^prunable'"
+jr "$M" -- git worktree prune -v
 check "git worktree prune in the jail (exit $rc)" [ "$rc" = 0 ]
+check "... removes nothing" eval "! has 'Removing worktrees/wt'"
 jr "$M" -- git gc --quiet
 check "git gc again, with the work tree idle (exit $rc)" [ "$rc" = 0 ]
 check "the idle work tree keeps its HEAD and index" \
 	[ -f "$C/worktrees/wt/HEAD" ] && [ -f "$C/worktrees/wt/index" ]
 check "the host's git status in it still works" git -C "$W" status --porcelain
-jr "$M" -- git worktree list --porcelain
-check "git worktree list in the jail names the work tree" has "^worktree $W$"
 jr "$M" -- git worktree add inner
 check "git worktree add in the jail: refused at worktrees/inner/gitdir" \
 	has "worktrees/inner/gitdir.*Read-only file system"
