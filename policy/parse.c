@@ -504,7 +504,7 @@ static int parse_text(struct pstate *st, const char *buf, size_t len)
  * unless listed at another position or removed with "-secrets". */
 static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 {
-	bool listed[3] = {false}, removed = false;
+	bool listed[JF_PROFILE_COUNT] = {false}, removed = false;
 	char q[96];
 
 	*n = 0;
@@ -524,10 +524,11 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 			if (value_is(t + minus, len - minus, jf_profile_names[p]))
 				break;
 		if (!jf_profile_names[p])
-			return perr(st,
-				    "unknown profile '%s' (expected secrets, project, system or "
-				    "-secrets)",
-				    shown(q, sizeof(q), t, len));
+			return perr(
+				st,
+				"unknown profile '%s' (expected secrets, project, system, gitdir "
+				"or -secrets)",
+				shown(q, sizeof(q), t, len));
 		if (minus && p != 0)
 			return perr(st,
 				    "only 'secrets' can be removed, not '%s' (the others are "
@@ -554,7 +555,7 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 
 static int load_profiles(struct pstate *st, struct specs *all)
 {
-	const char *names[3];
+	const char *names[JF_PROFILE_COUNT];
 	size_t n;
 	int r = resolve_profiles(st, names, &n);
 

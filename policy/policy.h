@@ -251,6 +251,8 @@ int jf_policy_run_format(const struct jf_policy *policy, char **out);
  * Returns NULL past the end. Thread-safe. */
 const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index);
 
-/* Names of the built-in profiles: "secrets", "project", "system"; NULL-terminated.
- * Their contents are in policy/profiles.c and README.md "Policy". */
+/* Names of the built-in profiles: "secrets", "project", "system", "gitdir";
+ * NULL-terminated, JF_PROFILE_COUNT of them. Their contents are in
+ * policy/profiles.c and README.md "Policy". */
+#define JF_PROFILE_COUNT 4
 extern const char *const jf_profile_names[];

@@ -11,7 +11,9 @@
 
 #include "policy-internal.h"
 
-const char *const jf_profile_names[] = {"secrets", "project", "system", NULL};
+const char *const jf_profile_names[] = {"secrets", "project", "system", "gitdir", NULL};
+_Static_assert(sizeof(jf_profile_names) / sizeof(jf_profile_names[0]) == JF_PROFILE_COUNT + 1,
+	       "JF_PROFILE_COUNT counts jf_profile_names");
 
 /* threat-model.md, "Secret names the default policy hides", minus .git/config
  * and .git/hooks/ (the project profile makes those RESTRICTED). */
@@ -70,40 +72,57 @@ static const char secrets_text[] = "[denied]\n"
 				   ".lesshst\n";
 
 /*
- * Files that make a host program run code or auto-approve commands.
- * git: besides hooks/ and config, git reads config and hooks from the
- * directory named in commondir, from modules/<name>/ (submodule gitdirs),
- * worktrees/<name>/ and config.worktree, and objects from alternates; each
- * lets a written file choose what git runs on the host (Cursor
- * CVE-2026-26268; found again by our red team through commondir).
- * Editors and agents: settings that auto-approve commands (Copilot
+ * Entries of a git directory that choose what git runs or where it reads
+ * from, each after the prefix @P (string literal) that names the git
+ * directory. hooks/ and config run code; config.worktree is config too;
+ * commondir names another directory whose config and hooks/ git then uses;
+ * gitdir (in worktrees/<name>/) names the work tree's .git file, which
+ * `git worktree repair` writes to; modules/<name>/ are submodules' git
+ * directories with their own config and hooks/; objects/info/alternates
+ * makes git read objects from elsewhere. Each lets a written file choose
+ * what git runs on the host (Cursor CVE-2026-26268; found again by our red
+ * team through commondir).
+ */
+#define GIT_RUNS_CODE(P)                                                                           \
+	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
+	  "modules/\n" P "objects/info/alternates\n"
+
+/*
+ * A linked work tree's own git directory, worktrees/<name>/, has the same
+ * entries: it holds config.worktree, commondir, gitdir and its submodules'
+ * modules/, and without a commondir git takes it for a whole repository,
+ * config and hooks/ included. What git writes there in everyday work
+ * (HEAD, index, ORIG_HEAD, logs/, refs/, locks) is left writable.
+ */
+#define GIT_DIR_RUNS_CODE(P) GIT_RUNS_CODE(P) GIT_RUNS_CODE(P "worktrees/*/")
+
+/*
+ * Files that make a host program run code or auto-approve commands: git
+ * (above), editors and agents: settings that auto-approve commands (Copilot
  * CVE-2025-53773, Claude Code CVE-2026-25725) and hook managers.
  */
-static const char project_text[] = "[restricted]\n"
-				   "**/.git/hooks/\n"
-				   "**/.git/config\n"
-				   "**/.git/config.worktree\n"
-				   "**/.git/commondir\n"
-				   "**/.git/modules/\n"
-				   "**/.git/worktrees/\n"
-				   "**/.git/objects/info/alternates\n"
-				   ".gitmodules\n"
-				   ".vscode/\n"
-				   ".idea/\n"
-				   ".claude/\n"
-				   ".claude.json\n"
-				   ".cursor/\n"
-				   ".gemini/\n"
-				   ".codex/\n"
-				   ".windsurf/\n"
-				   ".zed/\n"
-				   ".continue/\n"
-				   ".mcp.json\n"
-				   ".envrc\n"
-				   ".devcontainer/\n"
-				   ".husky/\n"
-				   ".pre-commit-config.yaml\n"
-				   ".yarnrc.yml\n";
+static const char project_text[] =
+	"[restricted]\n" GIT_DIR_RUNS_CODE("**/.git/") ".gitmodules\n"
+						       ".vscode/\n"
+						       ".idea/\n"
+						       ".claude/\n"
+						       ".claude.json\n"
+						       ".cursor/\n"
+						       ".gemini/\n"
+						       ".codex/\n"
+						       ".windsurf/\n"
+						       ".zed/\n"
+						       ".continue/\n"
+						       ".mcp.json\n"
+						       ".envrc\n"
+						       ".devcontainer/\n"
+						       ".husky/\n"
+						       ".pre-commit-config.yaml\n"
+						       ".yarnrc.yml\n";
+
+/* The main repository's git directory itself, shown to a linked work tree's
+ * jail (jailrun): the same git entries, from its root. */
+static const char gitdir_text[] = "[restricted]\n" GIT_DIR_RUNS_CODE("/");
 
 /* For a view of the whole host ("/"). /etc keeps what programs need to run;
  * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */
@@ -147,5 +166,7 @@ const char *jf_profile_text(const char *name)
 		return project_text;
 	if (strcmp(name, "system") == 0)
 		return system_text;
+	if (strcmp(name, "gitdir") == 0)
+		return gitdir_text;
 	return NULL;
 }

@@ -70,6 +70,18 @@ static const char usage_text[] =
 	"                      command still starts in the directory jailrun was run\n"
 	"                      from when that is DIR or below it, else in DIR. A work\n"
 	"                      tree at / or at or above $HOME is not widened to.\n"
+	"                      A linked work tree (git worktree add; its .git is a\n"
+	"                      file) also gets the main repository's git directory\n"
+	"                      at its own path, in a second view, once its\n"
+	"                      worktrees/NAME/commondir and gitdir are checked to\n"
+	"                      lead back: objects, refs, logs, HEAD, index and the\n"
+	"                      work tree's own files writable (git status and commit\n"
+	"                      work), hooks/, config, config.worktree, commondir,\n"
+	"                      gitdir, modules/, objects/info/alternates (and those\n"
+	"                      of worktrees/*/) read-only, so the host's git cannot\n"
+	"                      be made to run code; the main work tree's files are\n"
+	"                      not shown. Other work trees' .git files show as empty\n"
+	"                      files (git in the jail must not prune them)\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the built-in profiles secrets + project);\n"
@@ -147,6 +159,7 @@ static const char usage_text[] =
 	"                      \"audit\": {denied, hidden, written_files, records}\n"
 	"\n"
 	"The jail: the project at its own path (rw per the policy, nosuid, nodev),\n"
+	"a linked work tree's main git directory (see --source),\n"
 	"/usr /bin /sbin /lib* read-only, a reduced /etc, fresh /proc, minimal /dev,\n"
 	"private /tmp (HOME=/tmp/home), no home directory, no host sockets.\n"
 	"no_new_privs, no capabilities, seccomp (mount, unshare, setns, ptrace, bpf,\n"
@@ -560,6 +573,8 @@ struct run {
 	long audit_offset;	      /* size of the --audit file before this run */
 	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
+	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
+	struct jr_oneshot gitdir_oneshot;
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -632,6 +647,19 @@ static void setup_root_view(struct run *r, const char *mnt)
 		die("%s", err);
 }
 
+/* --source: a linked work tree's main git directory gets a view of its own;
+ * the repository's other work trees get placeholders (gitdir.c). */
+static void setup_gitdir(struct run *r)
+{
+	char warn[PATH_MAX * 2 + 128] = "";
+	int e = jr_gitdir_setup(&r->gitdir, &r->view, warn, sizeof(warn));
+
+	if (warn[0])
+		say("not showing the main repository's git directory: %s", warn);
+	if (e < 0)
+		die("the main repository's git directory: %s", strerror(-e));
+}
+
 static void setup_view(struct run *r)
 {
 	char mnt[PATH_MAX];
@@ -668,6 +696,8 @@ static void setup_view(struct run *r)
 		die("project %s lies in a directory the jail replaces", r->view.project);
 	r->view.policy = r->policy;
 	merge_expose(r);
+	if (!r->o.root)
+		setup_gitdir(r);
 }
 
 static void setup_cwd(struct run *r)
@@ -940,12 +970,26 @@ static int mount_oneshot(struct run *r)
 		if (!realpath(r->o.audit, audit_abs))
 			die("--audit %s: %s", r->o.audit, strerror(errno));
 	}
-	e = jr_oneshot_start(&r->oneshot, r->view.project, r->o.policy_file,
-			     r->o.audit ? audit_abs : NULL, err, sizeof(err));
+	struct jr_oneshot_args a = {.source = r->view.project,
+				    .policy = r->o.policy_file,
+				    .audit = r->o.audit ? audit_abs : NULL};
+	e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
 	if (e < 0)
 		return report_error(r, err);
 	snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
 	r->view.host_is_source = false;
+	if (!r->view.gitdir)
+		return 0;
+	a = (struct jr_oneshot_args){.source = r->gitdir.view.project,
+				     .policy_text = jr_gitdir_policy,
+				     .read_only = r->gitdir.read_only};
+	e = jr_oneshot_start(&r->gitdir_oneshot, &a, err, sizeof(err));
+	if (e < 0) {
+		jr_oneshot_stop(&r->oneshot);
+		return report_error(r, err);
+	}
+	snprintf(r->gitdir.view.host, sizeof(r->gitdir.view.host), "%s", r->gitdir_oneshot.dir);
+	r->gitdir.view.host_is_source = false;
 	return 0;
 }
 
@@ -1008,12 +1052,14 @@ int main(int argc, char **argv)
 				 r.mount_run ? jf_policy_run_number(r.mount_run, "shm_size") : 0),
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
+	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	e = finish(&r, oc, e);
 	free(oc->out.buf);
 	free(oc->err.buf);
 	jf_policy_free(r.policy);
 	jf_policy_free(r.mount_run);
+	jr_gitdir_release(&r.gitdir);
 	json_decref(request);
 	return e;
 }

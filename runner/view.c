@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -292,16 +293,60 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 	}
 }
 
-int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *policy,
-		     const char *audit, char *err, size_t errsz)
+/* A memfd holding @text, for `--policy /proc/self/fd/N`; -errno on failure.
+ * Close-on-exec: the daemon's child side clears the flag. */
+static int policy_memfd(const char *text)
 {
-	char jailfs[PATH_MAX];
+	size_t len = strlen(text);
+	int fd = memfd_create("jailrun-policy", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/* The daemon's side of the fork: never returns. */
+static _Noreturn void exec_daemon(const char *const *argv, pid_t parent, int policy_fd)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sigset_t none;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+	}
+	if (policy_fd >= 0)
+		fcntl(policy_fd, F_SETFD, 0);
+	/* an empty set: jailrun may have SIGINT etc. blocked for signalfd */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(argv[0], (char *const *)argv);
+	fprintf(stderr, "jailrun: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err, size_t errsz)
+{
+	char jailfs[PATH_MAX], policy_path[64];
 	const char *argv[16];
 	int argc = 0, r;
+	_cleanup_close_ int policy_fd = -1;
 	pid_t parent = getpid();
 
 	memset(o, 0, sizeof(*o));
 	o->pidfd = -1;
+	if (a->policy_text && (policy_fd = policy_memfd(a->policy_text)) < 0) {
+		snprintf(err, errsz, "cannot hand over the view's policy: %s",
+			 strerror(-policy_fd));
+		return policy_fd;
+	}
 	r = make_private_dir(o->dir, sizeof(o->dir));
 	if (r < 0) {
 		snprintf(err, errsz, "cannot create a private mountpoint: %s", strerror(-r));
@@ -316,17 +361,23 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 	 * kernel's mode check keeps write opens of files outside SAFE out. */
 	argv[argc++] = "-o";
 	argv[argc++] = "fast_open";
-	if (policy) {
+	if (a->read_only)
+		argv[argc++] = "--read-only";
+	if (policy_fd >= 0) {
+		snprintf(policy_path, sizeof(policy_path), "/proc/self/fd/%d", policy_fd);
 		argv[argc++] = "--policy";
-		argv[argc++] = policy;
+		argv[argc++] = policy_path;
+	} else if (a->policy) {
+		argv[argc++] = "--policy";
+		argv[argc++] = a->policy;
 	}
-	if (audit) {
+	if (a->audit) {
 		argv[argc++] = "--audit";
-		argv[argc++] = audit;
+		argv[argc++] = a->audit;
 		argv[argc++] = "--audit-level";
 		argv[argc++] = "all";
 	}
-	argv[argc++] = source;
+	argv[argc++] = a->source;
 	argv[argc++] = o->dir;
 	argv[argc] = NULL;
 
@@ -337,24 +388,8 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 		jr_oneshot_stop(o);
 		return r;
 	}
-	if (o->daemon == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		/* an empty set: jailrun may have SIGINT etc. blocked for signalfd */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[0], (char *const *)argv);
-		fprintf(stderr, "jailrun: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (o->daemon == 0)
+		exec_daemon(argv, parent, policy_fd);
 	o->pidfd = (int)syscall(SYS_pidfd_open, o->daemon, 0);
 	r = wait_mounted(o, err, errsz);
 	if (r < 0) {
