@@ -322,11 +322,10 @@ extern const struct jf_rule jf_git_index_rule;
 
 /* Read SOURCE's .git/index below @rootfd once, keep the tracked files with
  * DENIED names whose content matches (see tracked.c), and unless @quiet say
- * on stderr how many are shown. Needs jf_fs.policy. Start-up only, one
- * thread, before serving. Returns 0 (also without a repository, or when the
- * policy hides .git/objects) or a negative errno after one warning; then
- * nothing is shown (fail closed). */
-int jf_tracked_load(int rootfd, bool quiet);
+ * on stderr how many are shown. @source names SOURCE in messages. Needs jf_fs.policy. Start-up
+ * only, one thread, before serving. Returns 0 (also without a repository, or when the policy hides
+ * .git/objects) or a negative errno after one warning; then nothing is shown (fail closed). */
+int jf_tracked_load(int rootfd, const char *source, bool quiet);
 /* The entry for view path @path (@len bytes), or NULL. Lock-free. */
 const struct jf_tracked *jf_tracked_find(const char *path, size_t len);
 void jf_tracked_free(void);

@@ -488,7 +488,7 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_tracked_load(jf_fs.root_fd, false);
+		jf_tracked_load(jf_fs.root_fd, jf_fs.source_abs, false);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r && add_mount_options(&o) < 0)

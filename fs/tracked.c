@@ -132,7 +132,7 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 
 /* Read SOURCE's index into the candidate list. 0 (also when there is no
  * index), or -EINVAL/-EFBIG/-errno after one warning. */
-static int read_index(int rootfd)
+static int read_index(int rootfd, const char *source)
 {
 	_cleanup_close_ int fd = jf_open_below(rootfd, ".git/index", O_RDONLY | O_NONBLOCK, 0);
 	_cleanup_free_ unsigned char *buf = NULL;
@@ -171,7 +171,7 @@ static int read_index(int rootfd)
 			"jailfs: warning: %s/.git/index: %s; files tracked by git keep their "
 			"hidden "
 			"names hidden\n",
-			jf_fs.source_abs ? jf_fs.source_abs : ".", why);
+			source, why);
 	return r;
 }
 
@@ -297,14 +297,14 @@ static void report(int rootfd, long dropped)
 	fputc('\n', stderr);
 }
 
-int jf_tracked_load(int rootfd, bool quiet)
+int jf_tracked_load(int rootfd, const char *source, bool quiet)
 {
 	long dropped = 0;
 	int r;
 
 	if (!objects_readable())
 		return 0;
-	r = read_index(rootfd);
+	r = read_index(rootfd, source);
 	if (r == 0 && nset)
 		r = (int)(dropped = build_set(rootfd));
 	if (r < 0) {
