@@ -229,6 +229,22 @@ DENIED${TAB}profile:secrets${TAB}tests/.ssh/id_ed25519
 RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts"
 	[ "$(grep -v '^#' <<<"$scan_out")" = "$want" ] ||
 		{ fail "scan-content-git: output differs"; diff <(echo "$want") <(echo "$scan_out") >&2; }
+	# real git's index version 4 (prefix-compressed paths), and a SHA-256
+	# repository: the same files are shown
+	git -C "$G" update-index --index-version 4
+	expect check-git-v4 0 "RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts" -- \
+		"$JAILFS" --check --source "$G" tests/.ssh/known_hosts
+	G2=$T/git-sha256
+	mkdir -p "$G2/tests/.ssh"
+	cp "$G/id_rsa" "$G/tests/.ssh/known_hosts" "$G2/" 2>/dev/null
+	mv "$G2/known_hosts" "$G2/tests/.ssh/"
+	if git -C "$G2" init -q --object-format=sha256 2>/dev/null; then
+		git -C "$G2" add id_rsa tests/.ssh/known_hosts
+		expect check-git-sha256 0 "RESTRICTED${TAB}${GI}${TAB}id_rsa" -- \
+			"$JAILFS" --check --source "$G2" id_rsa
+	else
+		fail "git cannot make a SHA-256 repository"
+	fi
 	# a policy that hides .git/objects: tracked files stay hidden
 	printf '[denied]\n.git/\n' >"$T/nogit.ini"
 	expect check-git-hidden 0 "DENIED${TAB}profile:secrets${TAB}id_rsa" -- \
