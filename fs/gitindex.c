@@ -168,6 +168,7 @@ static int read_entry(struct cursor *c, struct jf_git_entry *e)
 	e->mode = be32(c->p + 24);
 	e->size = be32(c->p + 36);
 	e->oid = c->p + STAT_FIELDS;
+	e->hashsz = c->hashsz;
 	e->stage = (flags >> 12) & 3;
 	e->flags = flags & JF_GIT_ASSUME_VALID;
 	c->p += fixed;

@@ -32,7 +32,8 @@ struct jf_git_entry {
 	unsigned stage;		  /* 0, or 1-3 during a merge */
 	uint32_t flags;		  /* JF_GIT_* bits */
 	uint32_t size;		  /* the file's size as git saw it, truncated to 32 bits */
-	const unsigned char *oid; /* object id, jf_git_index.hashsz bytes */
+	const unsigned char *oid; /* object id, @hashsz bytes */
+	size_t hashsz;		  /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
 };
 
 /* What the header and trailer said. */

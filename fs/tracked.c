@@ -107,15 +107,9 @@ static bool canonical(const char *path, size_t len)
 	return true;
 }
 
-struct collect {
-	size_t hashsz;
-	int err;
-};
-
 /* A candidate: a regular file of stage 0 whose canonical path is DENIED. */
 static int collect_entry(const struct jf_git_entry *e, void *arg)
 {
-	struct collect *c = arg;
 	struct jf_verdict v;
 	struct jf_tracked t = {.path = e->path, .len = (uint32_t)e->len, .size = e->size};
 
@@ -125,8 +119,8 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 	if (v.zone != JF_DENIED)
 		return 0;
 	t.id = (uint32_t)nset;
-	t.hashsz = c->hashsz;
-	memcpy(t.oid, e->oid, c->hashsz);
+	t.hashsz = e->hashsz;
+	memcpy(t.oid, e->oid, e->hashsz);
 	return set_push(&t);
 }
 
@@ -136,7 +130,6 @@ static int read_index(int rootfd, const char *source)
 {
 	_cleanup_close_ int fd = jf_open_below(rootfd, ".git/index", O_RDONLY | O_NONBLOCK, 0);
 	_cleanup_free_ unsigned char *buf = NULL;
-	struct collect c = {0};
 	struct jf_git_index info;
 	const char *why = NULL;
 	struct stat st;
@@ -159,12 +152,7 @@ static int read_index(int rootfd, const char *source)
 		while (got < (size_t)st.st_size &&
 		       (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
 			got += (size_t)n;
-		/* the hash size is known once the trailer is checked: a first
-		 * pass finds it, the second collects */
-		r = jf_git_index_parse(buf, got, NULL, NULL, &info, &why);
-		c.hashsz = info.hashsz;
-		if (r == 0)
-			r = jf_git_index_parse(buf, got, collect_entry, &c, &info, &why);
+		r = jf_git_index_parse(buf, got, collect_entry, NULL, &info, &why);
 	}
 	if (r < 0 && why)
 		fprintf(stderr,
