@@ -487,6 +487,8 @@ int jf_cmd_mount(int argc, char **argv)
 		r = load_policy(&o);
 	if (!r)
 		r = open_source(&o);
+	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
+		jf_tracked_load(jf_fs.root_fd, jf_fs.source_abs, false);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r && add_mount_options(&o) < 0)
@@ -509,5 +511,6 @@ int jf_cmd_mount(int argc, char **argv)
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
 	jf_hardlinks_free();
+	jf_tracked_free();
 	return r;
 }

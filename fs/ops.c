@@ -202,19 +202,21 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
  * file and as a directory. Such a name is hidden without any backing
  * access, so a lookup answers the same, in the same time, whether it exists
  * or not (no stat whose cost tells). Only a name DENIED as one type and not
- * the other ("secrets/" but not "secrets") needs the stat that tells which.
+ * the other ("secrets/" but not "secrets") needs the stat that tells which,
+ * and so does a name whose object may decide (jf_zone_may_refine: a rule
+ * subject to content, a file tracked by git).
  */
 static bool denied_by_name(struct probe *p, unsigned char dtype)
 {
 	struct jf_verdict as_dir;
 
 	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
-	if (p->v.zone != JF_DENIED)
+	if (p->v.zone != JF_DENIED || jf_zone_may_refine(p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
 	jf_classify_path(p->path, p->len, true, &as_dir);
-	return as_dir.zone == JF_DENIED;
+	return as_dir.zone == JF_DENIED && !jf_zone_may_refine(p->path, p->len, &as_dir);
 }
 
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
@@ -241,7 +243,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if (denied_by_name(p, dtype))
 		return 0;
 	guess = dtype;
-	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
+	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
 	    (dtype == DT_REG &&
 	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
@@ -255,6 +257,8 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	}
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
 		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
+		jf_zone_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
@@ -378,12 +382,14 @@ static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdi
 	return 0;
 }
 
-int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+/* jf_zone_of(); with @reread a zone that depends on the content is
+ * computed again. */
+static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
 {
 	char path[JF_PATH_MAX + 1];
 	struct jf_verdict fresh;
 	uint64_t gen;
-	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path));
+	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path), reread);
 
 	if (r > 0)
 		return 0;
@@ -394,6 +400,16 @@ int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
 	jf_inode_zone_set(inode, &fresh, gen);
 	*v = fresh;
 	return 0;
+}
+
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, false);
+}
+
+int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, true);
 }
 
 /* ---------- lookup / forget / getattr ---------- */

@@ -622,6 +622,8 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 					       .pattern = s->pattern,
 					       .zone = s->zone,
 					       .negated = s->cp.negated};
+		if (s->builtin && s->zone == JF_DENIED)
+			p->rules[i].content = jf_profile_content(s->source, s->pattern);
 		p->cpats[i] = s->cp;
 		s->pattern = NULL;
 		memset(&s->cp, 0, sizeof(s->cp));
@@ -739,6 +741,8 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size)
 		return snprintf(buf, size, "default");
 	if (rule->builtin)
 		return snprintf(buf, size, "profile:%s", rule->source);
+	if (rule->line == 0)
+		return snprintf(buf, size, "%s", rule->source);
 	return snprintf(buf, size, "%s:%u", rule->source, rule->line);
 }
 

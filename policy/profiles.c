@@ -158,6 +158,31 @@ static const char system_text[] = "[restricted]\n"
 				  "/var/*\n"
 				  "!/var/log/\n";
 
+/*
+ * The profile entries subject to content (jf_content_public): a certificate,
+ * a public key or an AsciiDoc file is not a secret, and hiding pip's CA
+ * bundle (certifi/cacert.pem) breaks "python3 -m venv". Binary containers
+ * (*.p12, *.pfx, *.jks, *.keystore, *.kdbx, *.ppk) stay hidden whatever
+ * they hold: their content cannot be judged without their passwords.
+ */
+static const struct {
+	const char *profile, *pattern;
+	enum jf_content kind;
+} content_rules[] = {
+	{"secrets", "*.pem", JF_CONTENT_PEM},
+	{"secrets", "*.key", JF_CONTENT_PUBKEY},
+	{"secrets", "*.asc", JF_CONTENT_ASC},
+};
+
+enum jf_content jf_profile_content(const char *profile, const char *pattern)
+{
+	for (size_t i = 0; i < sizeof(content_rules) / sizeof(content_rules[0]); i++)
+		if (strcmp(profile, content_rules[i].profile) == 0 &&
+		    strcmp(pattern, content_rules[i].pattern) == 0)
+			return content_rules[i].kind;
+	return JF_CONTENT_NONE;
+}
+
 const char *jf_profile_text(const char *name)
 {
 	if (strcmp(name, "secrets") == 0)
