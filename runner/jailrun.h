@@ -228,7 +228,7 @@ struct jr_oneshot {
 	pid_t daemon;	    /* jailfs -f, our child; 0 when none */
 	int pidfd;
 	bool mounted;
-	char log[PATH_MAX]; /* the private refusal log's name until mounted, else "" */
+	char log[PATH_MAX]; /* the private refusal log's name until stopped, else "" */
 	int log_fd;	    /* that log, read-write, O_CLOEXEC; -1 when none. Owned by
 			     * the caller once started (jr_oneshot_stop leaves it open) */
 };
@@ -237,7 +237,8 @@ struct jr_oneshot {
  * Start `jailfs -f [--policy P] --audit LOG --audit-level L SOURCE DIR` on a
  * fresh private directory and wait (at most 10 s) until the mount shows in
  * mountinfo. LOG is @audit at level all, or without @audit a fresh private
- * file at level denied (its fd in o->log_fd, its name removed once mounted).
+ * file at level denied (its fd in o->log_fd, its name removed by
+ * jr_oneshot_stop).
  * On failure everything started is torn down (o->log_fd may still need a
  * close). Returns 0 or a negative errno with a message in @err.
  */

@@ -10,8 +10,9 @@
  * dead mount behind.
  *
  * The one-shot daemon always writes an audit log: the caller's --audit file
- * (level all), else a private file at level denied whose name is removed
- * once the view is mounted (jailrun reads it back through its fd).
+ * (level all), else a private file at level denied, removed once the daemon
+ * is gone (jailrun reads it back through its fd). The daemon opens the file
+ * after its mount shows, so the name must stay until it has exited.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -217,7 +218,9 @@ static void remove_stale(const char *base)
 			continue;
 		if (lstat(path, &st) < 0 || st.st_mtime >= time(NULL) - 60)
 			continue;
-		/* a refusal log keeps a name only until its view is mounted */
+		/* a live one-shot's log is open in its daemon and its jailrun,
+		 * which read and write it through their fds: only a jailrun
+		 * killed outright leaves a name behind for long */
 		if (log && S_ISREG(st.st_mode))
 			unlink(path);
 		else if (!log && S_ISDIR(st.st_mode))
@@ -398,11 +401,6 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 		return r;
 	}
 	o->mounted = true;
-	/* the daemon holds the log open: the name is no longer needed */
-	if (o->log[0]) {
-		unlink(o->log);
-		o->log[0] = '\0';
-	}
 	return 0;
 }
 
