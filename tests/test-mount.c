@@ -184,7 +184,7 @@ static int std_setup(void **state)
 	return setup_with(state, args, NULL);
 }
 
-/* -o fast_open: zero-message opens (FUSE no_open), as jailrun's views. */
+/* -o fast_open: zero-message opens (FUSE no_open), no audit log. */
 static int fast_setup(void **state)
 {
 	const char *args[] = {"--policy", policy_path, "-o", "fast_open", NULL};
@@ -1944,7 +1944,7 @@ static void test_host_replaces_own_file(void **state)
 			 got ? got : strerror(errno));
 }
 
-/* The same checks on a fast_open view (the levers jailrun's views use),
+/* The same checks on a fast_open view (zero-message opens, no audit log),
  * named fast_open_<test> in the output. */
 #define fast_open_test(f)                                                                          \
 	{                                                                                          \
