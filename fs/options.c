@@ -288,12 +288,6 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 	}
 	if (o->debug && fuse_opt_add_arg(&o->fuse_args, "-d") < 0)
 		goto usage;
-	/* A read-only view is a read-only mount: the kernel answers EROFS at
-	 * open(2), before any request (no_open mode would otherwise refuse only
-	 * at the first write). */
-	if (o->read_only && (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 ||
-			     fuse_opt_add_arg(&o->fuse_args, "ro") < 0))
-		goto usage;
 	free(fuse);
 	return 0;
 usage:

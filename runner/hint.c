@@ -135,6 +135,9 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
 		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
 		       "are read-only in the jail; write elsewhere";
+	if (is(f->zone, "RESTRICTED") && is(f->rule, "default"))
+		return "the view is read-only there (a --read-only view, or a read-only default "
+		       "zone); write elsewhere, e.g. under /tmp";
 	if (is(f->zone, "RESTRICTED"))
 		return "the policy makes it read-only; write elsewhere";
 	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets"))

@@ -245,6 +245,8 @@ static void test_refusal_hints(void **state)
 	refusal_hint(
 		"unlink", "docs/a", NULL, "RESTRICTED", "p.ini:4", "EROFS",
 		"deleting docs/a (RESTRICTED by p.ini:4, EROFS): the policy makes it read-only");
+	refusal_hint("open", "src/a.c", NULL, "RESTRICTED", "default", "EROFS",
+		     "the view is read-only there (a --read-only view");
 	refusal_hint("create", ".env", NULL, "DENIED", "profile:secrets", "EACCES",
 		     "look like secrets");
 	refusal_hint("rename", "a", "b/.env", "DENIED", "x.ini:1", "EACCES",

@@ -11,6 +11,8 @@
 #    the backing files keep their bytes
 #  - --root on a mount without audit log: EROFS, refusals unknown (null, and
 #    why); -o fast_open without audit log: EACCES (no write bits shown)
+#  - --read-only: an MS_RDONLY mount without an audit log; with one, jailfs
+#    refuses each mutation itself (EROFS), listed and in the log
 #  - hidden lookups (probes) are not listed as refusals, but are in the log
 #  - the no-network hint for a failed getaddrinfo, not with --net, not for a
 #    command that succeeded; the allow_exec hint for a refused rm
@@ -174,6 +176,29 @@ check "fast_open, no log: the kernel answers EACCES ($out)" grep -q "Permission 
 out=$("$J" --root "$M" -- stat -c %A .git/config 2>&1)
 check "fast_open, no log: no write bits shown ($out)" [ "$out" = "-r--r--r--" ]
 check "fast_open, no log: backing unchanged" [ "$(sums)" = "$before" ]
+umount_view "$M"
+
+# ---- --read-only: a read-only mount, unless an audit log is on ----
+M=$T/ro
+mount_view "$M" --read-only "$P" || bad "jailfs --read-only did not mount"
+check "--read-only, no log: an MS_RDONLY mount" \
+	eval 'findmnt -no OPTIONS "$M" | grep -qE "(^|,)ro(,|$)"'
+out=$("$J" --root "$M" --shell -- 'echo x >> build/main.o' 2>&1)
+check "--read-only, no log: EROFS" grep -q "Read-only file system" <<<"$out"
+umount_view "$M"
+M=$T/roaudit
+mount_view "$M" --read-only --audit "$T/ro.jsonl" "$P" || bad "jailfs --read-only --audit did not mount"
+check "--read-only with a log: not an MS_RDONLY mount (jailfs refuses)" \
+	eval 'findmnt -no OPTIONS "$M" | grep -qE "(^|,)rw(,|$)"'
+js=$(json --root "$M" --json --shell -- 'echo x >> build/main.o; mkdir build/d')
+check "--read-only with a log: EROFS for both" [ "$(jq -r .stderr <<<"$js" | grep -c 'Read-only file system')" -eq 2 ]
+check "--read-only with a log: both listed, RESTRICTED by default" \
+	[ "$(jq -c '[.refusals[] | [.op, .path, .zone, .rule, .errno]]' <<<"$js")" = \
+		'[["open","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
+check "--read-only with a log: ... and in the log" \
+	[ "$(jq -r 'select(.decision == "deny") | .op' "$T/ro.jsonl" | sort | tr '\n' ' ')" = "mkdir open " ]
+check "--read-only with a log: the backing tree unchanged" \
+	[ "$(cat "$P/build/main.o")" = obj -a ! -e "$P/build/d" ]
 umount_view "$M"
 
 # ---- no network ----
