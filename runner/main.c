@@ -791,7 +791,7 @@ static void note_truncation(const char *name, const struct jr_stream *st, uint64
 			name, (unsigned long long)limit, (unsigned long long)st->total);
 }
 
-/* Did the command fail (exit status, signal, timeout)? */
+/* Did the command fail (exit status, signal, timeout, interruption)? */
 static bool failed(const struct jr_outcome *oc)
 {
 	return oc->exit_code != 0 || oc->signal || oc->timed_out || oc->interrupted;
@@ -799,7 +799,7 @@ static bool failed(const struct jr_outcome *oc)
 
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
-	static struct jr_refusals refusals;
+	struct jr_refusals refusals;
 	struct jr_audit_counts counts;
 	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
 	char msg[512], hint[2048];
