@@ -111,6 +111,9 @@ struct jr_verdict {
 	bool denied;
 	char rule[64];	  /* machine-readable rule id, e.g. "inline-code" */
 	char reason[640]; /* human text, e.g. "interpreter inline code (python3 -c)" */
+	/* the executable name an allow_exec would lift the rule for ("rm" for
+	 * exec-denylist, exec-copy, chmod-recursive...), "" for other rules */
+	char subject[NAME_MAX + 1];
 };
 
 struct jr_guard {
@@ -298,6 +301,9 @@ struct jr_oneshot {
 	pid_t daemon;	    /* jailfs -f, our child; 0 when none */
 	int pidfd;
 	bool mounted;
+	char log[PATH_MAX]; /* the private refusal log's name until stopped, else "" */
+	int log_fd;	    /* that log, read-write, O_CLOEXEC; -1 when none. Owned by
+			     * the caller once started (jr_oneshot_stop leaves it open) */
 };
 
 /* What a one-shot view shows and how. */
@@ -306,22 +312,65 @@ struct jr_oneshot_args {
 	const char *policy;	 /* policy file, or NULL */
 	const char *policy_text; /* or the policy as text (handed over in a memfd), or NULL */
 	const char *audit;	 /* audit file (level all), or NULL */
+	bool refusal_log;	 /* without @audit: a private log of refusals (level denied) */
 	bool read_only;		 /* jailfs --read-only */
 };
 
 /*
- * Start `jailfs -f -o fast_open [--read-only] [--policy P] [--audit A
- * --audit-level all] SOURCE DIR` on a fresh private directory and wait (at
- * most 10 s) until the mount shows in mountinfo. On failure everything
- * started is torn down. Returns 0 or a negative errno with a message in
- * @err.
+ * Start `jailfs -f [-o fast_open] [--read-only] [--policy P] [--audit LOG
+ * --audit-level L] SOURCE DIR` on a fresh private directory and wait (at
+ * most 10 s) until the mount shows in mountinfo. LOG is @a->audit at level
+ * all, or with @a->refusal_log a fresh private file at level denied (its fd
+ * in o->log_fd, its name removed by jr_oneshot_stop); without either the
+ * view gets zero-message opens (fast_open). On failure everything started
+ * is torn down (o->log_fd may still need a close). Returns 0 or a negative
+ * errno with a message in @err.
  */
 int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err,
 		     size_t errsz);
 
 /* Unmount, stop the daemon (SIGTERM, waits so the audit log is flushed),
- * remove the directory. Idempotent; safe on a zeroed struct. */
+ * remove the directory (and the log's name if still there; o->log_fd stays
+ * open). Idempotent; safe on a zeroed struct. */
 void jr_oneshot_stop(struct jr_oneshot *o);
+
+/*
+ * The audit file of the jailfs view mounted at @mnt: getxattr
+ * JF_AUDIT_XATTR on its root, which the daemon answers once the records
+ * queued so far are written. Writes its absolute path to @path (PATH_MAX
+ * bytes). Returns 0, -ENODATA when the view writes no audit file, or another
+ * negative errno (ENOTCONN: the daemon is gone).
+ */
+int jr_view_audit_log(const char *mnt, char *path);
+
+/* Where jailrun reads the view's refusals during one command from. */
+struct jr_viewlog {
+	int fd;		 /* the audit log, O_RDONLY or the private log's fd; -1 none */
+	long offset;	 /* where this command's records start, bytes */
+	const char *mnt; /* --root: the mountpoint, asked again (a flush) before reading */
+	char unknown[PATH_MAX + 160]; /* why the refusals are unknown; "" when known */
+};
+
+/*
+ * --root MNT: find the view's audit log (jr_view_audit_log), open it and
+ * note its current end. When there is none or it cannot be read, @l->unknown
+ * says why (the command runs all the same). Never fails.
+ */
+void jr_viewlog_root(struct jr_viewlog *l, const char *mnt);
+
+struct jr_audit_counts;
+struct jr_refusals;
+
+/*
+ * After the command: read its records from @l (jr_audit_read), under --root
+ * once the daemon has written what it queued. Fills @rf (rf->unknown points
+ * into @l when they are unknown) and, when @counts is not NULL, the counts;
+ * returns 0, or a negative errno when the counts could not be read.
+ */
+int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf);
+
+/* Close @l's fd (if any). Idempotent. */
+void jr_viewlog_close(struct jr_viewlog *l);
 
 /* ---- sandbox.c / capture.c ---- */
 
@@ -345,11 +394,16 @@ struct jr_spawn {
 	uint64_t tmp_bytes, shm_bytes;
 };
 
+#define JR_TAIL_BYTES 16384 /* the end of each stream kept for jr_net_failure() */
+
 struct jr_stream {
 	char *buf; /* captured bytes (--json), malloc'ed, at most limit */
 	size_t len;
 	uint64_t total; /* everything the command wrote */
 	bool truncated;
+	/* the last JR_TAIL_BYTES bytes written (also live, also past the limit):
+	 * a ring, tail[(total - k) % JR_TAIL_BYTES] is the k-th byte from the end */
+	char tail[JR_TAIL_BYTES];
 };
 
 struct jr_outcome {

@@ -3,12 +3,12 @@
 #
 # An agent's ordinary session on a real repository, through jailrun, in each
 # way a user can run it:
-#   oneshot   jailrun --source REPO (a private view with -o fast_open)
+#   oneshot   jailrun --source REPO (a private view with a refusal log)
 #   mount     jailfs REPO MNT, then jailrun --root MNT
 #   readonly  jailfs --read-only REPO MNT, then jailrun --root MNT: every
 #             write must fail cleanly (EROFS, not a guardrail refusal) and
 #             the tree must be unchanged (checksum of every entry)
-#   audit     jailrun --source REPO --audit LOG (level all, fast_open off)
+#   audit     jailrun --source REPO --audit LOG (level all)
 # The repository: Linux's tools/bootconfig (a make build whose `make test`
 # runs 55 tests), tools/lib, lib/bootconfig.c and two x86 defconfigs from
 # Debian's linux-source-6.1, with scripts/diffconfig (Python) and npm's own
