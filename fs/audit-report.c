@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "audit-read.h"
 #include "audit.h"
 #include "cleanup.h"
 #include "jailfs.h"
@@ -86,20 +87,6 @@ static void bump_col(json_t *map, const char *key, size_t ncols, size_t col, jso
 	json_integer_set(v, json_integer_value(v) + by);
 }
 
-static const char *str(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static json_int_t num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_integer(v) ? json_integer_value(v) : 0;
-}
-
 static void note_ts(struct report *r, const char *ts)
 {
 	if (!ts)
@@ -116,11 +103,11 @@ static void note_ts(struct report *r, const char *ts)
 
 static void note_written(struct report *r, json_t *o, const char *op)
 {
-	const char *path = str(o, "path"), *path2 = str(o, "path2");
+	const char *path = jf_audit_str(o, "path"), *path2 = jf_audit_str(o, "path2");
 
 	if (strcmp(op, "release") == 0) {
-		if (path && num(o, "bytes_written") > 0)
-			bump_col(r->written, path, 2, 1, num(o, "bytes_written"));
+		if (path && jf_audit_num(o, "bytes_written") > 0)
+			bump_col(r->written, path, 2, 1, jf_audit_num(o, "bytes_written"));
 		return;
 	}
 	if (!jf_audit_op_is_write(op))
@@ -135,15 +122,15 @@ static void note_written(struct report *r, json_t *o, const char *op)
 /* Account one parsed line; false when it is not an audit record. */
 static bool add_record(struct report *r, json_t *o)
 {
-	const char *op = str(o, "op"), *decision = str(o, "decision");
+	const char *op = jf_audit_str(o, "op"), *decision = jf_audit_str(o, "decision");
 	char proc[128];
 	int col;
 
 	if (!json_is_object(o) || !op)
 		return false;
-	note_ts(r, str(o, "ts"));
+	note_ts(r, jf_audit_str(o, "ts"));
 	if (strcmp(op, "dropped") == 0) {
-		r->dropped += (uint64_t)num(o, "count");
+		r->dropped += (uint64_t)jf_audit_num(o, "count");
 		r->dropped_lines++;
 		return true;
 	}
@@ -163,38 +150,30 @@ static bool add_record(struct report *r, json_t *o)
 		note_written(r, o, op);
 		return true;
 	}
-	bump(r->rules, str(o, "rule") ? str(o, "rule") : "(none)", 1);
-	snprintf(proc, sizeof(proc), "%s (pid %lld)", str(o, "comm") ? str(o, "comm") : "?",
-		 (long long)num(o, "pid"));
+	bump(r->rules, jf_audit_str(o, "rule") ? jf_audit_str(o, "rule") : "(none)", 1);
+	snprintf(proc, sizeof(proc), "%s (pid %lld)",
+		 jf_audit_str(o, "comm") ? jf_audit_str(o, "comm") : "?",
+		 (long long)jf_audit_num(o, "pid"));
 	bump(r->procs, proc, 1);
 	return true;
 }
 
-static int read_log(FILE *in, struct report *r)
+static int take_line(const struct jf_audit_line *l, void *arg)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct report *r = arg;
 
-	while ((n = getline(&line, &cap, in)) > 0) {
-		bool complete = line[n - 1] == '\n';
-		json_t *o = json_loadb(line, (size_t)n, 0, NULL);
-		bool ok = o && add_record(r, o);
-
-		json_decref(o);
-		r->lines++;
-		if (ok)
-			continue;
-		if (!complete) {
-			r->torn = true;
-			r->torn_line = r->lines;
-		} else if (n > 1 || line[0] != '\n') {
-			if (!r->bad)
-				r->first_bad = r->lines;
-			r->bad++;
-		}
+	r->lines++;
+	if (l->rec && add_record(r, l->rec))
+		return 0;
+	if (!l->complete) {
+		r->torn = true;
+		r->torn_line = r->lines;
+	} else if (!l->blank) {
+		if (!r->bad)
+			r->first_bad = r->lines;
+		r->bad++;
 	}
-	return ferror(in) ? -errno : 0;
+	return 0;
 }
 
 /* Print @s for a terminal (jf_escape): a file name or a process name cannot
@@ -380,7 +359,7 @@ int jf_cmd_audit_report(int argc, char **argv)
 	r.rules = json_object();
 	r.procs = json_object();
 	r.written = json_object();
-	err = read_log(in, &r);
+	err = jf_audit_read(in, take_line, &r);
 	if (in != stdin)
 		fclose(in);
 	if (err < 0) {

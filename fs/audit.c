@@ -65,17 +65,22 @@ static atomic_int level;	/* enum jf_audit_level; OFF when not running */
 static atomic_int reopen_req;	/* set by jf_audit_request_reopen() */
 static atomic_int wake_fd = -1; /* A.efd for the signal handler */
 
+static const char *const level_names[] = {"off", "denied", "writes", "all"};
+
 int jf_audit_parse_level(const char *s, enum jf_audit_level *out)
 {
-	static const char *const names[] = {"off", "denied", "writes", "all"};
-
 	for (int i = 0; i < 4; i++) {
-		if (s && strcmp(s, names[i]) == 0) {
+		if (s && strcmp(s, level_names[i]) == 0) {
 			*out = (enum jf_audit_level)i;
 			return 0;
 		}
 	}
 	return -EINVAL;
+}
+
+const char *jf_audit_level_name(enum jf_audit_level l)
+{
+	return l >= JF_AUDIT_OFF && l <= JF_AUDIT_ALL ? level_names[l] : "off";
 }
 
 bool jf_audit_wants(enum jf_audit_decision decision, bool mutation)
@@ -244,6 +249,30 @@ static void push(char *line, size_t len, int prio)
 	pthread_mutex_unlock(&A.lock);
 	if (wake)
 		wake_writer();
+}
+
+int jf_audit_flush(int timeout_ms)
+{
+	struct timespec until;
+	uint64_t seq;
+	int r = 0;
+
+	/* the condition variable measures time on CLOCK_REALTIME (its default) */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&A.lock);
+	seq = A.pushed;
+	A.waiters++;
+	while (A.written < seq && A.running && r == 0)
+		r = pthread_cond_timedwait(&A.progress, &A.lock, &until);
+	A.waiters--;
+	pthread_mutex_unlock(&A.lock);
+	return r == ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 
 void jf_audit_emit(const struct jf_audit_event *ev)

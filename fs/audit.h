@@ -60,6 +60,17 @@ struct jf_audit_config {
 /* Parse "denied" / "writes" / "all" (and "off"); returns 0 or -EINVAL. */
 int jf_audit_parse_level(const char *s, enum jf_audit_level *out);
 
+/* The name jf_audit_parse_level() takes for level @l (static string). */
+const char *jf_audit_level_name(enum jf_audit_level l);
+
+/*
+ * The audit log's address on a view: getxattr of this name on the view's
+ * root answers "LEVEL PATH" (level name, one space, the audit file's absolute
+ * path) once every record queued before the request is written, or ENODATA
+ * when no audit file is written. It cannot be set through the view.
+ */
+#define JF_AUDIT_XATTR "user.jailfs.audit"
+
 /* Open the file (O_APPEND|O_CLOEXEC) and start the writer thread. Returns 0
  * or a negative errno from open/pthread_create. Call before serving.
  * Also: 0 without starting anything when cfg->level is JF_AUDIT_OFF; -EINVAL
@@ -74,6 +85,11 @@ bool jf_audit_wants(enum jf_audit_decision decision, bool mutation);
 
 /* Record one event (copied; the caller's strings may be freed after). */
 void jf_audit_emit(const struct jf_audit_event *ev);
+
+/* Wait until every record accepted before the call is written (or lost to a
+ * failing file: the writer retries), at most @timeout_ms milliseconds.
+ * Returns 0, or -ETIMEDOUT. Any thread; returns at once when not started. */
+int jf_audit_flush(int timeout_ms);
 
 /* Ask the writer to reopen the file (SIGHUP, logrotate). Async-signal-safe. */
 void jf_audit_request_reopen(void);

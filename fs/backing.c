@@ -32,7 +32,7 @@
 	 O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
 	 O_PATH | O_TMPFILE | FASYNC)
 
-int jf_open_beneath(const char *path, int flags, mode_t mode)
+int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)((flags & JF_OPEN_FLAGS) | O_CLOEXEC | O_NOFOLLOW),
@@ -42,11 +42,16 @@ int jf_open_beneath(const char *path, int flags, mode_t mode)
 	long fd;
 
 	do {
-		fd = syscall(SYS_openat2, jf_fs.root_fd, jf_rel(path), &how, sizeof(how));
+		fd = syscall(SYS_openat2, dirfd, jf_rel(path), &how, sizeof(how));
 	} while (fd < 0 && errno == EAGAIN);
 	if (fd < 0)
 		return errno == ELOOP ? -ENOENT : -errno;
 	return (int)fd;
+}
+
+int jf_open_beneath(const char *path, int flags, mode_t mode)
+{
+	return jf_open_below(jf_fs.root_fd, path, flags, mode);
 }
 
 int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "daemon.h"
 #include "jailfs.h"
 #include "policy.h"
 
@@ -59,6 +60,11 @@ static const char check_usage[] =
 	"      --stdin         read paths from standard input, one per line\n"
 	"  -h, --help          this help\n"
 	"\n"
+	"A file DENIED only by a rule subject to content (*.pem, *.key, *.asc of the\n"
+	"secrets profile) is judged by its content when --source has it; without it\n"
+	"RULE says '(unless its content is public)'. Files tracked by SOURCE's git\n"
+	"index with DENIED names print RESTRICTED, rule git-index.\n"
+	"\n"
 	"Exit status: 0 all paths classified (whatever their zone), 1 runtime error,\n"
 	"2 usage or policy error (message: jailfs: FILE:LINE: problem).\n"
 	"Example:\n"
@@ -75,7 +81,10 @@ static const char scan_usage[] =
 	"  ZONE  RULE  PATH\n"
 	"(PATH relative to SOURCE, directories with a trailing '/'; REFUSED lines are\n"
 	"names the view never shows, RULE is then the reason.) A DENIED directory is\n"
-	"listed once and not entered: it and everything in it is hidden. The last line\n"
+	"listed once and not entered: it and everything in it is hidden. Files shown\n"
+	"despite a DENIED name are listed with the reason after their rule: a public\n"
+	"content (a certificate named *.pem), or tracked by git (rule git-index,\n"
+	"RESTRICTED). The last line\n"
 	"is a summary starting with '#':\n"
 	"  # SAFE n, RESTRICTED n, DENIED n (n directories not entered), REFUSED n,\n"
 	"  # ... n entries, n pseudo-filesystem mounts skipped, n unreadable\n"
@@ -175,14 +184,42 @@ static int load_policy(const struct opts *o, struct jf_policy **out)
 	return 0;
 }
 
-static void put_verdict(FILE *f, const struct jf_verdict *v, const char *path, size_t len,
-			bool dir_slash)
+/*
+ * Why a verdict differs from what the name alone says, for the rule column
+ * (NULL: nothing to add). @named is the verdict of the name, @v the one of
+ * the object (jf_zone_refine, the daemon's own code); @looked: the object
+ * exists and was examined.
+ */
+static const char *verdict_note(const struct jf_verdict *named, const struct jf_verdict *v,
+				bool looked, char *buf, size_t size)
+{
+	char rule[PATH_MAX + 32];
+
+	if (v->rule == &jf_git_index_rule && !v->by_content)
+		return "leads to files tracked by git";
+	if (v->rule == &jf_git_index_rule)
+		return "tracked by git: shown read-only, hiding it would make git record its "
+		       "deletion";
+	if (v->by_content) {
+		jf_rule_format(named->rule, rule, sizeof(rule));
+		snprintf(buf, size, "public content: %s set aside", rule);
+		return buf;
+	}
+	if (!looked && v->zone == JF_DENIED && v->rule && v->rule->content != JF_CONTENT_NONE)
+		return "unless its content is public";
+	return NULL;
+}
+
+static void put_verdict(FILE *f, const struct jf_verdict *v, const char *note, const char *path,
+			size_t len, bool dir_slash)
 {
 	char rule[PATH_MAX + 32];
 
 	jf_rule_format(v->rule, rule, sizeof(rule));
 	fprintf(f, "%s\t", jf_zone_name(v->zone));
 	jf_fput_escaped(f, rule, strlen(rule));
+	if (note)
+		fprintf(f, " (%s)", note);
 	putc('\t', f);
 	if (len == 0)
 		putc('.', f);
@@ -224,27 +261,29 @@ static int open_beneath(int srcfd, const char *dir)
 	return fd;
 }
 
-/* 1 directory, 0 not, -1 unknown (does not exist, unreachable). */
-static int real_is_dir(int srcfd, const char *path, size_t len)
+/* lstat of @path (canonical, non-empty) below @srcfd without following a
+ * symlink on the way: 0 with @st and an fd of its directory in *pfd (the
+ * caller closes it), -1 when it does not exist or cannot be reached. */
+static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct stat *st)
 {
 	_cleanup_free_ char *parent = NULL;
-	_cleanup_close_ int pfd = -1;
 	const char *slash = memrchr(path, '/', len);
-	struct stat st;
 
-	if (len == 0)
-		return 1;
+	*pfd = -1;
 	if (slash) {
 		parent = strndup(path, slash - path);
 		if (!parent)
 			return -1;
-		pfd = open_beneath(srcfd, parent);
-		if (pfd < 0)
-			return -1;
+		*pfd = open_beneath(srcfd, parent);
+	} else {
+		*pfd = dup(srcfd);
 	}
-	if (fstatat(slash ? pfd : srcfd, slash ? slash + 1 : path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -1;
-	return S_ISDIR(st.st_mode);
+	if (*pfd >= 0 && fstatat(*pfd, slash ? slash + 1 : path, st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	if (*pfd >= 0)
+		close(*pfd);
+	*pfd = -1;
+	return -1;
 }
 
 struct checker {
@@ -255,8 +294,11 @@ struct checker {
 
 static void check_one(const struct checker *ck, const char *arg, size_t len)
 {
+	_cleanup_close_ int pfd = -1;
+	struct jf_verdict v, named;
 	struct jf_canon c;
-	struct jf_verdict v;
+	struct stat st;
+	char note[PATH_MAX + 64];
 	int dir = -1;
 
 	if (jf_canonicalize(ck->root_lex, NULL, arg, len, &c) < 0 &&
@@ -268,12 +310,21 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 		putc('\n', stdout);
 		return;
 	}
-	if (ck->srcfd >= 0)
-		dir = real_is_dir(ck->srcfd, c.path, c.len);
+	if (ck->srcfd >= 0 && c.len > 0 && real_entry(ck->srcfd, c.path, c.len, &pfd, &st) == 0)
+		dir = S_ISDIR(st.st_mode);
+	else if (ck->srcfd >= 0 && c.len == 0)
+		dir = 1;
 	if (dir < 0)
 		dir = c.len == 0 || arg[len - 1] == '/';
 	jf_classify(ck->pol, c.path, c.len, dir, &v);
-	put_verdict(stdout, &v, c.path, c.len, false);
+	named = v;
+	if (pfd >= 0) {
+		const char *slash = memrchr(c.path, '/', c.len);
+
+		jf_zone_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+	}
+	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
+		    c.len, false);
 }
 
 static char *absolute(const char *dir)
@@ -287,6 +338,24 @@ static char *absolute(const char *dir)
 	if (!cwd || asprintf(&out, "%s/%s", cwd, dir) < 0)
 		return NULL;
 	return out;
+}
+
+/*
+ * --check and --scan judge objects with the daemon's own code (zones.c,
+ * tracked.c), which reads the policy from jf_fs: give it @pol, and with a
+ * source (@srcfd >= 0, named @source) the files git tracks there.
+ */
+static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
+{
+	jf_fs.policy = pol;
+	if (srcfd >= 0)
+		jf_tracked_load(srcfd, source, true);
+}
+
+static void daemon_view_end(void)
+{
+	jf_tracked_free();
+	jf_fs.policy = NULL;
 }
 
 static int check_stdin(const struct checker *ck)
@@ -312,7 +381,7 @@ int jf_cmd_check(int argc, char **argv)
 	_cleanup_close_ int srcfd = -1;
 	struct opts o = {0};
 	struct checker ck;
-	int first = parse_opts(argc, argv, false, &o);
+	int first = parse_opts(argc, argv, false, &o), r = 0;
 
 	if (first < 0)
 		return first == -1 ? 0 : 2;
@@ -338,17 +407,18 @@ int jf_cmd_check(int argc, char **argv)
 		return 1;
 	}
 	ck = (struct checker){pol, srcfd, root_lex, root_real};
+	daemon_view(pol, srcfd, o.source);
 	for (int i = first; i < argc; i++)
 		check_one(&ck, argv[i], strlen(argv[i]));
 	if (o.use_stdin && check_stdin(&ck) < 0) {
 		fprintf(stderr, "jailfs: reading standard input: %s\n", strerror(EIO));
-		return 1;
-	}
-	if (fflush(stdout) != 0) {
+		r = 1;
+	} else if (fflush(stdout) != 0) {
 		fprintf(stderr, "jailfs: writing output: %s\n", strerror(errno));
-		return 1;
+		r = 1;
 	}
-	return 0;
+	daemon_view_end();
+	return r;
 }
 
 /* ---- --scan ---- */
@@ -486,8 +556,10 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 {
 	size_t nlen = strlen(name), saved = s->len;
 	enum jf_refusal ref = jf_check_name(name, nlen);
-	struct jf_verdict v;
+	struct jf_verdict v, named;
 	bool dir = type == DT_DIR;
+	char note[PATH_MAX + 64];
+	struct stat st;
 
 	s->entries++;
 	if (ref == JF_REFUSE_NONE && saved + (saved > 0) + nlen > JF_PATH_MAX)
@@ -507,8 +579,6 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	memcpy(s->path + s->len, name, nlen);
 	s->len += nlen;
 	if (type == DT_UNKNOWN) {
-		struct stat st;
-
 		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			scan_warn(s, "cannot stat");
 			s->len = saved;
@@ -517,9 +587,15 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 		dir = S_ISDIR(st.st_mode);
 	}
 	jf_classify(s->pol, s->path, s->len, dir, &v);
+	named = v;
+	/* what the object holds may decide, as in the daemon */
+	if (jf_zone_may_refine(s->path, s->len, &v) &&
+	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0))
+		jf_zone_refine(dfd, name, s->path, s->len, &st, &v);
 	s->zone[v.zone]++;
-	if (v.zone != JF_SAFE)
-		put_verdict(stdout, &v, s->path, s->len, dir);
+	if (v.zone != JF_SAFE || v.by_content)
+		put_verdict(stdout, &v, verdict_note(&named, &v, true, note, sizeof(note)), s->path,
+			    s->len, dir);
 	if (v.zone == JF_DENIED && dir)
 		s->not_entered++;
 	else if (dir)
@@ -583,11 +659,13 @@ int jf_cmd_scan(int argc, char **argv)
 	s->pol = pol;
 	jf_classify(pol, "", 0, true, &v);
 	if (v.zone != JF_SAFE)
-		put_verdict(stdout, &v, "", 0, true);
+		put_verdict(stdout, &v, NULL, "", 0, true);
+	daemon_view(pol, fd, argv[first]);
 	if (v.zone == JF_DENIED)
 		close(fd);
 	else
 		scan_dir(s, fd, st.st_dev);
+	daemon_view_end();
 	printf("# SAFE %llu, RESTRICTED %llu, DENIED %llu (%llu %s not entered), REFUSED %llu; "
 	       "%llu entries, %llu pseudo-filesystem mounts skipped, %llu unreadable\n",
 	       (unsigned long long)s->zone[JF_SAFE], (unsigned long long)s->zone[JF_RESTRICTED],

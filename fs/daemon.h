@@ -71,6 +71,7 @@ struct jf_inode {
 	mode_t type;	   /* S_IFMT bits */
 	enum jf_zone zone; /* effective zone, cached; see jf_zone_of() */
 	const struct jf_rule *rule;
+	bool by_content; /* the zone depends on the content (jf_verdict.by_content) */
 	/* Name generations (jf_fs.name_gen), under jf_fs.lock: @moved_gen is
 	 * the generation of the last rename that gave this inode a new parent
 	 * or name, @zone_gen the one @zone was computed at. @zone is stale when
@@ -111,7 +112,9 @@ struct jf_fs {
 	/* Answer the first OPEN with ENOSYS, so the kernel stops sending OPEN and
 	 * RELEASE (FUSE no_open, Linux >= 4.19): reads and writes arrive with
 	 * fh == 0 and open the backing file per request. Set at init: only with
-	 * -o fast_open, and not when the audit level records allowed opens. */
+	 * -o fast_open, and not while an audit log is on (at every level a
+	 * refused write open must reach the log). Files outside SAFE are then
+	 * shown without write bits (jf_fill_attr). */
 	bool no_open;
 	struct fuse_session *se; /* for notifications from helper threads */
 	enum jf_hardlinks hardlinks;
@@ -145,6 +148,7 @@ struct jf_file {
 	int fd;
 	struct jf_inode *inode;
 	enum jf_zone zone;
+	bool by_content; /* zone decided by the content: checked at each read */
 	bool writable;
 	atomic_int_fast64_t bytes_read;
 	atomic_int_fast64_t bytes_written;
@@ -196,12 +200,13 @@ int jf_inode_orphan_fd(struct jf_inode *inode);
  * read under one lock hold. 0, -ENOENT (root or detached), -ENOMEM. */
 int jf_inode_parent_name(struct jf_inode *inode, fuse_ino_t *parent, char **name);
 /* Cached zone of @inode into @v when it is fresh (no rename moved the inode
- * or an ancestor since it was computed): returns 1. Else returns 0 with the
- * current generation in @gen and the view path in @path (JF_PATH_MAX + 1
- * bytes), for jf_zone_of() to recompute; -ESTALE (detached),
- * -ENAMETOOLONG. @v always gets the cached zone. One hold of jf_fs.lock. */
+ * or an ancestor since it was computed, and not @reread of a zone that
+ * depends on the content): returns 1. Else returns 0 with the current
+ * generation in @gen and the view path in @path (JF_PATH_MAX + 1 bytes), for
+ * jf_zone_of() to recompute; -ESTALE (detached), -ENAMETOOLONG. @v always
+ * gets the cached zone. One hold of jf_fs.lock. */
 int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *gen, char *path,
-		      size_t size);
+		      size_t size, bool reread);
 /* Store a zone computed at generation @gen. Takes jf_fs.lock. */
 void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint64_t gen);
 /* Give @inode the name @name in @parent (a hard link made through the view:
@@ -226,8 +231,11 @@ static inline const char *jf_rel(const char *path)
 	return path[0] ? path : ".";
 }
 
-/* openat2(root_fd, path, flags, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS);
- * O_CLOEXEC|O_NOFOLLOW always added. Returns fd or -errno. */
+/* openat2(dirfd, path, flags, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS);
+ * O_CLOEXEC|O_NOFOLLOW always added. Returns fd or -errno (-ENOENT for a
+ * symlink on the way). */
+int jf_open_below(int dirfd, const char *path, int flags, mode_t mode);
+/* jf_open_below() from root_fd. */
 int jf_open_beneath(const char *path, int flags, mode_t mode);
 /* Open the inode by its path and check (dev, ino): -ESTALE on mismatch. */
 int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st);
@@ -297,6 +305,56 @@ enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone);
 /* Does the index hold a file with a DENIED name (readdir must stat files)? */
 bool jf_hardlink_any_denied(void);
 void jf_hardlinks_free(void);
+
+/* ---- files tracked by git (tracked.c) ---- */
+
+/* A regular file tracked in SOURCE's git index whose path the policy DENIES
+ * and whose content was the indexed blob at start-up, or (dir) a DENIED
+ * directory leading to one. */
+struct jf_tracked {
+	const char *path; /* view path, @len bytes, NUL-terminated */
+	uint32_t len;
+	bool dir;
+	uint32_t id;   /* unique among the files */
+	uint32_t size; /* as the index has it, truncated to 32 bits */
+	size_t hashsz; /* 20 (SHA-1) or 32 (SHA-256) */
+	unsigned char oid[32];
+};
+
+/* The rule of such files' verdicts: prints as "git-index", zone RESTRICTED. */
+extern const struct jf_rule jf_git_index_rule;
+
+/* Read SOURCE's .git/index below @rootfd once, keep the tracked files with
+ * DENIED names whose content matches (see tracked.c), and unless @quiet say
+ * on stderr how many are shown. @source names SOURCE in messages. Needs jf_fs.policy. Start-up
+ * only, one thread, before serving. Returns 0 (also without a repository, or when the policy hides
+ * .git/objects) or a negative errno after one warning; then nothing is shown (fail closed). */
+int jf_tracked_load(int rootfd, const char *source, bool quiet);
+/* The entry for view path @path (@len bytes), or NULL. Lock-free. */
+const struct jf_tracked *jf_tracked_find(const char *path, size_t len);
+void jf_tracked_free(void);
+
+/* ---- what a name cannot tell (zones.c) ---- */
+
+/* May jf_zone_refine() change verdict @v of @path (DENIED by a rule subject
+ * to content, or a tracked path)? No backing access; thread-safe. */
+bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v);
+/*
+ * Refine the DENIED verdict @v of the existing object @name below directory
+ * @dirfd (view path @path, @len bytes; @st its lstat): a regular file whose
+ * content is public gets the zone of jf_classify_public(), a tracked file
+ * whose content is its indexed blob and a tracked directory get RESTRICTED
+ * with rule jf_git_index_rule; by_content is set for files. Otherwise @v
+ * stays. Reads the file through openat2 below @dirfd (never a symlink),
+ * only when it still matches @st; results cached by (dev, ino, size, mtime,
+ * ctime). Needs jf_fs.policy. Thread-safe.
+ */
+void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
+		    const struct stat *st, struct jf_verdict *v);
+/* Is the regular file @name below @dirfd (@st) the blob of tracked entry @t?
+ * Cached like jf_zone_refine(). */
+bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
+			const struct jf_tracked *t);
 
 /* ---- classification helpers (ops.c) ---- */
 

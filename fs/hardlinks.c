@@ -152,8 +152,10 @@ static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len
 	hl_stats.entries++;
 	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && st.st_nlink > 1))
 		goto out; /* the common case: nothing to classify */
-	if (!denied && jf_check_name(de->d_name, n) == JF_REFUSE_NONE)
+	if (!denied && jf_check_name(de->d_name, n) == JF_REFUSE_NONE) {
 		jf_classify_path(w->path, nlen, S_ISDIR(st.st_mode), &v);
+		jf_zone_refine(dirfd(dp), de->d_name, w->path, nlen, &st, &v);
+	}
 	if (S_ISREG(st.st_mode)) {
 		if (hl_add(&st, v.zone) < 0)
 			w->err = -ENOMEM;

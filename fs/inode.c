@@ -248,6 +248,7 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 		inode->nlookup++;
 		inode->zone = v->zone;
 		inode->rule = v->rule;
+		inode->by_content = v->by_content;
 		inode->zone_gen = gen;
 	}
 	pthread_mutex_unlock(&jf_fs.lock);
@@ -359,14 +360,15 @@ static bool zone_stale_locked(const struct jf_inode *inode)
 }
 
 int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *gen, char *path,
-		      size_t size)
+		      size_t size, bool reread)
 {
 	int r = 1;
 
 	pthread_mutex_lock(&jf_fs.lock);
 	v->zone = inode->zone;
 	v->rule = inode->rule;
-	if (inode != &jf_fs.root && zone_stale_locked(inode)) {
+	v->by_content = inode->by_content;
+	if (inode != &jf_fs.root && ((reread && inode->by_content) || zone_stale_locked(inode))) {
 		*gen = atomic_load(&jf_fs.name_gen);
 		r = path_locked(inode, path, size);
 		r = r < 0 ? r : 0;
@@ -380,6 +382,7 @@ void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint6
 	pthread_mutex_lock(&jf_fs.lock);
 	inode->zone = v->zone;
 	inode->rule = v->rule;
+	inode->by_content = v->by_content;
 	inode->zone_gen = gen;
 	pthread_mutex_unlock(&jf_fs.lock);
 }

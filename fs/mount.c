@@ -223,15 +223,27 @@ static int open_source(const struct jf_options *o)
 	return 0;
 }
 
+/* Is an audit log asked for (a file or syslog, at a level other than off)? */
+static bool audit_on(const struct jf_options *o)
+{
+	return (o->audit.path || o->audit.syslog) && o->audit.level != JF_AUDIT_OFF;
+}
+
 static int add_mount_options(struct jf_options *o)
 {
 	_cleanup_free_ char *fsname = opt_escape(jf_fs.source_abs);
 	_cleanup_free_ char *opt = NULL;
 
+	/* A read-only view is a read-only mount: the kernel answers EROFS at
+	 * open(2) and to every other mutation before any request (no_open mode
+	 * would otherwise refuse only at the first write). Not while an audit
+	 * log is on: the refusals must reach the daemon to be recorded, and it
+	 * then sees every open and refuses each mutation itself (with
+	 * read_only every name is RESTRICTED). */
 	if (!fsname || asprintf(&opt,
 				"fsname=%s,subtype=jailfs,nosuid,nodev,"
-				"default_permissions",
-				fsname) < 0)
+				"default_permissions%s",
+				fsname, o->read_only && !audit_on(o) ? ",ro" : "") < 0)
 		return -ENOMEM;
 	if (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 || fuse_opt_add_arg(&o->fuse_args, opt) < 0)
 		return -ENOMEM;
@@ -394,7 +406,7 @@ static int serve(struct jf_options *o)
 	struct fuse_session *se;
 	struct fuse_loop_config *cfg;
 	struct sigaction sa = {.sa_handler = on_sighup};
-	bool audit_on = o->audit.path || o->audit.syslog;
+	bool audit = audit_on(o);
 	unsigned workers = o->max_threads > 10 ? o->max_threads : 10;
 	int r, status = 1;
 
@@ -418,7 +430,7 @@ static int serve(struct jf_options *o)
 		goto out_unmount;
 	if (index_hardlinks())
 		goto out_unmount;
-	if (audit_on && (r = jf_audit_start(&o->audit)) < 0) {
+	if (audit && (r = jf_audit_start(&o->audit)) < 0) {
 		fprintf(stderr, "jailfs: cannot start the audit log: %s\n", strerror(-r));
 		goto out_unmount;
 	}
@@ -436,7 +448,7 @@ static int serve(struct jf_options *o)
 	status = r < 0 ? 1 : 0;
 out_audit:
 	jf_watch_stop(); /* before the unmount: no notification after it */
-	if (audit_on)
+	if (audit)
 		jf_audit_stop();
 out_unmount:
 	jf_hardlinks_stop();
@@ -487,6 +499,8 @@ int jf_cmd_mount(int argc, char **argv)
 		r = load_policy(&o);
 	if (!r)
 		r = open_source(&o);
+	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
+		jf_tracked_load(jf_fs.root_fd, jf_fs.source_abs, false);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r && add_mount_options(&o) < 0)
@@ -509,5 +523,6 @@ int jf_cmd_mount(int argc, char **argv)
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
 	jf_hardlinks_free();
+	jf_tracked_free();
 	return r;
 }

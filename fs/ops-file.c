@@ -50,7 +50,10 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 	*out = jf_file_of(fi);
 	if (*out)
 		return 0;
-	jf_zone_of(inode, &v);
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		jf_zone_read(inode, &v);
+	else
+		jf_zone_of(inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT; /* renamed to a hidden name since the open */
 	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = v.zone, .writable = true};
@@ -88,8 +91,8 @@ static void put_file(struct jf_file *f, struct jf_file *tmp)
 		close(tmp->fd);
 }
 
-static int new_file(fuse_req_t req, struct jf_inode *inode, enum jf_zone zone, int fd, int flags,
-		    struct fuse_file_info *fi, const struct stat *st)
+static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v, int fd,
+		    int flags, struct fuse_file_info *fi, const struct stat *st)
 {
 	struct jf_file *f = calloc(1, sizeof(*f));
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -100,7 +103,8 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, enum jf_zone zone, i
 	f->uid = ctx->uid;
 	f->fd = fd;
 	f->inode = inode;
-	f->zone = zone;
+	f->zone = v->zone;
+	f->by_content = v->by_content;
 	f->writable = (flags & O_ACCMODE) != O_RDONLY;
 	atomic_init(&f->bytes_read, 0);
 	atomic_init(&f->bytes_written, 0);
@@ -145,7 +149,7 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdi
 	}
 	if (fi->flags & O_TRUNC)
 		st.st_size = -1; /* never keep the cache of a truncated file */
-	r = new_file(req, inode, v->zone, fd, fi->flags, fi, &st);
+	r = new_file(req, inode, v, fd, fi->flags, fi, &st);
 	if (r < 0)
 		close(fd);
 	return r;
@@ -192,7 +196,7 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	jf_zone_of(inode, &v);
+	jf_zone_read(inode, &v);
 	r = open_counted(req, inode, &v, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
@@ -219,7 +223,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	dfd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (dfd < 0)
 		return dfd;
-	r = jf_check_new_name(req, "create", dpath, name, false, path, sizeof(path), &v);
+	r = jf_check_new_name(req, "create", dpath, name, S_IFREG, path, sizeof(path), &v);
 	/* No set-user/group-ID file through the view (invariant 8). */
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0) {
@@ -269,7 +273,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		fd = -1;
 		fi->fh = 0;
 	} else {
-		r = new_file(req, inode, JF_SAFE, fd, fi->flags, fi, &e->attr);
+		r = new_file(req, inode, &now, fd, fi->flags, fi, &e->attr);
 		if (r < 0) {
 			jf_inode_forget(inode, 1);
 			goto fail;
@@ -318,12 +322,30 @@ static ssize_t read_counted(struct jf_file *f, size_t size, off_t off, char **bu
 	return n;
 }
 
+/*
+ * May the content of @f still be read? A handle on a file whose zone depends
+ * on what it holds (a public certificate, a tracked file) is checked again
+ * at every read: the host may have written a private key into it since the
+ * open. 0 or -ENOENT (hidden now).
+ */
+static int still_shown(struct jf_file *f, struct jf_file *tmp)
+{
+	struct jf_verdict v;
+
+	if (f == tmp || !f->by_content)
+		return 0; /* get_file() checked it for this request */
+	jf_zone_read(f->inode, &v);
+	return v.zone == JF_DENIED ? -ENOENT : 0;
+}
+
 void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 	struct jf_file tmp, *f;
 	int r = get_file(ino, fi, O_RDONLY, &tmp, &f);
 
+	if (r == 0)
+		r = still_shown(f, &tmp);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -645,6 +667,8 @@ void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	struct jf_file tmp_in, tmp_out, *in = NULL, *out = NULL;
 	ssize_t n = get_file(ino_in, fi_in, O_RDONLY, &tmp_in, &in);
 
+	if (n == 0 && (n = still_shown(in, &tmp_in)) < 0)
+		in = NULL;
 	if (n == 0)
 		n = get_file(ino_out, fi_out, O_WRONLY, &tmp_out, &out);
 	if (n == 0)

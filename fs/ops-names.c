@@ -24,10 +24,14 @@
 
 /* ---------- creating names ---------- */
 
-/* May @name be created in view dir @dpath? 0, -EACCES (DENIED or refused
- * name), -EROFS (RESTRICTED). Audits refusals. */
+/* May @name be created in view dir @dpath as an object of type @type
+ * (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused name), -EROFS
+ * (RESTRICTED). A regular file named by a rule subject to content is judged
+ * as public: it holds nothing yet, and is judged by what it holds at each
+ * look afterwards (zones.c), so one that comes to hold a private key is
+ * hidden then. Audits refusals. */
 int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
-		      bool is_dir, char *path, size_t size, struct jf_verdict *v)
+		      mode_t type, char *path, size_t size, struct jf_verdict *v)
 {
 	enum jf_refusal refusal = jf_check_name(name, strlen(name));
 	int r;
@@ -38,7 +42,9 @@ int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const c
 	if (r < 0)
 		return r;
 	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
-		jf_classify_path(path, (size_t)r, is_dir, v);
+		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
+	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule && v->rule->content != JF_CONTENT_NONE)
+		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
 	if (v->zone == JF_SAFE)
 		return 0;
 	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
@@ -149,7 +155,11 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
-	r = jf_check_new_name(req, *op, dpath, name, kind == MK_DIR, path, sizeof(path), &v);
+	r = jf_check_new_name(req, *op, dpath, name,
+			      kind == MK_DIR	   ? S_IFDIR
+			      : kind == MK_SYMLINK ? S_IFLNK
+						   : mode & S_IFMT,
+			      path, sizeof(path), &v);
 	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(dpath, link) < 0) {
 		r = -EACCES;
 		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);
@@ -353,6 +363,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	if (len < 0 || jf_is_mnt_path(path))
 		return JF_DENIED;
 	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
+	jf_zone_refine(dirfd, name, path, (size_t)len, st, &v);
 	v.zone = jf_effective_zone(st, v.zone, false);
 	if (v.zone == JF_DENIED || !S_ISLNK(st->st_mode))
 		return v.zone;
@@ -470,8 +481,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	src_dir = S_ISDIR(rr->src.st.st_mode);
 	if (src_dir && !rr->exclusive)
 		return -EDEADLK; /* a directory moves: again, with the lock exclusive */
-	r = jf_check_new_name(req, "rename", rr->ndpath, rr->newname, src_dir, newpath,
-			      sizeof(newpath), &v);
+	r = jf_check_new_name(req, "rename", rr->ndpath, rr->newname, rr->src.st.st_mode & S_IFMT,
+			      newpath, sizeof(newpath), &v);
 	if (r < 0)
 		return r;
 	r = jf_probe_existing(rr->nfd, rr->ndpath, rr->npi->dev, rr->newname, &rr->dst);
@@ -646,7 +657,8 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 	nfd = jf_dir_fd(npi, ndpath, sizeof(ndpath));
 	if (nfd < 0)
 		return nfd;
-	r = jf_check_new_name(req, "link", ndpath, newname, false, newpath, sizeof(newpath), &v);
+	r = jf_check_new_name(req, "link", ndpath, newname, inode->type, newpath, sizeof(newpath),
+			      &v);
 	fd = r < 0 ? -1 : jf_open_inode(inode, O_PATH, NULL);
 	if (r == 0 && fd < 0)
 		r = fd;

@@ -135,11 +135,12 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
 	}
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
-	/* A file outside SAFE is shown read-only: with default_permissions the
-	 * kernel then refuses a write open(2) (EACCES) without asking us, which
-	 * matters in no_open mode, where no OPEN reaches the daemon; a caller
-	 * with CAP_DAC_OVERRIDE still gets EROFS at write(2). */
-	if (S_ISREG(st->st_mode) && zone != JF_SAFE)
+	/* In no_open mode no OPEN reaches the daemon: a file outside SAFE is
+	 * shown read-only there, so that with default_permissions the kernel
+	 * refuses a write open(2) (EACCES) itself; a caller with
+	 * CAP_DAC_OVERRIDE still gets EROFS at write(2). When opens reach us the
+	 * real bits are shown and jf_open answers EROFS, with an audit record. */
+	if (jf_fs.no_open && S_ISREG(st->st_mode) && zone != JF_SAFE)
 		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
 }
 
@@ -202,19 +203,21 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
  * file and as a directory. Such a name is hidden without any backing
  * access, so a lookup answers the same, in the same time, whether it exists
  * or not (no stat whose cost tells). Only a name DENIED as one type and not
- * the other ("secrets/" but not "secrets") needs the stat that tells which.
+ * the other ("secrets/" but not "secrets") needs the stat that tells which,
+ * and so does a name whose object may decide (jf_zone_may_refine: a rule
+ * subject to content, a file tracked by git).
  */
 static bool denied_by_name(struct probe *p, unsigned char dtype)
 {
 	struct jf_verdict as_dir;
 
 	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
-	if (p->v.zone != JF_DENIED)
+	if (p->v.zone != JF_DENIED || jf_zone_may_refine(p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
 	jf_classify_path(p->path, p->len, true, &as_dir);
-	return as_dir.zone == JF_DENIED;
+	return as_dir.zone == JF_DENIED && !jf_zone_may_refine(p->path, p->len, &as_dir);
 }
 
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
@@ -241,7 +244,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if (denied_by_name(p, dtype))
 		return 0;
 	guess = dtype;
-	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR ||
+	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
 	    (dtype == DT_REG &&
 	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
@@ -255,6 +258,8 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	}
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
 		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
+		jf_zone_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
@@ -378,12 +383,14 @@ static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdi
 	return 0;
 }
 
-int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+/* jf_zone_of(); with @reread a zone that depends on the content is
+ * computed again. */
+static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
 {
 	char path[JF_PATH_MAX + 1];
 	struct jf_verdict fresh;
 	uint64_t gen;
-	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path));
+	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path), reread);
 
 	if (r > 0)
 		return 0;
@@ -394,6 +401,16 @@ int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
 	jf_inode_zone_set(inode, &fresh, gen);
 	*v = fresh;
 	return 0;
+}
+
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, false);
+}
+
+int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, true);
 }
 
 /* ---------- lookup / forget / getattr ---------- */
@@ -750,7 +767,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	/* Defence in depth for a daemon running as root: file capabilities and
 	 * trusted.* attributes are never set through the view (invariant 8). */
 	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
-	    strcmp(name, JF_RUN_XATTR) == 0)
+	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
@@ -785,14 +802,9 @@ static void jf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	xattr_mutation(req, ino, "removexattr", name, NULL, 0, 0);
 }
 
-/* getxattr JF_RUN_XATTR on the root: the policy's [run] section, which the
- * daemon answers itself (a backing attribute of that name is never seen), so
- * every jailrun --root using the view gets the view's rules. */
-static void run_xattr(fuse_req_t req, size_t size)
+/* Reply @n bytes of @text (or -errno in @n) to a getxattr of @size bytes. */
+static void reply_xattr_text(fuse_req_t req, size_t size, const char *text, int n)
 {
-	_cleanup_free_ char *text = NULL;
-	int n = jf_policy_run_format(jf_fs.policy, &text);
-
 	if (n < 0)
 		fuse_reply_err(req, -n);
 	else if (size == 0)
@@ -801,6 +813,36 @@ static void run_xattr(fuse_req_t req, size_t size)
 		fuse_reply_err(req, ERANGE);
 	else
 		fuse_reply_buf(req, text, (size_t)n);
+}
+
+/* getxattr JF_RUN_XATTR on the root: the policy's [run] section, which the
+ * daemon answers itself (a backing attribute of that name is never seen), so
+ * every jailrun --root using the view gets the view's rules. */
+static void run_xattr(fuse_req_t req, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = jf_policy_run_format(jf_fs.policy, &text);
+
+	reply_xattr_text(req, size, text, n);
+}
+
+/* getxattr JF_AUDIT_XATTR on the root: "LEVEL PATH" of the audit file, once
+ * the records queued so far are written (at most 1 s), so that jailrun --root
+ * finds the refusals of a command that has ended in the file. ENODATA when
+ * no audit file is written. */
+static void audit_xattr(fuse_req_t req, size_t size)
+{
+	const struct jf_audit_config *a = &jf_fs.opts->audit;
+	char text[PATH_MAX + 16];
+	int n;
+
+	if (!a->path || !jf_audit_wants(JF_AUDIT_DENY, true)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	jf_audit_flush(1000);
+	n = snprintf(text, sizeof(text), "%s %s", jf_audit_level_name(a->level), a->path);
+	reply_xattr_text(req, size, text, n < (int)sizeof(text) ? n : -ENAMETOOLONG);
 }
 
 static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -812,6 +854,10 @@ static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 
 	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_RUN_XATTR) == 0) {
 		run_xattr(req, size);
+		return;
+	}
+	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_AUDIT_XATTR) == 0) {
+		audit_xattr(req, size);
 		return;
 	}
 	buf = size ? malloc(size) : NULL;
@@ -869,9 +915,11 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* no_open mode (jf_fs.no_open). O_TRUNC must then reach us as a SETATTR,
 	 * where the zone is checked: with atomic_o_trunc the kernel would trust
-	 * an OPEN it never sent to have truncated the file. */
+	 * an OPEN it never sent to have truncated the file. Not while refusals
+	 * are audited: a write open refused by the kernel's mode check would
+	 * leave no record. */
 	jf_fs.no_open = jf_fs.opts->fast_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
-			!jf_audit_wants(JF_AUDIT_ALLOW, true);
+			!jf_audit_wants(JF_AUDIT_DENY, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->max_write = 1 << 20;

@@ -46,6 +46,11 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
  * last cached zone. A hidden name gives JF_DENIED. Thread-safe; takes
  * jf_fs.lock briefly, never across a system call. */
 int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v);
+/* jf_zone_of() for reading the content: a zone that depends on what the file
+ * holds (by_content: a public certificate, a tracked file) is computed again
+ * from the file as it is now (cheap while it is unchanged), so a file the
+ * host filled with a private key since it was looked up is not read. */
+int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v);
 int jf_dir_fd(struct jf_inode *dir, char *path, size_t size);
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p);
@@ -65,7 +70,7 @@ void jf_forget_name_later(struct jf_inode *inode);
 /* ---- names (ops-names.c), also used by create ---- */
 
 int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
-		      bool is_dir, char *path, size_t size, struct jf_verdict *v);
+		      mode_t type, char *path, size_t size, struct jf_verdict *v);
 void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name);
 int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *name);
 int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p);

@@ -32,7 +32,8 @@ void jf_options_usage(const char *prog)
 	       "\n"
 	       "Options:\n"
 	       "  --policy FILE        policy file (INI with gitignore-style patterns)\n"
-	       "  --read-only          every visible name is RESTRICTED\n"
+	       "  --read-only          every visible name is RESTRICTED (an ro mount unless\n"
+	       "                       an audit log is on: then jailfs refuses each write)\n"
 	       "  -f                   stay in the foreground (default: detach once the\n"
 	       "                       mount is ready; the parent exits 0 only then)\n"
 	       "  -d                   debug: foreground, print every FUSE request\n"
@@ -52,11 +53,13 @@ void jf_options_usage(const char *prog)
 	       "       no_splice            copy read data instead of splicing it\n"
 	       "       nowatch              do not watch SOURCE with inotify (see Caching)\n"
 	       "       fast_open            open(2) and close(2) without asking the daemon\n"
-	       "                            (FUSE no_open; off at audit levels writes and\n"
-	       "                            all). Only for views used by processes without\n"
-	       "                            CAP_DAC_OVERRIDE, like jailrun's jail (which\n"
-	       "                            uses it): such a caller could open a RESTRICTED\n"
-	       "                            file for writing; writes still fail with EROFS\n"
+	       "                            (FUSE no_open; off while an audit log is on).\n"
+	       "                            A write open of a file outside SAFE then fails\n"
+	       "                            with EACCES (no write bits shown), unrecorded.\n"
+	       "                            Only for views used by processes without\n"
+	       "                            CAP_DAC_OVERRIDE, like jailrun's jail: such a\n"
+	       "                            caller could open a RESTRICTED file for\n"
+	       "                            writing; writes still fail with EROFS\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
@@ -285,12 +288,6 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			goto usage;
 	}
 	if (o->debug && fuse_opt_add_arg(&o->fuse_args, "-d") < 0)
-		goto usage;
-	/* A read-only view is a read-only mount: the kernel answers EROFS at
-	 * open(2), before any request (no_open mode would otherwise refuse only
-	 * at the first write). */
-	if (o->read_only && (fuse_opt_add_arg(&o->fuse_args, "-o") < 0 ||
-			     fuse_opt_add_arg(&o->fuse_args, "ro") < 0))
 		goto usage;
 	free(fuse);
 	return 0;

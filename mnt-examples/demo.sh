@@ -7,15 +7,16 @@
 #    builds jailfs and jailrun with meson into build/ if they are not built;
 # 2. copies mnt-examples/demo-project/ to a temporary directory (the demo
 #    tree itself is never touched, so the demo can be run again and again),
-#    makes it a git repository, and mounts it through jailfs with the
-#    default policy and an audit log at level `all`;
-# 3. runs an agent-like session through jailrun: list the tree, read a
+#    and makes it a git repository;
+# 3. runs an agent-like session through `jailrun --source` (the way users
+#    run it by default: a private jailfs view with the default policy, one
+#    per command): list the tree, read a
 #    source file, edit one, build, test, commit; then the malicious half:
 #    read .env and SSH keys, python3 -c, a symlink to /etc/passwd, a git
 #    hook, rm -rf, a process that outlives its timeout;
 # 4. prints what was allowed and what was refused and why, checks on the
-#    real disk that nothing protected changed, prints the audit summary
-#    (jailfs --audit-report) and unmounts.
+#    real disk that nothing protected changed, runs a few of the probes
+#    again with an audit log and prints its summary (jailfs --audit-report).
 #
 # Exit status 0 when every step ended as expected, 1 otherwise.
 # Environment: JAILFS, JAILRUN (use these binaries, build nothing),
@@ -26,7 +27,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
 demo_src=$here/demo-project
 
-is_mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 say() { printf '%s\n' "$*"; }
 die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
@@ -95,13 +95,9 @@ demo_sum_before=$(tree_sum "$demo_src")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jailfs-demo.XXXXXX")
 proj=$work/project
-mnt=$work/view
 audit=$work/audit.jsonl
 
 cleanup() {
-	if [ -n "${mnt:-}" ] && is_mounted "$mnt"; then
-		fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || umount -l "$mnt" || true
-	fi
 	if [ "${JAILFS_DEMO_KEEP:-0}" = 1 ]; then
 		say "demo: kept $work"
 	else
@@ -112,7 +108,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 cp -a "$demo_src" "$proj"
-mkdir "$mnt"
 (
 	cd "$proj"
 	git init -q -b main .
@@ -127,15 +122,9 @@ mkdir "$mnt"
 secrets=(.env config/.env.production keys/server.pem .aws/credentials home/.ssh/id_ed25519)
 secret_sum_before=$(cd "$proj" && sha256sum "${secrets[@]}")
 
-say "== jailfs demo: mounting $proj"
-say "   at $mnt with the default policy (profiles secrets + project), audit level all"
-"$JAILFS" --audit "$audit" --audit-level all "$proj" "$mnt" ||
-	die "jailfs failed to mount $proj"
-for _ in $(seq 50); do
-	is_mounted "$mnt" && break
-	sleep 0.1
-done
-is_mounted "$mnt" || die "no mount at $mnt"
+say "== jailfs demo: $proj"
+say "   each command runs as users run it by default: jailrun --source $proj"
+say "   (a private jailfs view of the project, default policy: profiles secrets + project)"
 
 # --- 3. the session ---------------------------------------------------------
 
@@ -184,7 +173,7 @@ step() {
 		[ "$a" = -- ] && seen=1
 	done
 	n=$((n + 1))
-	json=$("$JAILRUN" --root "$mnt" --json "$@" 2>"$work/step.err") || true
+	json=$(cd "$proj" && "$JAILRUN" --source "$proj" --json "$@" 2>"$work/step.err") || true
 	IFS=$'\t' read -r outcome detail < <(printf '%s' "$json" |
 		python3 -c "$parse_result" "$expect" "$work/step.err" "$probe") || true
 	last_json=$json
@@ -205,7 +194,7 @@ step() {
 }
 
 say ""
-say "== the agent's session (each command: jailrun --root $mnt --json ...)"
+say "== the agent's session (each command: jailrun --source $proj --json ...)"
 step "list the tree" ALLOWED "%n% entries, .env.example among them, no secret" -- \
 	find . -path ./.git -prune -o -print
 listing=$(printf '%s' "$last_json" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("stdout",""))' 2>/dev/null || true)
@@ -281,17 +270,18 @@ else
 fi
 
 say ""
-say "== audit summary (jailfs --audit-report $audit)"
-fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
-for _ in $(seq 50); do
-	is_mounted "$mnt" || break
-	sleep 0.1
-done
+say "== the same probes with an audit log (jailrun --source --audit $audit), then jailfs --audit-report"
+(cd "$proj" && "$JAILRUN" --source "$proj" --audit "$audit" --shell -- \
+	'ls >/dev/null; cat .e[n]v; printf x >> .git/config; ln -s /etc/passwd pw; git log --oneline -1') \
+	>/dev/null 2>&1 || true
 "$JAILFS" --audit-report "$audit" || fail_check "jailfs --audit-report failed"
 
 say ""
-is_mounted "$mnt" && fail_check "$mnt is still mounted" ||
-	pass_check "unmounted $mnt"
+if grep -q "$work" /proc/self/mountinfo; then
+	fail_check "a mount below $work is left behind"
+else
+	pass_check "no mount left behind"
+fi
 [ "$(tree_sum "$demo_src")" = "$demo_sum_before" ] &&
 	pass_check "mnt-examples/demo-project unchanged (the session ran on a copy)" ||
 	fail_check "mnt-examples/demo-project changed"

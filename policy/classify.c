@@ -117,13 +117,14 @@ static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct 
 	return !c->anchored || segs_match(c, x, v, i + 1);
 }
 
-static uint32_t scan_chain(const struct jf_policy *p, enum pick how, uint32_t r, uint32_t best,
-			   const struct cctx *x, const struct cview *v, size_t i, int mode)
+static uint32_t scan_chain(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			   uint32_t r, uint32_t best, const struct cctx *x, const struct cview *v,
+			   size_t i, int mode)
 {
 	const char *s = v->buf + x->off[i];
 	size_t len = v->len[i];
 
-	for (; r != JF_NONE; r = p->cpats[r].next) {
+	for (; r != JF_NONE; r = g->next[r]) {
 		const struct jf_cpat *c = &p->cpats[r];
 
 		if (c->litlen > len)
@@ -153,7 +154,7 @@ static uint32_t scan_hash(const struct jf_policy *p, const struct jf_group *g, e
 		c = &p->cpats[r];
 		if (c->litlen != len || memcmp(c->lit, s, len) != 0)
 			continue;
-		for (; r != JF_NONE; r = p->cpats[r].next)
+		for (; r != JF_NONE; r = g->next[r])
 			if (cand_ok(&p->cpats[r], x, v, i))
 				best = better(p, how, best, r);
 		return best;
@@ -169,9 +170,9 @@ static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, 
 
 	if (g->slots)
 		best = scan_hash(p, g, how, best, x, v, i);
-	best = scan_chain(p, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
+	best = scan_chain(p, g, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
 			  JF_LAST_SUFFIX);
-	best = scan_chain(p, how, g->prefix[(unsigned char)s[0]], best, x, v, i, JF_LAST_PREFIX);
+	best = scan_chain(p, g, how, g->prefix[(unsigned char)s[0]], best, x, v, i, JF_LAST_PREFIX);
 	for (uint32_t j = 0; j < g->ngeneric; j++) {
 		uint32_t r = g->generic[j];
 		const struct jf_cpat *c = &p->cpats[r];
@@ -225,10 +226,10 @@ static void split(struct cctx *x, const char *path, size_t len)
 	}
 }
 
-/* DENIED check at depth i + 1; returns the deciding rule or JF_NONE. */
-static uint32_t denied_level(const struct jf_policy *p, const struct cctx *x, size_t i)
+/* DENIED check of group @g at depth i + 1; returns the deciding rule or JF_NONE. */
+static uint32_t denied_level(const struct jf_policy *p, const struct jf_group *g,
+			     const struct cctx *x, size_t i)
 {
-	const struct jf_group *g = &p->groups[JF_DENIED];
 	struct cview v = {x->fold, x->len, 0};
 	uint32_t best;
 
@@ -272,20 +273,22 @@ static void verdict(const struct jf_policy *p, uint32_t r, struct jf_verdict *ou
 {
 	out->rule = r == JF_NONE ? NULL : &p->rules[r];
 	out->zone = r == JF_NONE ? p->def : p->rules[r].zone;
+	out->by_content = false;
 	if (p->read_only && out->zone == JF_SAFE)
 		out->zone = JF_RESTRICTED;
 }
 
-void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
-		 struct jf_verdict *out)
+/* jf_classify() with the [denied] rules of group @dg. */
+static void classify(const struct jf_policy *policy, const struct jf_group *dg, const char *path,
+		     size_t len, bool is_dir, struct jf_verdict *out)
 {
-	const struct jf_group *dg = &policy->groups[JF_DENIED];
 	uint32_t best, d;
 	struct cctx x;
 
 	if (len > JF_PATH_MAX) { /* not canonical: fail closed */
 		out->zone = JF_DENIED;
 		out->rule = NULL;
+		out->by_content = false;
 		return;
 	}
 	x.exact = path;
@@ -302,7 +305,7 @@ void jf_classify(const struct jf_policy *policy, const char *path, size_t len, b
 		uint32_t lb;
 
 		if (dg->nonempty) {
-			d = denied_level(policy, &x, i);
+			d = denied_level(policy, dg, &x, i);
 			if (d != JF_NONE && !policy->cpats[d].negated)
 				return verdict(policy, d, out);
 		}
@@ -311,6 +314,18 @@ void jf_classify(const struct jf_policy *policy, const char *path, size_t len, b
 			best = lb;
 	}
 	verdict(policy, best, out);
+}
+
+void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
+		 struct jf_verdict *out)
+{
+	classify(policy, &policy->groups[JF_DENIED], path, len, is_dir, out);
+}
+
+void jf_classify_public(const struct jf_policy *policy, const char *path, size_t len,
+			struct jf_verdict *out)
+{
+	classify(policy, &policy->strict_denied, path, len, false, out);
 }
 
 /* ---- index construction (load time) ---- */
@@ -330,26 +345,33 @@ static int hash_insert(struct jf_policy *p, struct jf_group *g, uint32_t r)
 		}
 		if (p->cpats[o].litlen != c->litlen || memcmp(p->cpats[o].lit, c->lit, c->litlen))
 			continue;
-		for (tail = &g->slots[h]; *tail != JF_NONE; tail = &p->cpats[*tail].next)
+		for (tail = &g->slots[h]; *tail != JF_NONE; tail = &g->next[*tail])
 			;
 		*tail = r;
 		return 0;
 	}
 }
 
-static void chain_append(struct jf_policy *p, uint32_t *head, uint32_t r)
+static void chain_append(struct jf_group *g, uint32_t *head, uint32_t r)
 {
 	while (*head != JF_NONE)
-		head = &p->cpats[*head].next;
+		head = &g->next[*head];
 	*head = r;
 }
 
-static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zone)
+/* Does rule @r belong in the group of @zone (@strict: DENIED rules without
+ * jf_rule.content only)? */
+static bool in_group(const struct jf_policy *p, size_t r, enum jf_zone zone, bool strict)
+{
+	return p->rules[r].zone == zone && !(strict && p->rules[r].content != JF_CONTENT_NONE);
+}
+
+static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, bool strict)
 {
 	size_t nlit = 0, ngen = 0, nroot = 0, size = 8;
 
 	for (size_t r = 0; r < p->nrules; r++) {
-		if (p->rules[r].zone != zone)
+		if (!in_group(p, r, zone, strict))
 			continue;
 		nlit += p->cpats[r].last_kind == JF_LAST_LIT;
 		ngen += p->cpats[r].last_kind == JF_LAST_GENERIC;
@@ -364,59 +386,82 @@ static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 	}
 	g->generic = calloc(ngen + 1, sizeof(*g->generic));
 	g->root = calloc(nroot + 1, sizeof(*g->root));
-	if ((nlit && !g->slots) || !g->generic || !g->root)
+	g->next = malloc((p->nrules + 1) * sizeof(*g->next));
+	if ((nlit && !g->slots) || !g->generic || !g->root || !g->next)
 		return -ENOMEM;
+	for (size_t i = 0; i < p->nrules; i++)
+		g->next[i] = JF_NONE;
 	for (size_t i = 0; nlit && i < size; i++)
 		g->slots[i] = JF_NONE;
+	return 0;
+}
+
+/* File rule @r in the index of group @g by the shape of its last segment. */
+static void group_add(struct jf_policy *p, struct jf_group *g, uint32_t r)
+{
+	struct jf_cpat *c = &p->cpats[r];
+
+	switch (c->last_kind) {
+	case JF_LAST_LIT:
+		hash_insert(p, g, r);
+		break;
+	case JF_LAST_SUFFIX:
+		chain_append(g, &g->suffix[(unsigned char)c->lit[c->litlen - 1]], r);
+		break;
+	case JF_LAST_PREFIX:
+		chain_append(g, &g->prefix[(unsigned char)c->lit[0]], r);
+		break;
+	case JF_LAST_GENERIC:
+		g->generic[g->ngeneric++] = r;
+		break;
+	case JF_LAST_ROOT:
+		g->root[g->nroot++] = r;
+		break;
+	}
+}
+
+/* Build the index of the rules of @zone (@strict: see in_group) into @g. */
+static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, bool strict)
+{
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	for (int b = 0; b < 256; b++)
+		g->suffix[b] = g->prefix[b] = JF_NONE;
+	g->fold = zone != JF_SAFE;
+	r = group_alloc(p, g, zone, strict);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < p->nrules; i++) {
+		if (in_group(p, i, zone, strict))
+			group_add(p, g, i);
+	}
 	return 0;
 }
 
 int jf_policy_build_index(struct jf_policy *p)
 {
 	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
-		struct jf_group *g = &p->groups[z];
-		int r;
+		int r = group_build(p, &p->groups[z], (enum jf_zone)z, false);
 
-		memset(g, 0, sizeof(*g));
-		for (int b = 0; b < 256; b++)
-			g->suffix[b] = g->prefix[b] = JF_NONE;
-		g->fold = z != JF_SAFE;
-		r = group_alloc(p, g, z);
 		if (r < 0)
 			return r;
 	}
-	for (uint32_t r = 0; r < p->nrules; r++) {
-		struct jf_cpat *c = &p->cpats[r];
-		struct jf_group *g = &p->groups[p->rules[r].zone];
+	return group_build(p, &p->strict_denied, JF_DENIED, true);
+}
 
-		c->next = JF_NONE;
-		switch (c->last_kind) {
-		case JF_LAST_LIT:
-			hash_insert(p, g, r);
-			break;
-		case JF_LAST_SUFFIX:
-			chain_append(p, &g->suffix[(unsigned char)c->lit[c->litlen - 1]], r);
-			break;
-		case JF_LAST_PREFIX:
-			chain_append(p, &g->prefix[(unsigned char)c->lit[0]], r);
-			break;
-		case JF_LAST_GENERIC:
-			g->generic[g->ngeneric++] = r;
-			break;
-		case JF_LAST_ROOT:
-			g->root[g->nroot++] = r;
-			break;
-		}
-	}
-	return 0;
+static void group_free(struct jf_group *g)
+{
+	free(g->slots);
+	free(g->generic);
+	free(g->root);
+	free(g->next);
+	g->slots = g->generic = g->root = g->next = NULL;
 }
 
 void jf_policy_free_index(struct jf_policy *p)
 {
-	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
-		free(p->groups[z].slots);
-		free(p->groups[z].generic);
-		free(p->groups[z].root);
-		p->groups[z].slots = p->groups[z].generic = p->groups[z].root = NULL;
-	}
+	for (int z = JF_SAFE; z <= JF_DENIED; z++)
+		group_free(&p->groups[z]);
+	group_free(&p->strict_denied);
 }

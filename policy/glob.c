@@ -321,7 +321,6 @@ int jf_cpat_compile(const char *text, size_t len, bool fold, struct jf_cpat *out
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	out->next = JF_NONE;
 	out->fold = fold;
 	out->speclen = len > UINT16_MAX ? UINT16_MAX : len;
 	*why = "empty pattern";

@@ -504,7 +504,7 @@ static int parse_text(struct pstate *st, const char *buf, size_t len)
  * unless listed at another position or removed with "-secrets". */
 static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 {
-	bool listed[3] = {false}, removed = false;
+	bool listed[JF_PROFILE_COUNT] = {false}, removed = false;
 	char q[96];
 
 	*n = 0;
@@ -524,10 +524,11 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 			if (value_is(t + minus, len - minus, jf_profile_names[p]))
 				break;
 		if (!jf_profile_names[p])
-			return perr(st,
-				    "unknown profile '%s' (expected secrets, project, system or "
-				    "-secrets)",
-				    shown(q, sizeof(q), t, len));
+			return perr(
+				st,
+				"unknown profile '%s' (expected secrets, project, system, gitdir "
+				"or -secrets)",
+				shown(q, sizeof(q), t, len));
 		if (minus && p != 0)
 			return perr(st,
 				    "only 'secrets' can be removed, not '%s' (the others are "
@@ -554,7 +555,7 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 
 static int load_profiles(struct pstate *st, struct specs *all)
 {
-	const char *names[3];
+	const char *names[JF_PROFILE_COUNT];
 	size_t n;
 	int r = resolve_profiles(st, names, &n);
 
@@ -621,6 +622,8 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 					       .pattern = s->pattern,
 					       .zone = s->zone,
 					       .negated = s->cp.negated};
+		if (s->builtin && s->zone == JF_DENIED)
+			p->rules[i].content = jf_profile_content(s->source, s->pattern);
 		p->cpats[i] = s->cp;
 		s->pattern = NULL;
 		memset(&s->cp, 0, sizeof(s->cp));
@@ -738,6 +741,8 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size)
 		return snprintf(buf, size, "default");
 	if (rule->builtin)
 		return snprintf(buf, size, "profile:%s", rule->source);
+	if (rule->line == 0)
+		return snprintf(buf, size, "%s", rule->source);
 	return snprintf(buf, size, "%s:%u", rule->source, rule->line);
 }
 

@@ -57,7 +57,6 @@ struct jf_cpat {
 	uint16_t litlen;
 	int16_t first, last; /* JF_LAST_GENERIC prefilter bytes, -1 = any */
 	uint16_t speclen;    /* pattern length as written: second specificity key */
-	uint32_t next;	     /* next rule in the same index bucket, JF_NONE ends */
 	char *buf;	     /* owned storage for segs and their text */
 };
 
@@ -71,8 +70,9 @@ struct jf_group {
 	uint32_t ngeneric;
 	uint32_t *root;
 	uint32_t nroot;
-	bool fold;     /* DENIED and RESTRICTED fold case and trailing dots/spaces */
-	bool nonempty; /* any rule at all */
+	uint32_t *next; /* by rule index: the next rule in the same bucket, JF_NONE ends */
+	bool fold;	/* DENIED and RESTRICTED fold case and trailing dots/spaces */
+	bool nonempty;	/* any rule at all */
 };
 
 #define JF_RUN_NLISTS 4
@@ -83,6 +83,8 @@ struct jf_policy {
 	struct jf_cpat *cpats; /* parallel to rules */
 	size_t nrules;
 	struct jf_group groups[3]; /* by enum jf_zone */
+	/* The [denied] rules without jf_rule.content, for jf_classify_public() */
+	struct jf_group strict_denied;
 	enum jf_zone def;
 	bool read_only;
 	enum jf_hardlinks hardlinks;
@@ -117,3 +119,6 @@ void jf_policy_free_index(struct jf_policy *p);
 /* profiles.c */
 /* Text of a built-in profile in policy-file syntax, or NULL if unknown. */
 const char *jf_profile_text(const char *name);
+/* Whether the entry @pattern of built-in profile @profile is subject to
+ * content (enum jf_content), JF_CONTENT_NONE for every other. */
+enum jf_content jf_profile_content(const char *profile, const char *pattern);

@@ -121,26 +121,47 @@ size_t jf_escape(char *out, size_t size, const char *s, size_t len);
  * stream's). Thread-safe as stdio is. */
 void jf_fput_escaped(FILE *f, const char *s, size_t len);
 
-/* Where a rule came from. Owned by the policy; valid until jf_policy_free(). */
+/*
+ * A [denied] rule "subject to content": the name alone does not decide, a
+ * regular file whose content is public (jf_content_public) is not hidden by
+ * it. Only entries of the built-in profiles carry one (the table in
+ * policy/profiles.c); a policy file's own lines never do, so a user's
+ * "*.pem" stays strict.
+ */
+enum jf_content {
+	JF_CONTENT_NONE = 0, /* the name decides */
+	JF_CONTENT_PEM,	     /* *.pem: PEM/PGP armor of public kinds only */
+	JF_CONTENT_PUBKEY,   /* *.key: PEM armor of PUBLIC KEY blocks only */
+	JF_CONTENT_ASC,	     /* *.asc: public armor, or no armor at all (AsciiDoc) */
+};
+
+/* Where a rule came from. Owned by the policy; valid until jf_policy_free().
+ * jailfs also makes rules of its own (line 0, e.g. source "git-index"). */
 struct jf_rule {
-	const char *source;  /* file path as given, or profile name ("secrets") */
-	bool builtin;	     /* true: source is a built-in profile name */
-	unsigned line;	     /* 1-based line in source (for profiles, 1-based entry index) */
-	const char *pattern; /* the pattern text as written, including "!" */
-	enum jf_zone zone;   /* section it came from */
-	bool negated;	     /* "!pattern" exception in [denied] */
+	const char *source;	 /* file path as given, or profile name ("secrets") */
+	bool builtin;		 /* true: source is a built-in profile name */
+	unsigned line;		 /* 1-based line in source (for profiles, 1-based entry index) */
+	const char *pattern;	 /* the pattern text as written, including "!" */
+	enum jf_zone zone;	 /* section it came from */
+	bool negated;		 /* "!pattern" exception in [denied] */
+	enum jf_content content; /* a [denied] rule subject to content, or JF_CONTENT_NONE */
 };
 
 struct jf_verdict {
 	enum jf_zone zone;
 	const struct jf_rule *rule; /* deciding rule; NULL = the policy's default zone */
+	/* The zone depends on what the object holds, not on its name alone: set
+	 * by jailfs when it let a file through a rule subject to content or
+	 * because git tracks it; false from jf_classify. */
+	bool by_content;
 };
 
 struct jf_policy;
 
 /*
  * Format the deciding rule as --check and audit logs print it:
- * "policy.ini:7", "profile:secrets", "default" when @rule is NULL.
+ * "policy.ini:7", "profile:secrets", "default" when @rule is NULL, the
+ * source alone for a rule of line 0 ("git-index").
  * Writes at most @size bytes including the NUL; returns snprintf-style length.
  * Thread-safe.
  */
@@ -173,6 +194,39 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
  */
 void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
 		 struct jf_verdict *out);
+
+/*
+ * jf_classify() of a regular file whose content was found public: the
+ * [denied] rules subject to content (jf_rule.content) are set aside, every
+ * other rule applies as in jf_classify(). The daemon shows a file DENIED
+ * only by such a rule with this verdict when jf_content_public() says so.
+ * Same guarantees as jf_classify().
+ */
+void jf_classify_public(const struct jf_policy *policy, const char *path, size_t len,
+			struct jf_verdict *out);
+
+/* The most bytes of a file jf_content_public() judges: a larger file is
+ * never public. 4 MiB (a CA bundle is about 280 KB). */
+#define JF_CONTENT_MAX_SIZE (4u << 20)
+
+/*
+ * Does the whole content of a file (@len bytes at @buf) let it through a
+ * [denied] rule subject to content of kind @kind? True when it is empty, or
+ * when it holds no NUL byte, no "PRIVATE KEY" anywhere (BEGIN PRIVATE KEY,
+ * RSA/EC/DSA/OPENSSH/ENCRYPTED PRIVATE KEY, PGP PRIVATE KEY BLOCK), and:
+ *  - JF_CONTENT_PEM: at least one armor block, every "-----BEGIN" of a
+ *    public kind: CERTIFICATE, TRUSTED CERTIFICATE, X509 CERTIFICATE,
+ *    X509 CRL, CERTIFICATE REQUEST, NEW CERTIFICATE REQUEST, PUBLIC KEY,
+ *    RSA PUBLIC KEY, PGP PUBLIC KEY BLOCK, PGP SIGNATURE, PGP SIGNED MESSAGE;
+ *  - JF_CONTENT_PUBKEY: at least one block, every one PUBLIC KEY or
+ *    RSA PUBLIC KEY;
+ *  - JF_CONTENT_ASC: every block of a public kind, or none at all.
+ * Text around the blocks (comments of CA bundles, openssl's dumps) is not
+ * judged. A BEGIN line cut by the end of the buffer counts as the public
+ * kind it may become (a file being written). @len over JF_CONTENT_MAX_SIZE
+ * and JF_CONTENT_NONE are never public. Pure, thread-safe, no allocation.
+ */
+bool jf_content_public(enum jf_content kind, const char *buf, size_t len);
 
 /* Load a policy file (format: README.md "Policy"). On error returns negative
  * errno (-EINVAL for a syntax or semantic error, -ENOENT etc. from open,
@@ -251,6 +305,8 @@ int jf_policy_run_format(const struct jf_policy *policy, char **out);
  * Returns NULL past the end. Thread-safe. */
 const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t index);
 
-/* Names of the built-in profiles: "secrets", "project", "system"; NULL-terminated.
- * Their contents are in policy/profiles.c and README.md "Policy". */
+/* Names of the built-in profiles: "secrets", "project", "system", "gitdir";
+ * NULL-terminated, JF_PROFILE_COUNT of them. Their contents are in
+ * policy/profiles.c and README.md "Policy". */
+#define JF_PROFILE_COUNT 4
 extern const char *const jf_profile_names[];

@@ -11,7 +11,9 @@
 
 #include "policy-internal.h"
 
-const char *const jf_profile_names[] = {"secrets", "project", "system", NULL};
+const char *const jf_profile_names[] = {"secrets", "project", "system", "gitdir", NULL};
+_Static_assert(sizeof(jf_profile_names) / sizeof(jf_profile_names[0]) == JF_PROFILE_COUNT + 1,
+	       "JF_PROFILE_COUNT counts jf_profile_names");
 
 /* threat-model.md, "Secret names the default policy hides", minus .git/config
  * and .git/hooks/ (the project profile makes those RESTRICTED). */
@@ -70,40 +72,57 @@ static const char secrets_text[] = "[denied]\n"
 				   ".lesshst\n";
 
 /*
- * Files that make a host program run code or auto-approve commands.
- * git: besides hooks/ and config, git reads config and hooks from the
- * directory named in commondir, from modules/<name>/ (submodule gitdirs),
- * worktrees/<name>/ and config.worktree, and objects from alternates; each
- * lets a written file choose what git runs on the host (Cursor
- * CVE-2026-26268; found again by our red team through commondir).
- * Editors and agents: settings that auto-approve commands (Copilot
+ * Entries of a git directory that choose what git runs or where it reads
+ * from, each after the prefix @P (string literal) that names the git
+ * directory. hooks/ and config run code; config.worktree is config too;
+ * commondir names another directory whose config and hooks/ git then uses;
+ * gitdir (in worktrees/<name>/) names the work tree's .git file, which
+ * `git worktree repair` writes to; modules/<name>/ are submodules' git
+ * directories with their own config and hooks/; objects/info/alternates
+ * makes git read objects from elsewhere. Each lets a written file choose
+ * what git runs on the host (Cursor CVE-2026-26268; found again by our red
+ * team through commondir).
+ */
+#define GIT_RUNS_CODE(P)                                                                           \
+	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
+	  "modules/\n" P "objects/info/alternates\n"
+
+/*
+ * A linked work tree's own git directory, worktrees/<name>/, has the same
+ * entries: it holds config.worktree, commondir, gitdir and its submodules'
+ * modules/, and without a commondir git takes it for a whole repository,
+ * config and hooks/ included. What git writes there in everyday work
+ * (HEAD, index, ORIG_HEAD, logs/, refs/, locks) is left writable.
+ */
+#define GIT_DIR_RUNS_CODE(P) GIT_RUNS_CODE(P) GIT_RUNS_CODE(P "worktrees/*/")
+
+/*
+ * Files that make a host program run code or auto-approve commands: git
+ * (above), editors and agents: settings that auto-approve commands (Copilot
  * CVE-2025-53773, Claude Code CVE-2026-25725) and hook managers.
  */
-static const char project_text[] = "[restricted]\n"
-				   "**/.git/hooks/\n"
-				   "**/.git/config\n"
-				   "**/.git/config.worktree\n"
-				   "**/.git/commondir\n"
-				   "**/.git/modules/\n"
-				   "**/.git/worktrees/\n"
-				   "**/.git/objects/info/alternates\n"
-				   ".gitmodules\n"
-				   ".vscode/\n"
-				   ".idea/\n"
-				   ".claude/\n"
-				   ".claude.json\n"
-				   ".cursor/\n"
-				   ".gemini/\n"
-				   ".codex/\n"
-				   ".windsurf/\n"
-				   ".zed/\n"
-				   ".continue/\n"
-				   ".mcp.json\n"
-				   ".envrc\n"
-				   ".devcontainer/\n"
-				   ".husky/\n"
-				   ".pre-commit-config.yaml\n"
-				   ".yarnrc.yml\n";
+static const char project_text[] =
+	"[restricted]\n" GIT_DIR_RUNS_CODE("**/.git/") ".gitmodules\n"
+						       ".vscode/\n"
+						       ".idea/\n"
+						       ".claude/\n"
+						       ".claude.json\n"
+						       ".cursor/\n"
+						       ".gemini/\n"
+						       ".codex/\n"
+						       ".windsurf/\n"
+						       ".zed/\n"
+						       ".continue/\n"
+						       ".mcp.json\n"
+						       ".envrc\n"
+						       ".devcontainer/\n"
+						       ".husky/\n"
+						       ".pre-commit-config.yaml\n"
+						       ".yarnrc.yml\n";
+
+/* The main repository's git directory itself, shown to a linked work tree's
+ * jail (jailrun): the same git entries, from its root. */
+static const char gitdir_text[] = "[restricted]\n" GIT_DIR_RUNS_CODE("/");
 
 /* For a view of the whole host ("/"). /etc keeps what programs need to run;
  * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */
@@ -139,6 +158,31 @@ static const char system_text[] = "[restricted]\n"
 				  "/var/*\n"
 				  "!/var/log/\n";
 
+/*
+ * The profile entries subject to content (jf_content_public): a certificate,
+ * a public key or an AsciiDoc file is not a secret, and hiding pip's CA
+ * bundle (certifi/cacert.pem) breaks "python3 -m venv". Binary containers
+ * (*.p12, *.pfx, *.jks, *.keystore, *.kdbx, *.ppk) stay hidden whatever
+ * they hold: their content cannot be judged without their passwords.
+ */
+static const struct {
+	const char *profile, *pattern;
+	enum jf_content kind;
+} content_rules[] = {
+	{"secrets", "*.pem", JF_CONTENT_PEM},
+	{"secrets", "*.key", JF_CONTENT_PUBKEY},
+	{"secrets", "*.asc", JF_CONTENT_ASC},
+};
+
+enum jf_content jf_profile_content(const char *profile, const char *pattern)
+{
+	for (size_t i = 0; i < sizeof(content_rules) / sizeof(content_rules[0]); i++)
+		if (strcmp(profile, content_rules[i].profile) == 0 &&
+		    strcmp(pattern, content_rules[i].pattern) == 0)
+			return content_rules[i].kind;
+	return JF_CONTENT_NONE;
+}
+
 const char *jf_profile_text(const char *name)
 {
 	if (strcmp(name, "secrets") == 0)
@@ -147,5 +191,7 @@ const char *jf_profile_text(const char *name)
 		return project_text;
 	if (strcmp(name, "system") == 0)
 		return system_text;
+	if (strcmp(name, "gitdir") == 0)
+		return gitdir_text;
 	return NULL;
 }

@@ -57,12 +57,29 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* Put the end of @n bytes in the stream's tail ring (before st->total grows). */
+static void tail_take(struct jr_stream *st, const char *data, size_t n)
+{
+	size_t skip = n > JR_TAIL_BYTES ? n - JR_TAIL_BYTES : 0;
+	size_t pos = (size_t)((st->total + skip) % JR_TAIL_BYTES);
+
+	for (data += skip, n -= skip; n > 0;) {
+		size_t k = JR_TAIL_BYTES - pos < n ? JR_TAIL_BYTES - pos : n;
+
+		memcpy(st->tail + pos, data, k);
+		data += k;
+		n -= k;
+		pos = 0;
+	}
+}
+
 /* Account @n bytes read from a stream: keep or forward up to @limit. */
 static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit, bool live,
 		       int live_fd)
 {
 	size_t keep = 0;
 
+	tail_take(st, data, n);
 	if (st->total < limit)
 		keep = limit - st->total < n ? limit - st->total : n;
 	st->total += n;

@@ -290,6 +290,13 @@ bool jr_deny(struct walk *w, const char *rule, const char *fmt, ...)
 	return true;
 }
 
+/* jr_deny() by a rule that allow_exec @name lifts: note @name for the hint. */
+static bool deny_subject(struct walk *w, const char *name)
+{
+	snprintf(w->v->subject, sizeof(w->v->subject), "%s", name);
+	return true;
+}
+
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -518,13 +525,15 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 			if ((argv[i][0] != '-' || argv[i][1] == 'w' || argv[i][1] == 'r' ||
 			     argv[i][1] == 'x') &&
 			    world_writable(argv[i][0] == '-' ? argv[i] + 1 : argv[i]))
-				return jr_deny(
-					w, "chmod-recursive",
-					"recursive chmod to a world-writable mode (%s -R %s)",
-					argv[0], argv[i]);
+				return jr_deny(w, "chmod-recursive",
+					       "recursive chmod to a world-writable mode (%s -R "
+					       "%s)",
+					       argv[0], argv[i]) &&
+				       deny_subject(w, name);
 	}
 	if ((strcmp(name, "chown") == 0 || strcmp(name, "chgrp") == 0) && is_recursive(argc, argv))
-		return jr_deny(w, "chown-recursive", "recursive %s (%s -R)", name, name);
+		return jr_deny(w, "chown-recursive", "recursive %s (%s -R)", name, name) &&
+		       deny_subject(w, name);
 	if (strcmp(name, "kill") == 0) {
 		bool sig_seen = false;
 
@@ -547,7 +556,8 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 			}
 			if (strcmp(a, "-1") == 0)
 				return jr_deny(w, "mass-kill", "kill of every process (%s ... -1)",
-					       argv[0]);
+					       argv[0]) &&
+				       deny_subject(w, name);
 		}
 	}
 	return false;
@@ -1085,18 +1095,21 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 
 	if ((pat = denied_name(w->g, typed)))
 		return jr_deny(w, "exec-denylist", "denied executable %s%s%s", typed,
-			       resolved ? " -> " : "", resolved ? resolved : "");
+			       resolved ? " -> " : "", resolved ? resolved : "") &&
+		       deny_subject(w, typed);
 	for (int i = 0; chain && i < chain->n; i++) {
 		if ((pat = denied_name(w->g, chain->name[i])))
 			return jr_deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
-				       chain->name[i], typed, resolved);
+				       chain->name[i], typed, resolved) &&
+			       deny_subject(w, chain->name[i]);
 		if (!*family && (find_interp(chain->name[i]) || find_wrapper(chain->name[i])))
 			*family = chain->name[i];
 	}
 	if (resolved && (copy = copy_of(w, resolved))) {
 		if (!find_interp(copy) && !allowed(w->g, copy))
 			return jr_deny(w, "exec-copy", "renamed copy of denied executable %s (%s)",
-				       copy, resolved);
+				       copy, resolved) &&
+			       deny_subject(w, copy);
 		*family = copy;
 	}
 	return false;

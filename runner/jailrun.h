@@ -12,6 +12,7 @@
  *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
  *   guard.h    internals shared by the guard*.c files
  *   view.c     --root mountinfo check, the one-shot jailfs mount
+ *   gitdir.c   the main repository's git directory of a linked work tree
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
  *   capture.c  bounded output capture, timeout, tree kill
  *   result.c   exit statuses and the --json result
@@ -51,6 +52,12 @@ struct jr_view {
 	const struct jf_policy *policy; /* classifies view-relative paths; not owned */
 	bool host_is_source;		/* @host is the raw source: hide DENIED names ourselves */
 	const char *const *expose;	/* extra host paths bound read-only, NULL-terminated */
+	/* the main repository's git directory when the project is a linked
+	 * work tree (gitdir.c): a second view, shown at its own path, or NULL */
+	const struct jr_view *gitdir;
+	/* paths where the jail's read-only root holds an empty file: the .git
+	 * files of the repository's other work trees, NULL-terminated or NULL */
+	char *const *placeholders;
 };
 
 /* ---- resolve.c ---- */
@@ -104,6 +111,9 @@ struct jr_verdict {
 	bool denied;
 	char rule[64];	  /* machine-readable rule id, e.g. "inline-code" */
 	char reason[640]; /* human text, e.g. "interpreter inline code (python3 -c)" */
+	/* the executable name an allow_exec would lift the rule for ("rm" for
+	 * exec-denylist, exec-copy, chmod-recursive...), "" for other rules */
+	char subject[NAME_MAX + 1];
 };
 
 struct jr_guard {
@@ -220,26 +230,147 @@ int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t
  */
 int jr_view_git_top(const char *dir, char *top);
 
+/* ---- gitdir.c ---- */
+
+/* The policy of the view of a linked work tree's main git directory: the
+ * built-in profiles secrets and gitdir, everything else SAFE. */
+extern const char jr_gitdir_policy[];
+
+/*
+ * Is @project (absolute, canonical) a linked work tree of a repository whose
+ * git directory lies outside it? Its .git must be a file "gitdir: X" (X
+ * absolute, or relative to @project) naming a directory <common>/worktrees/
+ * <name> whose commondir file leads back to <common> and whose gitdir file
+ * names @project/.git (both after realpath), and <common> must hold HEAD,
+ * objects/ and refs/. Writes <common> (canonical) to @common (PATH_MAX
+ * bytes). Returns 1 when all of that holds and <common> can be shown at its
+ * own path (not /, not around @project, not where the jail binds or
+ * replaces directories); 0 when @project has no .git file, or its git
+ * directory is not a work tree's (a submodule's) or lies inside @project;
+ * -EINVAL with a message in @err when the files do not
+ * check out. Reads files only; git is not run.
+ */
+int jr_gitdir_common(const char *project, char *common, char *err, size_t errsz);
+
+/* At most this many placeholders (other work trees of one repository). */
+#define JR_MAX_PLACEHOLDERS 64
+
+/*
+ * The .git files of the work trees linked to the git directory @common
+ * (canonical) that the jail of @v does not show: each <common>/worktrees/
+ * <name>/gitdir naming, as a plain absolute path, a .git file that exists on
+ * the host at a path where the jail shows nothing. The jail holds an empty
+ * file there, so that git in the jail does not take those work trees for
+ * deleted ones (`git worktree prune`, `git gc` would remove their HEAD,
+ * index and logs). Returns a malloc'ed NULL-terminated array of malloc'ed
+ * strings (free with jr_strv_free), at most JR_MAX_PLACEHOLDERS; NULL when
+ * out of memory.
+ */
+char **jr_gitdir_placeholders(const char *common, const struct jr_view *v);
+
+/* Free a NULL-terminated array of malloc'ed strings and the array. NULL is a
+ * no-op. */
+void jr_strv_free(char **v);
+
+/* What --source shows of a repository beyond the project. */
+struct jr_gitdir {
+	struct jr_view view;	  /* the main git directory's view (project = its path) */
+	struct jf_policy *policy; /* jr_gitdir_policy, parsed; NULL when not shown */
+	bool read_only;		  /* the project's policy makes .git RESTRICTED */
+	char **placeholders;	  /* jr_gitdir_placeholders(), or NULL */
+};
+
+/*
+ * For the --source view @v (project, host = the source and policy set): when
+ * the project is a linked work tree (jr_gitdir_common), fill @g->view with
+ * the main git directory, shown as the project's policy would treat a
+ * repository's .git directory (DENIED: not shown; RESTRICTED: read-only),
+ * and point v->gitdir at it; with it, or with the project's own .git
+ * directory, list the other work trees' placeholders in v->placeholders.
+ * A .git file that does not check out leaves the git directory unshown,
+ * with the reason in @warn ("" otherwise). @g owns what it holds until
+ * jr_gitdir_release(). Returns 0, or -ENOMEM.
+ */
+int jr_gitdir_setup(struct jr_gitdir *g, struct jr_view *v, char *warn, size_t warnsz);
+
+/* Free what @g holds (not the views pointing at it). Idempotent. */
+void jr_gitdir_release(struct jr_gitdir *g);
+
 struct jr_oneshot {
 	char dir[PATH_MAX]; /* private mountpoint (mode 0700), "" when none */
 	pid_t daemon;	    /* jailfs -f, our child; 0 when none */
 	int pidfd;
 	bool mounted;
+	char log[PATH_MAX]; /* the private refusal log's name until stopped, else "" */
+	int log_fd;	    /* that log, read-write, O_CLOEXEC; -1 when none. Owned by
+			     * the caller once started (jr_oneshot_stop leaves it open) */
+};
+
+/* What a one-shot view shows and how. */
+struct jr_oneshot_args {
+	const char *source;	 /* the directory the view shows */
+	const char *policy;	 /* policy file, or NULL */
+	const char *policy_text; /* or the policy as text (handed over in a memfd), or NULL */
+	const char *audit;	 /* audit file (level all), or NULL */
+	bool refusal_log;	 /* without @audit: a private log of refusals (level denied) */
+	bool read_only;		 /* jailfs --read-only */
 };
 
 /*
- * Start `jailfs -f [--policy P] [--audit A --audit-level all] SOURCE DIR` on a
- * fresh private directory and wait (at most 10 s) until the mount shows in
- * mountinfo. @self_dir is the directory of jailrun's own binary. On failure
- * everything started is torn down. Returns 0 or a negative errno with a
- * message in @err.
+ * Start `jailfs -f [-o fast_open] [--read-only] [--policy P] [--audit LOG
+ * --audit-level L] SOURCE DIR` on a fresh private directory and wait (at
+ * most 10 s) until the mount shows in mountinfo. LOG is @a->audit at level
+ * all, or with @a->refusal_log a fresh private file at level denied (its fd
+ * in o->log_fd, its name removed by jr_oneshot_stop); without either the
+ * view gets zero-message opens (fast_open). On failure everything started
+ * is torn down (o->log_fd may still need a close). Returns 0 or a negative
+ * errno with a message in @err.
  */
-int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *policy,
-		     const char *audit, char *err, size_t errsz);
+int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err,
+		     size_t errsz);
 
 /* Unmount, stop the daemon (SIGTERM, waits so the audit log is flushed),
- * remove the directory. Idempotent; safe on a zeroed struct. */
+ * remove the directory (and the log's name if still there; o->log_fd stays
+ * open). Idempotent; safe on a zeroed struct. */
 void jr_oneshot_stop(struct jr_oneshot *o);
+
+/*
+ * The audit file of the jailfs view mounted at @mnt: getxattr
+ * JF_AUDIT_XATTR on its root, which the daemon answers once the records
+ * queued so far are written. Writes its absolute path to @path (PATH_MAX
+ * bytes). Returns 0, -ENODATA when the view writes no audit file, or another
+ * negative errno (ENOTCONN: the daemon is gone).
+ */
+int jr_view_audit_log(const char *mnt, char *path);
+
+/* Where jailrun reads the view's refusals during one command from. */
+struct jr_viewlog {
+	int fd;		 /* the audit log, O_RDONLY or the private log's fd; -1 none */
+	long offset;	 /* where this command's records start, bytes */
+	const char *mnt; /* --root: the mountpoint, asked again (a flush) before reading */
+	char unknown[PATH_MAX + 160]; /* why the refusals are unknown; "" when known */
+};
+
+/*
+ * --root MNT: find the view's audit log (jr_view_audit_log), open it and
+ * note its current end. When there is none or it cannot be read, @l->unknown
+ * says why (the command runs all the same). Never fails.
+ */
+void jr_viewlog_root(struct jr_viewlog *l, const char *mnt);
+
+struct jr_audit_counts;
+struct jr_refusals;
+
+/*
+ * After the command: read its records from @l (jr_audit_read), under --root
+ * once the daemon has written what it queued. Fills @rf (rf->unknown points
+ * into @l when they are unknown) and, when @counts is not NULL, the counts;
+ * returns 0, or a negative errno when the counts could not be read.
+ */
+int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf);
+
+/* Close @l's fd (if any). Idempotent. */
+void jr_viewlog_close(struct jr_viewlog *l);
 
 /* ---- sandbox.c / capture.c ---- */
 
@@ -263,11 +394,16 @@ struct jr_spawn {
 	uint64_t tmp_bytes, shm_bytes;
 };
 
+#define JR_TAIL_BYTES 16384 /* the end of each stream kept for jr_net_failure() */
+
 struct jr_stream {
 	char *buf; /* captured bytes (--json), malloc'ed, at most limit */
 	size_t len;
 	uint64_t total; /* everything the command wrote */
 	bool truncated;
+	/* the last JR_TAIL_BYTES bytes written (also live, also past the limit):
+	 * a ring, tail[(total - k) % JR_TAIL_BYTES] is the k-th byte from the end */
+	char tail[JR_TAIL_BYTES];
 };
 
 struct jr_outcome {

@@ -6,6 +6,7 @@
  * and the flow: decide -> mount (one-shot) -> run -> unmount -> report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -70,6 +71,18 @@ static const char usage_text[] =
 	"                      command still starts in the directory jailrun was run\n"
 	"                      from when that is DIR or below it, else in DIR. A work\n"
 	"                      tree at / or at or above $HOME is not widened to.\n"
+	"                      A linked work tree (git worktree add; its .git is a\n"
+	"                      file) also gets the main repository's git directory\n"
+	"                      at its own path, in a second view, once its\n"
+	"                      worktrees/NAME/commondir and gitdir are checked to\n"
+	"                      lead back: objects, refs, logs, HEAD, index and the\n"
+	"                      work tree's own files writable (git status and commit\n"
+	"                      work), hooks/, config, config.worktree, commondir,\n"
+	"                      gitdir, modules/, objects/info/alternates (and those\n"
+	"                      of worktrees/*/) read-only, so the host's git cannot\n"
+	"                      be made to run code; the main work tree's files are\n"
+	"                      not shown. Other work trees' .git files show as empty\n"
+	"                      files (git in the jail must not prune them)\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the built-in profiles secrets + project);\n"
@@ -141,12 +154,20 @@ static const char usage_text[] =
 	"                      stdout, stderr (invalid UTF-8 bytes become U+FFFD),\n"
 	"                      stdout_truncated, stderr_truncated, stdout_bytes,\n"
 	"                      stderr_bytes, timed_out, denied, reason, rule,\n"
-	"                      duration_ms (+ audit). stdin is /dev/null.\n"
+	"                      duration_ms, refusals (what the view refused: op,\n"
+	"                      path, zone, rule, errno, count; null when unknown),\n"
+	"                      refusals_omitted, refusals_unknown, hint (+ audit).\n"
+	"                      stdin is /dev/null.\n"
 	"  --audit FILE        one-shot only: jailfs records everything the command did\n"
 	"                      (JSON Lines, level all) and the result gains\n"
-	"                      \"audit\": {denied, hidden, written_files, records}\n"
+	"                      \"audit\": {denied, hidden, written_files, records}.\n"
+	"                      Without it the one-shot view logs its refusals to a\n"
+	"                      private file; --root reads the mount's own log\n"
+	"  After the command, what the view refused and a hint (what to do) go to\n"
+	"  stderr too, when there is any.\n"
 	"\n"
 	"The jail: the project at its own path (rw per the policy, nosuid, nodev),\n"
+	"a linked work tree's main git directory (see --source),\n"
 	"/usr /bin /sbin /lib* read-only, a reduced /etc, fresh /proc, minimal /dev,\n"
 	"private /tmp (HOME=/tmp/home), no home directory, no host sockets.\n"
 	"no_new_privs, no capabilities, seccomp (mount, unshare, setns, ptrace, bpf,\n"
@@ -557,9 +578,11 @@ struct run {
 	char *const *argv; /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
-	long audit_offset;	      /* size of the --audit file before this run */
+	struct jr_viewlog log;	      /* where the view's refusals are read from */
 	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
+	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
+	struct jr_oneshot gitdir_oneshot;
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -632,6 +655,19 @@ static void setup_root_view(struct run *r, const char *mnt)
 		die("%s", err);
 }
 
+/* --source: a linked work tree's main git directory gets a view of its own;
+ * the repository's other work trees get placeholders (gitdir.c). */
+static void setup_gitdir(struct run *r)
+{
+	char warn[PATH_MAX * 2 + 128] = "";
+	int e = jr_gitdir_setup(&r->gitdir, &r->view, warn, sizeof(warn));
+
+	if (warn[0])
+		say("not showing the main repository's git directory: %s", warn);
+	if (e < 0)
+		die("the main repository's git directory: %s", strerror(-e));
+}
+
 static void setup_view(struct run *r)
 {
 	char mnt[PATH_MAX];
@@ -668,6 +704,8 @@ static void setup_view(struct run *r)
 		die("project %s lies in a directory the jail replaces", r->view.project);
 	r->view.policy = r->policy;
 	merge_expose(r);
+	if (!r->o.root)
+		setup_gitdir(r);
 }
 
 static void setup_cwd(struct run *r)
@@ -741,13 +779,20 @@ static void build_lists(struct run *r)
 
 static int report_denied(const struct run *r, const struct jr_verdict *v)
 {
+	char hint[1024];
+
+	jr_hint_guard(
+		v, v->subject[0] && overlaps_any(run_list(r->mount_run, "deny_exec"), v->subject),
+		hint, sizeof(hint));
 	if (r->o.json) {
-		struct jr_report rep = {.denied = true, .rule = v->rule, .reason = v->reason};
+		struct jr_report rep = {
+			.denied = true, .rule = v->rule, .reason = v->reason, .hint = hint};
 
 		jr_result_print(&rep);
 	} else {
 		say("denied: %s [%s]", v->reason, v->rule);
 	}
+	jr_refusals_print(stderr, NULL, hint);
 	return JR_EXIT_DENIED;
 }
 
@@ -771,11 +816,18 @@ static void note_truncation(const char *name, const struct jr_stream *st, uint64
 			name, (unsigned long long)limit, (unsigned long long)st->total);
 }
 
+/* Did the command fail (exit status, signal, timeout, interruption)? */
+static bool failed(const struct jr_outcome *oc)
+{
+	return oc->exit_code != 0 || oc->signal || oc->timed_out || oc->interrupted;
+}
+
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
+	struct jr_refusals refusals;
 	struct jr_audit_counts counts;
-	struct jr_report rep = {.outcome = oc};
-	char msg[512];
+	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
+	char msg[512], hint[2048];
 	int status;
 
 	if (err < 0) {
@@ -783,10 +835,10 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 			 oc->error[0] ? oc->error : strerror(-err));
 		return report_error(r, msg);
 	}
-	if (r->o.audit) {
-		if (jr_audit_count(r->o.audit, r->audit_offset, &counts) == 0)
-			rep.audit = &counts;
-	}
+	if (jr_viewlog_read(&r->log, r->o.audit ? &counts : NULL, &refusals) == 0 && r->o.audit)
+		rep.audit = &counts;
+	jr_hint_run(&refusals, failed(oc) && !r->o.net && jr_net_failure(oc), hint, sizeof(hint));
+	rep.hint = hint;
 	if (oc->timed_out)
 		status = JR_EXIT_TIMEOUT;
 	else if (oc->interrupted)
@@ -804,6 +856,8 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 			fprintf(stderr, "jailrun: timed out after %.3f s; killed\n",
 				(double)r->o.timeout_ms / 1000);
 	}
+	jr_refusals_print(stderr, &refusals, hint);
+	jr_refusals_free(&refusals);
 	return status;
 }
 
@@ -929,29 +983,46 @@ static int mount_oneshot(struct run *r)
 	int e;
 
 	if (r->o.audit) {
-		/* the daemon appends: count from the current end on */
-		FILE *f = fopen(r->o.audit, "ae");
+		/* the daemon appends: read from the current end on */
 		struct stat st;
 
-		if (!f)
+		r->log.fd = open(r->o.audit, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+		if (r->log.fd < 0 || fstat(r->log.fd, &st) < 0)
 			die("--audit %s: %s", r->o.audit, strerror(errno));
-		r->audit_offset = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
-		fclose(f);
+		r->log.offset = (long)st.st_size;
 		if (!realpath(r->o.audit, audit_abs))
 			die("--audit %s: %s", r->o.audit, strerror(errno));
 	}
-	e = jr_oneshot_start(&r->oneshot, r->view.project, r->o.policy_file,
-			     r->o.audit ? audit_abs : NULL, err, sizeof(err));
+	struct jr_oneshot_args a = {.source = r->view.project,
+				    .policy = r->o.policy_file,
+				    .audit = r->o.audit ? audit_abs : NULL,
+				    .refusal_log = true};
+	e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
+	if (!r->o.audit)
+		r->log.fd = r->oneshot.log_fd; /* the private log, ours to close */
 	if (e < 0)
 		return report_error(r, err);
 	snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
 	r->view.host_is_source = false;
+	if (!r->view.gitdir)
+		return 0;
+	a = (struct jr_oneshot_args){.source = r->gitdir.view.project,
+				     .policy_text = jr_gitdir_policy,
+				     .read_only = r->gitdir.read_only};
+	e = jr_oneshot_start(&r->gitdir_oneshot, &a, err, sizeof(err));
+	if (e < 0) {
+		jr_oneshot_stop(&r->oneshot);
+		return report_error(r, err);
+	}
+	snprintf(r->gitdir.view.host, sizeof(r->gitdir.view.host), "%s", r->gitdir_oneshot.dir);
+	r->gitdir.view.host_is_source = false;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static struct run r = {.o = {.grace_ms = DEFAULT_GRACE_MS,
+	static struct run r = {.log = {.fd = -1},
+			       .o = {.grace_ms = DEFAULT_GRACE_MS,
 				     .limits = {.cpu_s = 3600,
 						.as_bytes = 16ULL << 30,
 						.nproc = 4096,
@@ -989,6 +1060,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (!r.o.root && (e = mount_oneshot(&r)) != 0)
 		return e;
+	if (r.o.root)
+		jr_viewlog_root(&r.log, r.view.host);
 
 	struct jr_spawn s = {
 		.view = &r.view,
@@ -1008,12 +1081,15 @@ int main(int argc, char **argv)
 				 r.mount_run ? jf_policy_run_number(r.mount_run, "shm_size") : 0),
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
+	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	e = finish(&r, oc, e);
+	jr_viewlog_close(&r.log);
 	free(oc->out.buf);
 	free(oc->err.buf);
 	jf_policy_free(r.policy);
 	jf_policy_free(r.mount_run);
+	jr_gitdir_release(&r.gitdir);
 	json_decref(request);
 	return e;
 }

@@ -8,6 +8,8 @@
  * Mapping (kept in step with sandbox.c, which builds the real thing):
  *   the project path         -> the view (mountpoint), or the source with
  *                               DENIED names hidden by the policy
+ *   a linked work tree's     -> likewise, through its own view
+ *   main git directory
  *   jf_system_dirs (sysdirs.h) -> the same host path (read-only binds)
  *   /etc/<jr_etc_entries>    -> the same host path
  *   exposed paths            -> the same host path
@@ -67,6 +69,8 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 		return -EINVAL;
 	if (jr_path_under(jail, v->project))
 		return map_project(v, jail, host, size);
+	if (v->gitdir && jr_path_under(jail, v->gitdir->project))
+		return map_project(v->gitdir, jail, host, size);
 	for (const char *const *d = jf_system_dirs; *d; d++)
 		if (jr_path_under(jail, *d))
 			goto same;

@@ -17,12 +17,15 @@
  * no escape of the escape character is needed and no text is ambiguous.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit-read.h"
+#include "audit.h"
 #include "cleanup.h"
 #include "jailrun.h"
 #include "result.h"
@@ -111,6 +114,37 @@ static json_t *str_or_null(const char *s)
 	return s && *s ? json_string(s) : json_null();
 }
 
+static json_t *refusal_json(const struct jr_refusal *f)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "op", json_string(f->op));
+	json_object_set_new(o, "path", json_string(f->path));
+	if (f->path2)
+		json_object_set_new(o, "path2", json_string(f->path2));
+	json_object_set_new(o, "zone", str_or_null(f->zone));
+	json_object_set_new(o, "rule", str_or_null(f->rule));
+	json_object_set_new(o, "errno", str_or_null(f->err));
+	json_object_set_new(o, "count", json_integer(f->count));
+	return o;
+}
+
+/* "refusals": [...] (null when unknown), "refusals_omitted", "refusals_unknown". */
+static void set_refusals(json_t *o, const struct jr_refusals *rf)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; rf && !rf->unknown && i < rf->n; i++)
+		json_array_append_new(list, refusal_json(&rf->list[i]));
+	if (rf && rf->unknown) {
+		json_decref(list);
+		list = json_null();
+	}
+	json_object_set_new(o, "refusals", list);
+	json_object_set_new(o, "refusals_omitted", json_integer(rf ? rf->omitted : 0));
+	json_object_set_new(o, "refusals_unknown", str_or_null(rf ? rf->unknown : NULL));
+}
+
 int jr_result_print(const struct jr_report *r)
 {
 	json_t *o = json_object();
@@ -147,6 +181,8 @@ int jr_result_print(const struct jr_report *r)
 	json_object_set_new(o, "duration_ms", json_integer(oc ? oc->duration_ms : 0));
 	if (r->error && *r->error)
 		json_object_set_new(o, "error", json_string(r->error));
+	set_refusals(o, r->refusals);
+	json_object_set_new(o, "hint", str_or_null(r->hint));
 	if (r->audit) {
 		json_t *a = json_object();
 
@@ -171,74 +207,157 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool is_write_op(const char *op)
-{
-	static const char *const ops[] = {"create",   "mknod",	     "mkdir",		"symlink",
-					  "link",     "unlink",	     "rmdir",		"rename",
-					  "write",    "truncate",    "setattr",		"fallocate",
-					  "setxattr", "removexattr", "copy_file_range", NULL};
+struct reading {
+	struct jr_audit_counts *counts;
+	struct jr_refusals *refusals;
+	char **paths; /* written paths, for counts->written_files */
+	size_t np, pcap;
+};
 
-	for (const char *const *p = ops; *p; p++)
-		if (strcmp(*p, op) == 0)
-			return true;
-	return false;
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-int jr_audit_count(const char *file, long offset, struct jr_audit_counts *out)
+static char *dup_or_null(const char *s)
 {
-	_cleanup_fclose_ FILE *f = fopen(file, "re");
-	_cleanup_free_ char *line = NULL;
-	char **paths = NULL;
-	size_t cap = 0, np = 0, pcap = 0;
+	return s ? strdup(s) : NULL;
+}
 
-	memset(out, 0, sizeof(*out));
-	if (!f)
-		return -errno;
-	if (offset > 0 && fseek(f, offset, SEEK_SET) < 0)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		json_t *o = json_loads(line, 0, NULL);
-		const char *op, *dec, *path;
-		json_int_t wb;
+/* Add one refusal record to the list, or to an entry alike, or to omitted. */
+static void note_refusal(struct jr_refusals *rf, json_t *o)
+{
+	const char *op = jf_audit_str(o, "op"), *path = jf_audit_str(o, "path");
+	const char *path2 = jf_audit_str(o, "path2"), *err = jf_audit_str(o, "errno");
+	struct jr_refusal *f;
 
-		if (!o)
-			continue;
-		out->records++;
-		op = json_string_value(json_object_get(o, "op"));
-		dec = json_string_value(json_object_get(o, "decision"));
-		path = json_string_value(json_object_get(o, "path"));
-		wb = json_integer_value(json_object_get(o, "bytes_written"));
-		if (dec && strcmp(dec, "deny") == 0)
-			out->denied++;
-		else if (dec && strcmp(dec, "hide") == 0)
-			out->hidden++;
-		else if (path && op &&
-			 (wb > 0 || (is_write_op(op) && !json_object_get(o, "bytes_written")))) {
-			if (np == pcap) {
-				size_t nc = pcap ? pcap * 2 : 64;
-				char **n = realloc(paths, nc * sizeof(char *));
-
-				if (!n) {
-					json_decref(o);
-					break;
-				}
-				paths = n;
-				pcap = nc;
-			}
-			paths[np] = strdup(path);
-			if (paths[np])
-				np++;
+	for (size_t i = 0; i < rf->n; i++) {
+		f = &rf->list[i];
+		if (same(f->op, op) && same(f->path, path) && same(f->path2, path2) &&
+		    same(f->err, err)) {
+			f->count++;
+			return;
 		}
-		json_decref(o);
 	}
-	if (np)
-		qsort(paths, np, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < np; i++) {
-		if (i == 0 || strcmp(paths[i], paths[i - 1]) != 0)
-			out->written_files++;
+	if (rf->n == JR_REFUSALS_LISTED) {
+		rf->omitted++;
+		return;
 	}
-	for (size_t i = 0; i < np; i++)
-		free(paths[i]);
-	free(paths);
+	f = &rf->list[rf->n];
+	*f = (struct jr_refusal){
+		.op = dup_or_null(op),
+		.path = dup_or_null(path),
+		.path2 = dup_or_null(path2),
+		.zone = dup_or_null(jf_audit_str(o, "zone")),
+		.rule = dup_or_null(jf_audit_str(o, "rule")),
+		.err = dup_or_null(err),
+		.count = 1,
+	};
+	if (!f->op || !f->path) {
+		free(f->op);
+		free(f->path);
+		free(f->path2);
+		free(f->zone);
+		free(f->rule);
+		free(f->err);
+		rf->omitted++;
+		return;
+	}
+	rf->n++;
+}
+
+static int note_written(struct reading *rd, const char *path)
+{
+	if (rd->np == rd->pcap) {
+		size_t nc = rd->pcap ? rd->pcap * 2 : 64;
+		char **n = realloc(rd->paths, nc * sizeof(char *));
+
+		if (!n)
+			return -ENOMEM;
+		rd->paths = n;
+		rd->pcap = nc;
+	}
+	rd->paths[rd->np] = strdup(path);
+	if (rd->paths[rd->np])
+		rd->np++;
 	return 0;
+}
+
+static int take_record(const struct jf_audit_line *l, void *arg)
+{
+	struct reading *rd = arg;
+	const char *op, *dec, *path;
+	json_t *o = l->rec;
+
+	if (!o)
+		return 0;
+	op = jf_audit_str(o, "op");
+	dec = jf_audit_str(o, "decision");
+	path = jf_audit_str(o, "path");
+	if (rd->refusals && dec &&
+	    (strcmp(dec, "deny") == 0 || (strcmp(dec, "hide") == 0 && strcmp(op, "lookup") != 0)))
+		note_refusal(rd->refusals, o);
+	if (!rd->counts)
+		return 0;
+	rd->counts->records++;
+	if (dec && strcmp(dec, "deny") == 0)
+		rd->counts->denied++;
+	else if (dec && strcmp(dec, "hide") == 0)
+		rd->counts->hidden++;
+	else if (path && (jf_audit_num(o, "bytes_written") > 0 ||
+			  (jf_audit_op_is_write(op) && !json_object_get(o, "bytes_written"))))
+		return note_written(rd, path);
+	return 0;
+}
+
+static void count_written(struct reading *rd)
+{
+	if (rd->np)
+		qsort(rd->paths, rd->np, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < rd->np; i++) {
+		if (i == 0 || strcmp(rd->paths[i], rd->paths[i - 1]) != 0)
+			rd->counts->written_files++;
+	}
+	for (size_t i = 0; i < rd->np; i++)
+		free(rd->paths[i]);
+	free(rd->paths);
+}
+
+int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts, struct jr_refusals *refusals)
+{
+	struct reading rd = {.counts = counts, .refusals = refusals};
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0), r;
+	_cleanup_fclose_ FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
+
+	if (counts)
+		memset(counts, 0, sizeof(*counts));
+	if (refusals)
+		memset(refusals, 0, sizeof(*refusals));
+	if (!f) {
+		r = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
+	if (fseek(f, offset, SEEK_SET) < 0)
+		return -errno;
+	r = jf_audit_read(f, take_record, &rd);
+	if (counts)
+		count_written(&rd);
+	return r;
+}
+
+void jr_refusals_free(struct jr_refusals *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct jr_refusal *f = &r->list[i];
+
+		free(f->op);
+		free(f->path);
+		free(f->path2);
+		free(f->zone);
+		free(f->rule);
+		free(f->err);
+	}
+	r->n = 0;
 }

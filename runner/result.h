@@ -14,6 +14,23 @@ struct jr_audit_counts {
 	long written_files; /* distinct paths written, created, removed or renamed */
 };
 
+#define JR_REFUSALS_LISTED 20 /* distinct refusals listed in the result */
+
+/* What the view refused: one audit record, or several alike (same op, paths
+ * and errno). Strings are malloc'ed (jr_refusals_free); path2 may be NULL. */
+struct jr_refusal {
+	char *op, *path, *path2, *zone, *rule, *err;
+	long count; /* records alike */
+};
+
+/* The view's refusals during one command, from its audit log. */
+struct jr_refusals {
+	const char *unknown; /* why they are unknown (static or caller-owned), NULL when known */
+	struct jr_refusal list[JR_REFUSALS_LISTED]; /* in the order first seen */
+	size_t n;				    /* entries of @list in use */
+	long omitted;				    /* refusal records not in @list */
+};
+
 struct jr_report {
 	bool denied;
 	const char *rule, *reason;
@@ -21,6 +38,8 @@ struct jr_report {
 	int error_status;		     /* exit_code with @error (0: JR_EXIT_ERROR) */
 	const struct jr_outcome *outcome;    /* NULL when nothing ran */
 	const struct jr_audit_counts *audit; /* NULL without --audit */
+	const struct jr_refusals *refusals;  /* NULL: none (nothing ran) */
+	const char *hint;		     /* one line for the caller to act on, or NULL */
 };
 
 /* Print the one-object JSON result on stdout. Returns 0 or -ENOMEM/-EIO. */
@@ -43,6 +62,49 @@ bool jr_utf8_clean(const char *in, size_t n);
  */
 char *jr_base64(const void *in, size_t n);
 
-/* Count the JSON Lines audit records of @file from byte @offset on. Returns 0
- * or a negative errno from fopen/fseek. */
-int jr_audit_count(const char *file, long offset, struct jr_audit_counts *out);
+/*
+ * Read the audit log open at @fd (not moved; jailrun keeps it) from byte
+ * @offset on with the audit library's reader (audit-read.h): count its
+ * records into @counts (NULL: not wanted) and collect the refusals into
+ * @refusals (NULL: not wanted): every "deny" record, and every "hide" record
+ * but a lookup's (a probe for a hidden or absent name is what programs do
+ * all the time; a hidden name they then use shows as a refused mutation).
+ * Returns 0 or a negative errno (dup, fdopen, fseek, reading).
+ */
+int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts,
+		  struct jr_refusals *refusals);
+
+/* Free the strings of @r's list; @r may be reused. */
+void jr_refusals_free(struct jr_refusals *r);
+
+/* ---- hint.c: what a failure means and what to do about it ---- */
+
+/* The hint for a guardrail refusal @v, or "" when there is none. @view_denies:
+ * the executable is denied by the view's own [run] deny_exec (--root), which
+ * no allow on the command line lifts. Writes at most @size bytes to @out. */
+void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size);
+
+/* The hint for refusal @f of the view, e.g. "the view refused writing
+ * .git/config (RESTRICTED by profile:project): ...". Writes @out. */
+void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size);
+
+/* Does the end of the command's output (@oc's captured buffers and stream
+ * tails) say that a name could not be resolved or a network was unreachable
+ * (EAI_AGAIN, ENETUNREACH, "Could not resolve host", "Temporary failure in
+ * name resolution", "Network is unreachable")? Pure. */
+bool jr_net_failure(const struct jr_outcome *oc);
+
+/* The hint jr_net_failure() leads to (static string). */
+extern const char jr_hint_no_net[];
+
+/* The hint for a command that ran: the first refusal's (jr_hint_refusal),
+ * then, when @net_failed, jr_hint_no_net, joined by "; ". Writes @out, ""
+ * when neither applies. */
+void jr_hint_run(const struct jr_refusals *rf, bool net_failed, char *out, size_t size);
+
+#define JR_REFUSALS_PRINTED 5 /* refusals listed on stderr */
+
+/* On @f, as "jailrun: " lines escaped with jf_escape: the refusals (at most
+ * JR_REFUSALS_PRINTED, then how many more) and "hint: @hint". Nothing when
+ * @rf lists none (or is NULL) and @hint is empty (or NULL). */
+void jr_refusals_print(FILE *f, const struct jr_refusals *rf, const char *hint);

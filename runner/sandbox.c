@@ -15,6 +15,9 @@
  *   /tmp                    private tmpfs (HOME is /tmp/home) of at most
  *                           tmp_size bytes (tmpfs_options)
  *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
+ *   COMMON                  when the project is a linked work tree: the view of
+ *                           the main repository's git directory at its own path
+ *   other work trees' .git  empty files in the read-only root (placeholders)
  *   [run] expose            read-only binds at the same path
  *
  * The tmpfs root is made read-only at the end. Binds take their source from
@@ -79,6 +82,7 @@ struct plan {
 	struct bind b[64];
 	int n;
 	int status_fd;
+	int gitdir_fd; /* O_PATH fd of the git directory's view, or -1 */
 };
 
 static void report(int fd, int kind, int code, const char *what)
@@ -294,6 +298,27 @@ static void mount_proc(const struct plan *p)
 	}
 }
 
+/* Empty files at @paths (best effort: a path the root cannot hold is left
+ * out; git then only takes that work tree for a deleted one). */
+static void make_placeholders(char *const *paths)
+{
+	char target[PATH_MAX + 2];
+
+	for (; paths && *paths; paths++) {
+		char *slash;
+		int fd;
+
+		snprintf(target, sizeof(target), ".%s", *paths);
+		slash = strrchr(target, '/');
+		*slash = '\0';
+		mkdir_p(target, 0755);
+		*slash = '/';
+		fd = open(target, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 {
 	const uint64_t sys_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
@@ -326,6 +351,13 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 	mkdir("./tmp/home", 0700);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
 	do_bind(p, &proj, sys_attrs);
+	if (p->gitdir_fd >= 0) {
+		struct bind gd = {.fd = p->gitdir_fd, .is_dir = true, .ro = false};
+
+		snprintf(gd.path, sizeof(gd.path), "%s", s->view->gitdir->project);
+		do_bind(p, &gd, sys_attrs);
+	}
+	make_placeholders(s->view->placeholders);
 	for (const char *const *x = s->view->expose; x && *x; x++) {
 		struct plan one = {.status_fd = p->status_fd};
 
@@ -652,6 +684,8 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 		if (p->b[i].fd >= 0)
 			close(p->b[i].fd);
 	close(view_fd);
+	if (p->gitdir_fd >= 0)
+		close(p->gitdir_fd);
 	sethostname("jailrun", 7);
 	if (!s->net)
 		loopback_up(p->status_fd);
@@ -741,6 +775,13 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 		view_fd = open(s->view->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (view_fd < 0)
 			fail(sp[1], "open the view %s", s->view->host);
+		plan.gitdir_fd = -1;
+		if (s->view->gitdir) {
+			plan.gitdir_fd =
+				open(s->view->gitdir->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (plan.gitdir_fd < 0)
+				fail(sp[1], "open the view %s", s->view->gitdir->host);
+		}
 		plan_build(&plan, s);
 		jail_init(s, &plan, view_fd, out_fd, err_fd);
 	}

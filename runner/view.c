@@ -8,6 +8,11 @@
  * and it gets PR_SET_PDEATHSIG=SIGTERM: if jailrun is killed outright the
  * daemon unmounts itself (SIGTERM unmounts cleanly) instead of leaving a
  * dead mount behind.
+ *
+ * The one-shot daemon always writes an audit log: the caller's --audit file
+ * (level all), else a private file at level denied, removed once the daemon
+ * is gone (jailrun reads it back through its fd). The daemon opens the file
+ * after its mount shows, so the name must stay until it has exited.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -27,8 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cleanup.h"
 #include "jailrun.h"
+#include "result.h"
 
 /* Undo mountinfo's octal escapes (\040 for space, \011, \012, \134). */
 static void unescape(char *s)
@@ -201,42 +209,76 @@ static void remove_stale(const char *base)
 	struct stat st;
 
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, "view.", 5) != 0)
+		bool log = strncmp(de->d_name, "audit.", 6) == 0;
+
+		if (strncmp(de->d_name, "view.", 5) != 0 && !log)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= sizeof(path))
 			continue;
-		if (find_mount(path, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+		if (!log && find_mount(path, fstype, sizeof(fstype), source, sizeof(source)) == 0)
 			continue;
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_mtime < time(NULL) - 60)
+		if (lstat(path, &st) < 0 || st.st_mtime >= time(NULL) - 60)
+			continue;
+		/* a live one-shot's log is open in its daemon and its jailrun,
+		 * which read and write it through their fds: only a jailrun
+		 * killed outright leaves a name behind for long */
+		if (log && S_ISREG(st.st_mode))
+			unlink(path);
+		else if (!log && S_ISDIR(st.st_mode))
 			rmdir(path);
 	}
 }
 
-static int make_private_dir(char *out, size_t size)
+/* The private directory the one-shot mountpoints and refusal logs go in:
+ * /run/jailrun (root), $XDG_RUNTIME_DIR/jailrun or /tmp/jailrun-UID, ours
+ * and mode 0700. Writes it to @base (PATH_MAX bytes). */
+static int private_base(char *base)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char base[PATH_MAX];
+	struct stat st;
 
 	if (geteuid() == 0)
-		snprintf(base, sizeof(base), "/run/jailrun");
+		snprintf(base, PATH_MAX, "/run/jailrun");
 	else if (xdg && xdg[0] == '/')
-		snprintf(base, sizeof(base), "%s/jailrun", xdg);
+		snprintf(base, PATH_MAX, "%s/jailrun", xdg);
 	else
-		snprintf(base, sizeof(base), "/tmp/jailrun-%u", (unsigned)geteuid());
+		snprintf(base, PATH_MAX, "/tmp/jailrun-%u", (unsigned)geteuid());
 	if (mkdir(base, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	/* an existing base must be ours and private (no one else may swap it) */
-	struct stat st;
 	if (lstat(base, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077))
 		return -EPERM;
+	return 0;
+}
+
+/* A fresh mountpoint in the private base, and with @log a fresh empty file
+ * for the refusal log (its fd in *@log_fd, O_CLOEXEC). */
+static int make_private_dir(char *out, size_t size, char *log, int *log_fd)
+{
+	char base[PATH_MAX];
+	int r = private_base(base);
+
+	if (r < 0)
+		return r;
 	remove_stale(base);
 	if ((size_t)snprintf(out, size, "%s/view.XXXXXX", base) >= size)
 		return -ENAMETOOLONG;
 	if (!mkdtemp(out))
 		return -errno;
-	return 0;
+	if (!log)
+		return 0;
+	if ((size_t)snprintf(log, PATH_MAX, "%s/audit.XXXXXX", base) >= PATH_MAX)
+		r = -ENAMETOOLONG;
+	else if ((*log_fd = mkostemp(log, O_CLOEXEC)) < 0)
+		r = -errno;
+	if (r < 0) {
+		log[0] = '\0';
+		rmdir(out);
+		out[0] = '\0';
+	}
+	return r;
 }
 
 static int64_t now_ms(void)
@@ -292,17 +334,63 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 	}
 }
 
-int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *policy,
-		     const char *audit, char *err, size_t errsz)
+/* A memfd holding @text, for `--policy /proc/self/fd/N`; -errno on failure.
+ * Close-on-exec: the daemon's child side clears the flag. */
+static int policy_memfd(const char *text)
 {
-	char jailfs[PATH_MAX];
+	size_t len = strlen(text);
+	int fd = memfd_create("jailrun-policy", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/* The daemon's side of the fork: never returns. */
+static _Noreturn void exec_daemon(const char *const *argv, pid_t parent, int policy_fd)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sigset_t none;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+	}
+	if (policy_fd >= 0)
+		fcntl(policy_fd, F_SETFD, 0);
+	/* an empty set: jailrun may have SIGINT etc. blocked for signalfd */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(argv[0], (char *const *)argv);
+	fprintf(stderr, "jailrun: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err, size_t errsz)
+{
+	char jailfs[PATH_MAX], policy_path[64];
 	const char *argv[16];
 	int argc = 0, r;
+	_cleanup_close_ int policy_fd = -1;
 	pid_t parent = getpid();
 
 	memset(o, 0, sizeof(*o));
 	o->pidfd = -1;
-	r = make_private_dir(o->dir, sizeof(o->dir));
+	o->log_fd = -1;
+	if (a->policy_text && (policy_fd = policy_memfd(a->policy_text)) < 0) {
+		snprintf(err, errsz, "cannot hand over the view's policy: %s",
+			 strerror(-policy_fd));
+		return policy_fd;
+	}
+	r = make_private_dir(o->dir, sizeof(o->dir), a->refusal_log && !a->audit ? o->log : NULL,
+			     &o->log_fd);
 	if (r < 0) {
 		snprintf(err, errsz, "cannot create a private mountpoint: %s", strerror(-r));
 		o->dir[0] = '\0';
@@ -311,22 +399,35 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 	find_jailfs(jailfs, sizeof(jailfs));
 	argv[argc++] = jailfs;
 	argv[argc++] = "-f";
-	/* Zero-message opens: only the jail uses this view, and its processes
-	 * have no capabilities and cannot get any (no user namespaces), so the
-	 * kernel's mode check keeps write opens of files outside SAFE out. */
-	argv[argc++] = "-o";
-	argv[argc++] = "fast_open";
-	if (policy) {
+	/* Zero-message opens where nothing is audited: only the jail uses this
+	 * view, and its processes have no capabilities and cannot get any (no
+	 * user namespaces), so the kernel's mode check keeps write opens of
+	 * files outside SAFE out (unrecorded, EACCES). */
+	if (!a->audit && !a->refusal_log) {
+		argv[argc++] = "-o";
+		argv[argc++] = "fast_open";
+	}
+	if (a->read_only)
+		argv[argc++] = "--read-only";
+	if (policy_fd >= 0) {
+		snprintf(policy_path, sizeof(policy_path), "/proc/self/fd/%d", policy_fd);
 		argv[argc++] = "--policy";
-		argv[argc++] = policy;
+		argv[argc++] = policy_path;
+	} else if (a->policy) {
+		argv[argc++] = "--policy";
+		argv[argc++] = a->policy;
 	}
-	if (audit) {
+	/* An audit log, so the result can say what the view refused: at level
+	 * denied the refusals and hidden lookups, not every lookup. With it
+	 * every open reaches the daemon (no -o fast_open), which refuses a
+	 * write open outside SAFE with EROFS and records it. */
+	if (a->audit || a->refusal_log) {
 		argv[argc++] = "--audit";
-		argv[argc++] = audit;
+		argv[argc++] = a->audit ? a->audit : o->log;
 		argv[argc++] = "--audit-level";
-		argv[argc++] = "all";
+		argv[argc++] = a->audit ? "all" : "denied";
 	}
-	argv[argc++] = source;
+	argv[argc++] = a->source;
 	argv[argc++] = o->dir;
 	argv[argc] = NULL;
 
@@ -337,24 +438,8 @@ int jr_oneshot_start(struct jr_oneshot *o, const char *source, const char *polic
 		jr_oneshot_stop(o);
 		return r;
 	}
-	if (o->daemon == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		/* an empty set: jailrun may have SIGINT etc. blocked for signalfd */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[0], (char *const *)argv);
-		fprintf(stderr, "jailrun: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (o->daemon == 0)
+		exec_daemon(argv, parent, policy_fd);
 	o->pidfd = (int)syscall(SYS_pidfd_open, o->daemon, 0);
 	r = wait_mounted(o, err, errsz);
 	if (r < 0) {
@@ -409,4 +494,84 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 		rmdir(o->dir);
 		o->dir[0] = '\0';
 	}
+	if (o->log[0]) {
+		unlink(o->log);
+		o->log[0] = '\0';
+	}
+}
+
+int jr_view_audit_log(const char *mnt, char *path)
+{
+	char text[PATH_MAX + 32], *sp;
+	ssize_t n = getxattr(mnt, JF_AUDIT_XATTR, text, sizeof(text) - 1);
+
+	if (n < 0)
+		return errno == ENOTSUP ? -ENODATA : -errno;
+	text[n] = '\0';
+	sp = strchr(text, ' ');
+	if (!sp || sp[1] != '/')
+		return -EBADMSG;
+	snprintf(path, PATH_MAX, "%s", sp + 1);
+	return 0;
+}
+
+void jr_viewlog_root(struct jr_viewlog *l, const char *mnt)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int r = jr_view_audit_log(mnt, path);
+
+	l->fd = -1;
+	l->offset = 0;
+	l->mnt = mnt;
+	l->unknown[0] = '\0';
+	if (r == -ENODATA) {
+		snprintf(l->unknown, sizeof(l->unknown),
+			 "the view at %s keeps no audit log (mount it with --audit FILE to see "
+			 "what it refuses)",
+			 mnt);
+		return;
+	}
+	if (r < 0) {
+		snprintf(l->unknown, sizeof(l->unknown),
+			 "asking the view at %s for its audit log: %s", mnt, strerror(-r));
+		return;
+	}
+	l->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (l->fd < 0 || fstat(l->fd, &st) < 0) {
+		snprintf(l->unknown, sizeof(l->unknown), "cannot read the view's audit log %s: %s",
+			 path, strerror(errno));
+		jr_viewlog_close(l);
+		return;
+	}
+	l->offset = (long)st.st_size;
+}
+
+int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
+{
+	char path[PATH_MAX];
+	int r;
+
+	memset(rf, 0, sizeof(*rf));
+	if (l->fd < 0) {
+		rf->unknown = l->unknown[0] ? l->unknown : "the view keeps no audit log";
+		return -ENODATA;
+	}
+	if (l->mnt)
+		jr_view_audit_log(l->mnt, path); /* the daemon writes what it queued */
+	r = jr_audit_read(l->fd, l->offset, counts, rf);
+	if (r < 0) {
+		jr_refusals_free(rf);
+		snprintf(l->unknown, sizeof(l->unknown), "reading the view's audit log: %s",
+			 strerror(-r));
+		rf->unknown = l->unknown;
+	}
+	return r;
+}
+
+void jr_viewlog_close(struct jr_viewlog *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
 }

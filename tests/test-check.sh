@@ -29,6 +29,8 @@ touch "$S"/src/main.c "$S"/src/sub/x.h "$S"/.env "$S"/.env.example "$S"/.git/con
 	"$S"/.git/HEAD "$S"/.git/hooks/pre-commit "$S"/.ssh/id_rsa "$S"/secrets/token \
 	"$S"/vendor/a.c "$S"/vendor/patches/p.diff "$S"/.vscode/settings.json "$S/ID_RSA " \
 	"$S/$(printf 'bad\001name')" "$S"/server.pem.
+# a *.pem is judged by its content: this one holds a private key
+printf -- '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n' >"$S"/server.pem.
 ln -s /etc/passwd "$S"/src/passwd-link
 ln -s /etc "$S"/etc-link
 ln -s .ssh "$S"/ssh-link
@@ -176,6 +178,90 @@ SAFE${TAB}default${TAB}raw\\xff
 SAFE${TAB}default${TAB}back\\x5cslash"
 expect check-c1-bidi 0 "$want" -- "$JAILFS" --check "$(printf 'a\302\233b')" \
 	"$(printf 'x/\342\200\256')" "caf$(printf '\303\251')" "$(printf 'raw\377')" 'back\slash'
+
+# --- content and git: the daemon's own judgement (zones.c, tracked.c) ---
+# A CA-like *.pem and an AsciiDoc *.asc are public; a *.pem with a private
+# key and a *.key holding one stay DENIED; a tracked id_rsa and a tracked
+# file under a DENIED .ssh/ are RESTRICTED (git-index), the untracked file
+# beside it stays DENIED; without --source the content cannot be judged.
+G=$T/git-tree
+mkdir -p "$G/tests/.ssh"
+CERT='-----BEGIN CERTIFICATE-----
+MIIBszCCAVmgAwIBAgIUQ
+-----END CERTIFICATE-----'
+KEY='-----BEGIN RSA PRIVATE KEY-----
+MIIEowIBAAKCAQEA
+-----END RSA PRIVATE KEY-----'
+printf '# Issuer: CN=Root\n%s\n%s\n' "$CERT" "$CERT" >"$G/cacert.pem"
+printf '%s\n' "$KEY" >"$G/priv.pem"
+printf '%s\n' "$KEY" >"$G/server.key"
+printf '= Guide\nNo armor here.\n' >"$G/guide.asc"
+printf '%s\n' "$KEY" >"$G/id_rsa"
+printf 'github.com ssh-ed25519 AAAA\n' >"$G/tests/.ssh/known_hosts"
+printf '%s\n' "$KEY" >"$G/tests/.ssh/id_ed25519"
+printf 'TOKEN=1\n' >"$G/.env"
+if command -v git >/dev/null; then
+	git -C "$G" init -q && git -C "$G" add id_rsa tests/.ssh/known_hosts &&
+		git -C "$G" -c user.email=t@t -c user.name=t commit -qm t ||
+		fail "git: cannot make the test repository"
+	GI="git-index (tracked by git: shown read-only, hiding it would make git record its deletion)"
+	want="SAFE${TAB}default (public content: profile:secrets set aside)${TAB}cacert.pem
+DENIED${TAB}profile:secrets${TAB}priv.pem
+DENIED${TAB}profile:secrets${TAB}server.key
+SAFE${TAB}default (public content: profile:secrets set aside)${TAB}guide.asc
+RESTRICTED${TAB}${GI}${TAB}id_rsa
+RESTRICTED${TAB}git-index (leads to files tracked by git)${TAB}tests/.ssh
+RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts
+DENIED${TAB}profile:secrets${TAB}tests/.ssh/id_ed25519
+DENIED${TAB}profile:secrets (unless its content is public)${TAB}absent.pem"
+	expect check-content-git 0 "$want" -- "$JAILFS" --check --source "$G" cacert.pem \
+		priv.pem server.key guide.asc id_rsa tests/.ssh tests/.ssh/known_hosts \
+		tests/.ssh/id_ed25519 absent.pem
+	scan_out=$("$JAILFS" --scan "$G" 2>&1 | grep -v '^RESTRICTED.*profile:project')
+	want="DENIED${TAB}profile:secrets${TAB}.env
+SAFE${TAB}default (public content: profile:secrets set aside)${TAB}cacert.pem
+SAFE${TAB}default (public content: profile:secrets set aside)${TAB}guide.asc
+RESTRICTED${TAB}${GI}${TAB}id_rsa
+DENIED${TAB}profile:secrets${TAB}priv.pem
+DENIED${TAB}profile:secrets${TAB}server.key
+RESTRICTED${TAB}git-index (leads to files tracked by git)${TAB}tests/.ssh/
+DENIED${TAB}profile:secrets${TAB}tests/.ssh/id_ed25519
+RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts"
+	[ "$(grep -v '^#' <<<"$scan_out")" = "$want" ] ||
+		{ fail "scan-content-git: output differs"; diff <(echo "$want") <(echo "$scan_out") >&2; }
+	# real git's index version 4 (prefix-compressed paths), and a SHA-256
+	# repository: the same files are shown
+	git -C "$G" update-index --index-version 4
+	expect check-git-v4 0 "RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts" -- \
+		"$JAILFS" --check --source "$G" tests/.ssh/known_hosts
+	G2=$T/git-sha256
+	mkdir -p "$G2/tests/.ssh"
+	cp "$G/id_rsa" "$G/tests/.ssh/known_hosts" "$G2/" 2>/dev/null
+	mv "$G2/known_hosts" "$G2/tests/.ssh/"
+	if git -C "$G2" init -q --object-format=sha256 2>/dev/null; then
+		git -C "$G2" add id_rsa tests/.ssh/known_hosts
+		expect check-git-sha256 0 "RESTRICTED${TAB}${GI}${TAB}id_rsa" -- \
+			"$JAILFS" --check --source "$G2" id_rsa
+	else
+		fail "git cannot make a SHA-256 repository"
+	fi
+	# a policy that hides .git/objects: tracked files stay hidden
+	printf '[denied]\n.git/\n' >"$T/nogit.ini"
+	expect check-git-hidden 0 "DENIED${TAB}profile:secrets${TAB}id_rsa" -- \
+		"$JAILFS" --check --policy "$T/nogit.ini" --source "$G" id_rsa
+	# the tracked file changed since the commit: not the indexed blob, hidden
+	printf 'changed\n' >>"$G/id_rsa"
+	expect check-git-changed 0 "DENIED${TAB}profile:secrets${TAB}id_rsa" -- \
+		"$JAILFS" --check --source "$G" id_rsa
+	# a malformed index: one warning, nothing tracked is shown
+	printf 'DIRC\0\0\0\2\377\377\377\377%020d' 0 >"$G/.git/index"
+	out=$("$JAILFS" --check --source "$G" tests/.ssh/known_hosts 2>"$T.err") || true
+	[ "$out" = "DENIED${TAB}profile:secrets${TAB}tests/.ssh/known_hosts" ] &&
+		grep -q '\.git/index: .*hidden' "$T.err" ||
+		fail "check-git-malformed: $out / $(cat "$T.err")"
+else
+	fail "git is not installed"
+fi
 
 if [ "$fails" -gt 0 ]; then
 	echo "$fails check(s) failed" >&2

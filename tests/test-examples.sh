@@ -137,8 +137,11 @@ grep -q 'jailrun refused it' <<<"$out" && ok "demo: a refusal names jailrun's re
 	bad "demo: no jailrun reason in the table"
 grep -qi 'pre-commit: Read-only file system' <<<"$out" && ok "demo: the hook write got EROFS" ||
 	bad "demo: no 'Read-only file system' for the hook write"
-grep -q "cat: .env: No such file or directory" <<<"$out" && ok "demo: .env does not exist in the view" ||
-	bad "demo: cat .env did not get ENOENT"
+grep -q "path '.env' is DENIED by the policy" <<<"$out" && ok "demo: cat .env refused with its rule" ||
+	bad "demo: cat .env was not refused with its rule"
+grep -q "cat: 'keys/server.pe\[m\]': No such file or directory" <<<"$out" &&
+	ok "demo: the obfuscated names do not exist in the view" ||
+	bad "demo: the obfuscated cat did not get ENOENT"
 grep -q "symbolic link 'passwd': Permission denied" <<<"$out" &&
 	ok "demo: jailfs refused the symlink out (EACCES)" || bad "demo: no EACCES for the symlink"
 grep -q "timed out after" <<<"$out" && ok "demo: the timeout fired" || bad "demo: no timeout"

@@ -721,6 +721,14 @@ static void test_profile_project(void **state)
 		".git/modules/sub/config",
 		".git/modules/sub/hooks/post-checkout",
 		".git/worktrees/wt/commondir",
+		".git/worktrees/wt/gitdir",
+		".git/worktrees/wt/config.worktree",
+		".git/worktrees/evil/commondir",
+		".git/worktrees/evil/config",
+		".git/worktrees/evil/hooks/pre-commit",
+		".git/worktrees/wt/modules/sub/config",
+		".git/worktrees/wt/objects/info/alternates",
+		"sub/.git/worktrees/WT/CommonDir",
 		".git/objects/info/alternates",
 		".claude.json",
 		".gemini/settings.json",
@@ -748,8 +756,63 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/index.lock", "default");
 	SAFE_(p, ".git/logs/HEAD", "default");
 	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
+	/* and what git writes in a linked work tree's own directory: git gc,
+	 * commits in the work tree, git worktree lock */
+	SAFE_(p, ".git/worktrees/wt/HEAD", "default");
+	SAFE_(p, ".git/worktrees/wt/HEAD.lock", "default");
+	SAFE_(p, ".git/worktrees/wt/index", "default");
+	SAFE_(p, ".git/worktrees/wt/ORIG_HEAD", "default");
+	SAFE_(p, ".git/worktrees/wt/logs/HEAD", "default");
+	SAFE_(p, ".git/worktrees/wt/locked", "default");
+	EXPECT(p, ".git/worktrees/evil", true, JF_SAFE, "default");
 	SAFE_(p, "gitmodules", "default");
 	SAFE_(p, ".env", "default"); /* secrets removed */
+	jf_policy_free(p);
+}
+
+/* The gitdir profile: the project profile's git entries, from the root of a
+ * git directory (the main repository's, shown to a linked work tree). */
+static void test_profile_gitdir(void **state)
+{
+	static const char *const restricted[] = {
+		"hooks/pre-commit",
+		"config",
+		"config.worktree",
+		"commondir",
+		"modules/sub/config",
+		"objects/info/alternates",
+		"worktrees/wt/commondir",
+		"worktrees/wt/gitdir",
+		"worktrees/wt/config.worktree",
+		"worktrees/evil/commondir",
+		"worktrees/evil/config",
+		"worktrees/evil/hooks/post-checkout",
+		"worktrees/wt/modules/sub/hooks/x",
+	};
+	static const char *const safe[] = {
+		"HEAD",
+		"index",
+		"objects/ab/cdef0123",
+		"refs/heads/main.lock",
+		"logs/refs/heads/main",
+		"packed-refs",
+		"worktrees/wt/HEAD",
+		"worktrees/wt/HEAD.lock",
+		"worktrees/wt/index.lock",
+		"worktrees/wt/ORIG_HEAD",
+		"worktrees/wt/logs/HEAD",
+		"sub/config", /* anchored: only the root's config */
+		"sub/hooks/x",
+	};
+	struct jf_policy *p = parse_ok("[options]\nprofiles = gitdir\ndefault = safe\n");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(restricted) / sizeof(restricted[0]); i++)
+		RESTRICTED_(p, restricted[i], "profile:gitdir");
+	for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++)
+		SAFE_(p, safe[i], "default");
+	EXPECT(p, "hooks", true, JF_RESTRICTED, "profile:gitdir");
+	EXPECT(p, "worktrees/wt", true, JF_SAFE, "default");
 	jf_policy_free(p);
 }
 
@@ -1032,9 +1095,9 @@ static void test_parse_errors(void **state)
 		  "t.ini:2: invalid default 'maybe' (expected safe, restricted or denied)");
 	PARSE_ERR("[options]\ndefault = safe\ndefault = denied\n",
 		  "t.ini:3: duplicate key 'default' in [options]");
-	PARSE_ERR(
-		"[options]\nprofiles = secrets, nope\n",
-		"t.ini:2: unknown profile 'nope' (expected secrets, project, system or -secrets)");
+	PARSE_ERR("[options]\nprofiles = secrets, nope\n",
+		  "t.ini:2: unknown profile 'nope' (expected secrets, project, system, gitdir or "
+		  "-secrets)");
 	PARSE_ERR("[options]\nprofiles = -project\n",
 		  "t.ini:2: only 'secrets' can be removed, not 'project' (the others are used "
 		  "only when listed)");
@@ -1309,6 +1372,7 @@ int main(void)
 		cmocka_unit_test(test_trailing_dots_spaces),
 		cmocka_unit_test(test_profile_secrets),
 		cmocka_unit_test(test_profile_project),
+		cmocka_unit_test(test_profile_gitdir),
 		cmocka_unit_test(test_profile_system),
 		cmocka_unit_test(test_starstar),
 		cmocka_unit_test(test_anchoring),

@@ -3,12 +3,12 @@
 #
 # An agent's ordinary session on a real repository, through jailrun, in each
 # way a user can run it:
-#   oneshot   jailrun --source REPO (a private view with -o fast_open)
+#   oneshot   jailrun --source REPO (a private view with a refusal log)
 #   mount     jailfs REPO MNT, then jailrun --root MNT
 #   readonly  jailfs --read-only REPO MNT, then jailrun --root MNT: every
 #             write must fail cleanly (EROFS, not a guardrail refusal) and
 #             the tree must be unchanged (checksum of every entry)
-#   audit     jailrun --source REPO --audit LOG (level all, fast_open off)
+#   audit     jailrun --source REPO --audit LOG (level all)
 # The repository: Linux's tools/bootconfig (a make build whose `make test`
 # runs 55 tests), tools/lib, lib/bootconfig.c and two x86 defconfigs from
 # Debian's linux-source-6.1, with scripts/diffconfig (Python) and npm's own
@@ -16,7 +16,8 @@
 # few commits, an upstream branch to rebase on, the user's uncommitted
 # change, and a .env holding a marker that must never come out.
 # The session: git status, switch -c, sed -i, add, commit, stash, rebase,
-# stash pop, gc, worktree add and status in it; python3 -m venv and the
+# stash pop, gc, worktree add (refused: see below) and status in a work tree
+# the host added; python3 -m venv and the
 # venv's python and pip; npm init and npm install ./pkg (offline); make and
 # make test; grep -r; a tar round trip; reading /usr/include/stdio.h; a
 # `cd sub && ... && cd ..` shell string; and refusals checked for their
@@ -219,8 +220,17 @@ chk_rebase() {
 }
 chk_pop() { [ -z "$(h stash list)" ] && grep -q 'the user: work in progress' "$repo/tools/lib/string.c"; }
 chk_gc() { grep -qE '^packs: [1-9]' <<<"$(h count-objects -v)" && h fsck --no-progress >/dev/null 2>&1; }
-chk_wt_add() {
-	[ -f "$repo/wt-review/.git" ] && [ "$(git -C "$repo/wt-review" branch --show-current)" = upstream-fix ]
+# git worktree add writes .git/worktrees/<name>/gitdir and commondir, which
+# choose what the host's git reads: they are RESTRICTED (README, "Built-in
+# profiles"), so the jail's git worktree add fails cleanly and leaves
+# nothing; the host adds work trees, and git in the jail works in them.
+chk_wt_add_refused() {
+	failed_cleanly && erofs && [ ! -e "$repo/.git/worktrees/wt-review" ] &&
+		[ ! -e "$repo/wt-review/.git" ]
+}
+host_wt_add() {
+	[ "$mode" = readonly ] || h worktree add -q wt-review upstream-fix ||
+		report host-wt-add 1 "(git worktree add on the host failed)"
 }
 chk_wt_status() { in_out -qx '## upstream-fix'; }
 chk_venv() { [ -x "$repo/.venv/bin/python" ] && [ -f "$repo/.venv/pyvenv.cfg" ]; }
@@ -267,7 +277,8 @@ session() {
 	step git-rebase D chk_rebase -- git rebase upstream-fix
 	step git-stash-pop D chk_pop -- git stash pop
 	step git-gc W chk_gc -- git gc --quiet
-	step worktree-add W chk_wt_add -- git worktree add wt-review upstream-fix
+	step worktree-add X chk_wt_add_refused -- git worktree add wt-review upstream-fix
+	host_wt_add
 	step worktree-stat D chk_wt_status -- git -C wt-review status --porcelain=v1 -b
 	step venv W chk_venv -- python3 -m venv .venv
 	step venv-pip D chk_pip -- .venv/bin/pip --version

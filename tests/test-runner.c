@@ -407,6 +407,101 @@ static void test_git_top(void **state)
 	(void)state;
 }
 
+/* jr_gitdir_common on the project @rel of $JF_T: its return value, and
+ * @common holds what it found. */
+static int gitdir_of(const char *rel, char *common)
+{
+	char p[PATH_MAX], err[PATH_MAX * 2 + 128] = "";
+	int r;
+
+	snprintf(p, sizeof(p), "%s/%s", proj, rel);
+	common[0] = '\0';
+	r = jr_gitdir_common(p, common, err, sizeof(err));
+	assert_true(r >= 0 || err[0]); /* a refusal says why */
+	return r;
+}
+
+/* A linked work tree's main git directory: found only when the .git file,
+ * worktrees/<name>/commondir and worktrees/<name>/gitdir agree. */
+static void test_gitdir_common(void **state)
+{
+	char common[PATH_MAX], want[PATH_MAX];
+
+	assert_int_equal(system("cd \"$JF_T\" && mkdir -p gd/main/.git/objects gd/main/.git/refs "
+				"gd/main/.git/worktrees/wt gd/main/.git/worktrees/wt2 gd/wt gd/wt2 "
+				"gd/main/.git/modules/sub gd/sub gd/fake && "
+				"echo ref >gd/main/.git/HEAD && "
+				"echo ../.. >gd/main/.git/worktrees/wt/commondir && "
+				"echo \"$JF_T/gd/wt/.git\" >gd/main/.git/worktrees/wt/gitdir && "
+				"echo \"gitdir: $JF_T/gd/main/.git/worktrees/wt\" >gd/wt/.git && "
+				"echo ../.. >gd/main/.git/worktrees/wt2/commondir && "
+				"echo ../../../../wt2/.git >gd/main/.git/worktrees/wt2/gitdir && "
+				"echo 'gitdir: ../main/.git/worktrees/wt2' >gd/wt2/.git && "
+				"echo 'gitdir: ../main/.git/modules/sub' >gd/sub/.git"),
+			 0);
+	snprintf(want, sizeof(want), "%s/gd/main/.git", proj);
+	assert_int_equal(gitdir_of("gd/wt", common), 1);
+	assert_string_equal(common, want);
+	assert_int_equal(gitdir_of("gd/wt2", common), 1); /* relative paths both ways */
+	assert_string_equal(common, want);
+	assert_int_equal(gitdir_of("gd/main", common), 0); /* a .git directory */
+	assert_int_equal(gitdir_of("gd/sub", common), 0);  /* a submodule's */
+	/* another work tree's directory: its gitdir does not name this .git */
+	assert_int_equal(system("cd \"$JF_T\" && echo \"gitdir: $JF_T/gd/main/.git/worktrees/wt\" "
+				">gd/fake/.git"),
+			 0);
+	assert_int_equal(gitdir_of("gd/fake", common), -EINVAL);
+	assert_int_equal(system("cd \"$JF_T\" && echo 'gitdir: /etc' >gd/fake/.git"), 0);
+	assert_int_equal(gitdir_of("gd/fake", common), 0); /* not a worktrees/<name> */
+	assert_int_equal(system("cd \"$JF_T\" && printf 'gitdir /x\\n' >gd/fake/.git"), 0);
+	assert_int_equal(gitdir_of("gd/fake", common), -EINVAL);
+	assert_int_equal(system("cd \"$JF_T\" && echo 'gitdir: nowhere' >gd/fake/.git"), 0);
+	assert_int_equal(gitdir_of("gd/fake", common), -EINVAL);
+	/* commondir leading elsewhere */
+	assert_int_equal(system("cd \"$JF_T\" && echo /tmp >gd/main/.git/worktrees/wt/commondir"),
+			 0);
+	assert_int_equal(gitdir_of("gd/wt", common), -EINVAL);
+	assert_int_equal(system("cd \"$JF_T\" && rm gd/main/.git/worktrees/wt/commondir"), 0);
+	assert_int_equal(gitdir_of("gd/wt", common), -EINVAL);
+	assert_int_equal(
+		system("cd \"$JF_T\" && echo ../.. >gd/main/.git/worktrees/wt/commondir && "
+		       "rmdir gd/main/.git/refs"),
+		0);
+	assert_int_equal(gitdir_of("gd/wt", common), -EINVAL); /* not a git directory */
+	assert_int_equal(system("cd \"$JF_T\" && mkdir gd/main/.git/refs"), 0);
+	(void)state;
+}
+
+/* Placeholders: the other work trees' .git files, not the project's own. */
+static void test_gitdir_placeholders(void **state)
+{
+	struct jr_view v = {.policy = policy, .host_is_source = true};
+	struct jr_view gd = {.policy = policy, .host_is_source = true};
+	char want[PATH_MAX], **ph;
+
+	snprintf(v.project, sizeof(v.project), "%s/gd/wt", proj);
+	snprintf(v.host, sizeof(v.host), "%s", v.project);
+	assert_int_equal(gitdir_of("gd/wt", gd.project), 1);
+	snprintf(gd.host, sizeof(gd.host), "%s", gd.project);
+	v.gitdir = &gd;
+	ph = jr_gitdir_placeholders(gd.project, &v);
+	assert_non_null(ph);
+	/* wt2's gitdir is relative: only plain absolute paths are taken */
+	assert_null(ph[0]);
+	jr_strv_free(ph);
+	assert_int_equal(system("cd \"$JF_T\" && echo \"$JF_T/gd/wt2/.git\" "
+				">gd/main/.git/worktrees/wt2/gitdir"),
+			 0);
+	ph = jr_gitdir_placeholders(gd.project, &v);
+	snprintf(want, sizeof(want), "%s/gd/wt2/.git", proj);
+	assert_non_null(ph);
+	assert_non_null(ph[0]);
+	assert_string_equal(ph[0], want);
+	assert_null(ph[1]);
+	jr_strv_free(ph);
+	(void)state;
+}
+
 /* --root: the view's [run] rules as the daemon answers getxattr. A plain
  * directory stands in for the view here (the real daemon: test-jailrun.sh). */
 static void test_view_run_rules(void **state)
@@ -930,6 +1025,8 @@ int main(void)
 		cmocka_unit_test(test_paths_system),
 		cmocka_unit_test(test_shell_cwd),
 		cmocka_unit_test(test_git_top),
+		cmocka_unit_test(test_gitdir_common),
+		cmocka_unit_test(test_gitdir_placeholders),
 		cmocka_unit_test(test_view_run_rules),
 		cmocka_unit_test(test_bypass_names),
 		cmocka_unit_test(test_bypass_flags),

@@ -4,7 +4,7 @@
  * names without seeing them. A real jailfs daemon on real trees (a tmpfs
  * SOURCE and one on the disk under $JF_MOUNT_TMPDIR or /tmp), in each way
  * the view is mounted: defaults (no OPENDIR, kernel-cached listings),
- * -o fast_open (jailrun's views), --audit-level all (every listing and
+ * -o fast_open (zero-message opens), --audit-level all (every listing and
  * lookup reaches the daemon), and zero cache timeouts.
  *  - directory offsets, sizes and link counts of a directory with hidden
  *    entries interleaved equal those of one with only its visible names;

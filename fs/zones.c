@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a name alone cannot tell. Two kinds of regular files whose name the
+ * policy DENIES are shown after a look at what they hold:
+ *  - a file DENIED only by a rule subject to content (jf_rule.content:
+ *    *.pem, *.key, *.asc of the secrets profile) whose content is public
+ *    (jf_content_public): it gets the zone of the rest of the policy
+ *    (jf_classify_public);
+ *  - a file tracked by git in SOURCE's own index (tracked.c) whose content
+ *    is the blob the index names, so it is in .git/objects already: it is
+ *    RESTRICTED (rule "git-index"); so are the directories leading to one.
+ * Either way the verdict is marked by_content: its zone is checked again
+ * whenever it is read (ops-file.c), since the host may change the file.
+ *
+ * Files are read through openat2 below the directory fd the caller holds,
+ * never following a symlink, and only when they are the object the caller
+ * stat'ed (dev, ino, size, mtime, ctime). Judgements are cached by that
+ * key: a lookup of an unchanged file does not read it again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "gitindex.h"
+
+/* The largest tracked file whose blob id is computed (bigger: stays hidden). */
+#define JF_TRACKED_MAX_SIZE (64ull << 20)
+#define CACHE_SLOTS 1024
+#define CHUNK (64 << 10)
+
+/* What was asked of a file: a content kind, or WHAT_TRACKED + tracked id. */
+#define WHAT_TRACKED 0x100u
+
+struct judged {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	uint32_t what;
+	bool valid, pass;
+};
+
+static struct judged cache[CACHE_SLOTS];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_ts(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+static bool same_object(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       same_ts(&a->st_mtim, &b->st_mtim) && same_ts(&a->st_ctim, &b->st_ctim);
+}
+
+static struct judged *slot(const struct stat *st, uint32_t what)
+{
+	uint64_t h = (uint64_t)st->st_ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)st->st_dev ^
+		     (uint64_t)what * 0xC2B2AE3D27D4EB4FULL;
+
+	return &cache[(h >> 40) % CACHE_SLOTS];
+}
+
+/* 1 pass, 0 fail, -1 not cached. */
+static int cache_get(const struct stat *st, uint32_t what)
+{
+	const struct judged *j;
+	int r = -1;
+
+	pthread_mutex_lock(&cache_lock);
+	j = slot(st, what);
+	if (j->valid && j->what == what && j->dev == st->st_dev && j->ino == st->st_ino &&
+	    j->size == st->st_size && same_ts(&j->mtime, &st->st_mtim) &&
+	    same_ts(&j->ctime, &st->st_ctim))
+		r = j->pass;
+	pthread_mutex_unlock(&cache_lock);
+	return r;
+}
+
+static void cache_put(const struct stat *st, uint32_t what, bool pass)
+{
+	struct judged *j;
+
+	pthread_mutex_lock(&cache_lock);
+	j = slot(st, what);
+	*j = (struct judged){.dev = st->st_dev,
+			     .ino = st->st_ino,
+			     .size = st->st_size,
+			     .mtime = st->st_mtim,
+			     .ctime = st->st_ctim,
+			     .what = what,
+			     .valid = true,
+			     .pass = pass};
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* The whole content (st_size bytes, at most @max) of @fd into a malloc'd
+ * buffer; NULL when it is larger, changed size, or cannot be read. */
+static char *read_all(int fd, const struct stat *st, size_t max)
+{
+	size_t size = (size_t)st->st_size, got = 0;
+	char *buf;
+
+	if ((uint64_t)st->st_size > max)
+		return NULL;
+	buf = malloc(size + 1);
+	while (buf && got <= size) { /* one byte more: a file that grew */
+		ssize_t n = pread(fd, buf + got, size + 1 - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (buf && got != size) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+static bool content_pass(int fd, const struct stat *st, enum jf_content kind)
+{
+	char *buf = read_all(fd, st, JF_CONTENT_MAX_SIZE);
+	bool pass = buf && jf_content_public(kind, buf, (size_t)st->st_size);
+
+	free(buf);
+	return pass;
+}
+
+static bool tracked_pass(int fd, const struct stat *st, const struct jf_tracked *t)
+{
+	unsigned char oid[JF_GIT_SHA256_SIZE];
+	struct jf_git_hash h;
+	uint64_t got = 0;
+	char *buf;
+
+	if ((uint64_t)st->st_size > JF_TRACKED_MAX_SIZE || (uint32_t)st->st_size != t->size)
+		return false;
+	buf = malloc(CHUNK);
+	if (!buf)
+		return false;
+	jf_git_blob_start(&h, t->hashsz, (uint64_t)st->st_size);
+	for (;;) {
+		ssize_t n = pread(fd, buf, CHUNK, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		jf_git_hash_update(&h, buf, (size_t)n);
+		got += (uint64_t)n;
+	}
+	free(buf);
+	jf_git_hash_end(&h, oid);
+	return got == (uint64_t)st->st_size && memcmp(oid, t->oid, t->hashsz) == 0;
+}
+
+/* Open @name below @dirfd for reading when it still is the object of @st. */
+static int open_same(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat now;
+	int fd = jf_open_below(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) || !same_object(st, &now)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Does the regular file @name (below @dirfd, @st) pass question @what
+ * (content of @kind, or tracked entry @t)? Cached. */
+static bool judge(int dirfd, const char *name, const struct stat *st, uint32_t what,
+		  enum jf_content kind, const struct jf_tracked *t)
+{
+	int r = cache_get(st, what), fd;
+	bool pass;
+
+	if (r >= 0)
+		return r;
+	fd = open_same(dirfd, name, st);
+	if (fd < 0)
+		return false; /* not cached: changed under us, the next look decides */
+	pass = t ? tracked_pass(fd, st, t) : content_pass(fd, st, kind);
+	close(fd);
+	cache_put(st, what, pass);
+	return pass;
+}
+
+bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
+			const struct jf_tracked *t)
+{
+	return S_ISREG(st->st_mode) && judge(dirfd, name, st, WHAT_TRACKED + t->id, 0, t);
+}
+
+bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v)
+{
+	return v->zone == JF_DENIED &&
+	       ((v->rule && v->rule->content != JF_CONTENT_NONE) || jf_tracked_find(path, len));
+}
+
+void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
+		    const struct stat *st, struct jf_verdict *v)
+{
+	const struct jf_tracked *t;
+	struct jf_verdict pub = {.zone = JF_DENIED};
+
+	if (!jf_zone_may_refine(path, len, v))
+		return;
+	t = jf_tracked_find(path, len);
+	if (t && t->dir != S_ISDIR(st->st_mode))
+		t = NULL;
+	if (t && t->dir) {
+		*v = (struct jf_verdict){.zone = JF_RESTRICTED, .rule = &jf_git_index_rule};
+		return;
+	}
+	if (!S_ISREG(st->st_mode))
+		return;
+	if (v->rule && v->rule->content != JF_CONTENT_NONE)
+		jf_classify_public(jf_fs.policy, path, len, &pub);
+	if (pub.zone != JF_DENIED &&
+	    judge(dirfd, name, st, v->rule->content, v->rule->content, NULL)) {
+		*v = pub;
+		v->by_content = true;
+	} else if (t && jf_zone_tracked_ok(dirfd, name, st, t)) {
+		*v = (struct jf_verdict){
+			.zone = JF_RESTRICTED, .rule = &jf_git_index_rule, .by_content = true};
+	}
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hints: one line saying why a command did not get what it wanted and what
+ * the caller can do instead, for a guardrail refusal, a refusal of the view,
+ * or a known failure pattern in the output (no network). The texts say what
+ * each mechanism is and no more: the guardrails are a check against mistakes
+ * (`mv f /tmp/x` removes a file as surely as rm does), the view's zones are
+ * what holds.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "jailrun.h"
+#include "result.h"
+
+const char jr_hint_no_net[] = "no network in the jail: pass --net or vendor the dependency";
+
+/* ---- guardrail refusals ---- */
+
+static const struct {
+	const char *rule, *hint;
+} rule_hints[] = {
+	{"inline-code",
+	 "inline code is refused: write the program to a file in the project and "
+	 "run the file (python3 script.py), or use --shell for a shell command line"},
+	{"metachar", "shell syntax needs --shell: jailrun --shell -- 'CMD1 | CMD2'"},
+	{"path-outside-view",
+	 "name only paths in the project and what the jail shows read-only (/usr, /bin, /lib*, "
+	 "its /etc entries) or its own /tmp, /proc and /dev; copy what is needed into the "
+	 "project"},
+	{"path-denied", "that name is DENIED by the policy: it does not exist inside the jail; "
+			"leave it alone"},
+	{"path-refused", "use a plain path: no '..' out of the project, control characters or "
+			 "encoded separators"},
+	{"find-delete", "find -delete is refused by a guardrail; delete the files with unlink, "
+			"or with git clean"},
+	{"git-config", "git options that make git run another program are refused; run that "
+		       "program directly"},
+};
+
+void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
+{
+	const char *s = v->subject;
+
+	out[0] = '\0';
+	if (!v->denied)
+		return;
+	if (*s && view_denies) {
+		snprintf(out, size,
+			 "%s is denied by the view's own [run] deny_exec, which no --allow-exec "
+			 "lifts; do it another way",
+			 s);
+	} else if (*s && strcmp(s, "rm") == 0) {
+		snprintf(
+			out, size,
+			"rm is on jailrun's executable denylist (a guardrail against mistakes, not "
+			"a wall): pass --allow-exec rm or add `allow_exec = rm` to the policy's "
+			"[run], or delete files with unlink or git clean");
+	} else if (*s) {
+		snprintf(out, size,
+			 "%s%s is refused by jailrun's guardrails (a check against mistakes, not a "
+			 "wall): pass --allow-exec %s or add `allow_exec = %s` to the policy's "
+			 "[run] if it is meant to run",
+			 strcmp(v->rule, "exec-copy") == 0 ? "a renamed copy of " : "", s, s, s);
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(rule_hints); i++)
+			if (strcmp(v->rule, rule_hints[i].rule) == 0)
+				snprintf(out, size, "%s", rule_hints[i].hint);
+	}
+}
+
+/* ---- refusals of the view ---- */
+
+static const struct {
+	const char *op, *verb;
+} verbs[] = {
+	{"create", "creating"},
+	{"mkdir", "creating the directory"},
+	{"mknod", "creating"},
+	{"symlink", "creating the symlink"},
+	{"link", "linking"},
+	{"unlink", "deleting"},
+	{"rmdir", "removing the directory"},
+	{"rename", "renaming"},
+	{"write", "writing"},
+	{"copy_file_range", "writing"},
+	{"truncate", "truncating"},
+	{"chmod", "changing the mode of"},
+	{"chown", "changing the owner of"},
+	{"utimens", "changing the times of"},
+	{"setxattr", "setting an attribute of"},
+	{"removexattr", "removing an attribute of"},
+	{"fallocate", "allocating space in"},
+};
+
+static const char *verb_of(const struct jr_refusal *f)
+{
+	if (strcmp(f->op, "open") == 0)
+		return f->err && strcmp(f->err, "EFBIG") == 0 ? "opening" : "writing";
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		if (strcmp(f->op, verbs[i].op) == 0)
+			return verbs[i].verb;
+	return f->op;
+}
+
+/* The message of a refused name's reason ("control"), or NULL for a rule. */
+static const char *name_refusal(const char *rule)
+{
+	for (int r = JF_REFUSE_NONE + 1; rule; r++) {
+		const char *reason = jf_refusal_reason((enum jf_refusal)r);
+
+		if (strcmp(reason, "unknown") == 0)
+			break;
+		if (strcmp(reason, rule) == 0)
+			return jf_refusal_message((enum jf_refusal)r);
+	}
+	return NULL;
+}
+
+static bool is(const char *a, const char *b)
+{
+	return a && strcmp(a, b) == 0;
+}
+
+/* What the refusal means and what to do instead. */
+static const char *why(const struct jr_refusal *f)
+{
+	if (is(f->err, "EFBIG"))
+		return "the file is larger than the policy's max_file_size for its zone";
+	if (is(f->err, "EPERM"))
+		return "trusted.* attributes, file capabilities and jailfs's own attributes are "
+		       "never set through the view";
+	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
+		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
+		       "are read-only in the jail; write elsewhere";
+	if (is(f->zone, "RESTRICTED") && is(f->rule, "default"))
+		return "the view is read-only there (a --read-only view, or a read-only default "
+		       "zone); write elsewhere, e.g. under /tmp";
+	if (is(f->zone, "RESTRICTED"))
+		return "the policy makes it read-only; write elsewhere";
+	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets"))
+		return "names that look like secrets (.env, keys, credentials) are hidden in the "
+		       "jail and cannot be created or used; pick another name";
+	if (is(f->zone, "DENIED"))
+		return "the policy hides that name: it cannot be created or used; pick another "
+		       "name";
+	return "see README, Semantics";
+}
+
+void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
+{
+	const char *refused = name_refusal(f->rule);
+	char target[1024], cause[256];
+
+	if (f->path2)
+		snprintf(target, sizeof(target), "%s to %s", f->path, f->path2);
+	else
+		snprintf(target, sizeof(target), "%s", f->path[0] ? f->path : ".");
+	if (refused)
+		snprintf(cause, sizeof(cause), "refused name: %s", refused);
+	else
+		snprintf(cause, sizeof(cause), "%s by %s, %s", f->zone ? f->zone : "?",
+			 f->rule ? f->rule : "default", f->err ? f->err : "refused");
+	snprintf(out, size, "the view refused %s %s (%s): %s", verb_of(f), target, cause,
+		 refused ? "use a plain name" : why(f));
+}
+
+/* ---- known failure patterns in the output ---- */
+
+static bool says_no_net(const char *p, size_t n)
+{
+	static const char *const pats[] = {
+		"EAI_AGAIN",
+		"ENETUNREACH",
+		"Could not resolve host",
+		"Temporary failure in name resolution",
+		"Network is unreachable",
+	};
+
+	for (size_t i = 0; p && i < ARRAY_SIZE(pats); i++)
+		if (memmem(p, n, pats[i], strlen(pats[i])))
+			return true;
+	return false;
+}
+
+/* The stream's tail ring in order, into @buf (JR_TAIL_BYTES). Returns its length. */
+static size_t tail_of(const struct jr_stream *st, char *buf)
+{
+	size_t start;
+
+	if (st->total <= JR_TAIL_BYTES) {
+		memcpy(buf, st->tail, (size_t)st->total);
+		return (size_t)st->total;
+	}
+	start = (size_t)(st->total % JR_TAIL_BYTES);
+	memcpy(buf, st->tail + start, JR_TAIL_BYTES - start);
+	memcpy(buf + JR_TAIL_BYTES - start, st->tail, start);
+	return JR_TAIL_BYTES;
+}
+
+bool jr_net_failure(const struct jr_outcome *oc)
+{
+	char buf[JR_TAIL_BYTES];
+	const struct jr_stream *s[] = {&oc->out, &oc->err};
+
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++) {
+		if (says_no_net(s[i]->buf, s[i]->len))
+			return true;
+		if (says_no_net(buf, tail_of(s[i], buf)))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the run's hint, and the block on stderr ---- */
+
+void jr_hint_run(const struct jr_refusals *rf, bool net_failed, char *out, size_t size)
+{
+	size_t n;
+
+	out[0] = '\0';
+	if (rf && !rf->unknown && rf->n)
+		jr_hint_refusal(&rf->list[0], out, size);
+	n = strlen(out);
+	if (net_failed && n + 2 < size)
+		snprintf(out + n, size - n, "%s%s", n ? "; " : "", jr_hint_no_net);
+}
+
+/* "jailrun: " and @s escaped, a newline. */
+static void line(FILE *f, const char *s)
+{
+	fputs("jailrun: ", f);
+	jf_fput_escaped(f, s, strlen(s));
+	fputc('\n', f);
+}
+
+void jr_refusals_print(FILE *f, const struct jr_refusals *rf, const char *hint)
+{
+	size_t shown = 0;
+	long total = 0, rest;
+	char buf[2048];
+
+	if (rf && !rf->unknown) {
+		total = rf->omitted;
+		for (size_t i = 0; i < rf->n; i++)
+			total += rf->list[i].count;
+	}
+	if (total) {
+		snprintf(buf, sizeof(buf), "the view refused %ld operation%s:", total,
+			 total == 1 ? "" : "s");
+		line(f, buf);
+	}
+	rest = total;
+	for (; total && shown < rf->n && shown < JR_REFUSALS_PRINTED; shown++) {
+		const struct jr_refusal *x = &rf->list[shown];
+		char times[32] = "";
+
+		if (x->count > 1)
+			snprintf(times, sizeof(times), " (x%ld)", x->count);
+		snprintf(buf, sizeof(buf), "  %s %s%s%s: %s (%s, %s)%s", x->op, x->path,
+			 x->path2 ? " -> " : "", x->path2 ? x->path2 : "", x->err ? x->err : "?",
+			 x->zone ? x->zone : "?", x->rule ? x->rule : "default", times);
+		line(f, buf);
+		rest -= x->count;
+	}
+	if (total && rest > 0) {
+		snprintf(buf, sizeof(buf), "  ... and %ld more", rest);
+		line(f, buf);
+	}
+	if (hint && *hint) {
+		snprintf(buf, sizeof(buf), "hint: %s", hint);
+		line(f, buf);
+	}
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of fs/gitindex.c, git's index reader, over indexes crafted
+ * byte by byte after gitformat-index(5): versions 2, 3 (extended flags) and
+ * 4 (prefix-compressed paths), SHA-1 and SHA-256, index.skipHash, an
+ * extension; and malformed ones: truncated, a huge entry count, a bad
+ * checksum, a prefix longer than the previous path, a path over 4096 bytes.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gitindex.h"
+
+struct builder {
+	unsigned char buf[1 << 16];
+	size_t len;
+	unsigned version;
+	size_t hashsz;
+	char prev[JF_GIT_MAX_PATH + 8];
+};
+
+static void put(struct builder *b, const void *p, size_t n)
+{
+	assert_true(b->len + n <= sizeof(b->buf));
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+static void put32(struct builder *b, uint32_t v)
+{
+	unsigned char x[4] = {v >> 24, v >> 16, v >> 8, v};
+
+	put(b, x, 4);
+}
+
+static void put16(struct builder *b, uint16_t v)
+{
+	unsigned char x[2] = {v >> 8, v};
+
+	put(b, x, 2);
+}
+
+static void start(struct builder *b, unsigned version, size_t hashsz, uint32_t count)
+{
+	memset(b, 0, sizeof(*b));
+	b->version = version;
+	b->hashsz = hashsz;
+	put(b, "DIRC", 4);
+	put32(b, version);
+	put32(b, count);
+}
+
+/* git's varint (varint.c) */
+static void put_varint(struct builder *b, size_t v)
+{
+	unsigned char tmp[16];
+	size_t pos = sizeof(tmp) - 1;
+
+	tmp[pos] = v & 127;
+	while (v >>= 7)
+		tmp[--pos] = 128 | (--v & 127);
+	put(b, tmp + pos, sizeof(tmp) - pos);
+}
+
+/* One entry: @oid_byte fills the object id; @ext the extended flags. */
+static void entry(struct builder *b, const char *path, uint32_t mode, unsigned stage, uint16_t ext,
+		  unsigned char oid_byte)
+{
+	size_t start_len = b->len, n = strlen(path);
+	unsigned char oid[32];
+	uint16_t flags = (uint16_t)((stage << 12) | (n < 0xfff ? n : 0xfff));
+
+	for (int i = 0; i < 6; i++)
+		put32(b, 1000 + i); /* ctime s/ns, mtime s/ns, dev, ino */
+	put32(b, mode);
+	put32(b, 0);  /* uid */
+	put32(b, 0);  /* gid */
+	put32(b, 42); /* size */
+	memset(oid, oid_byte, sizeof(oid));
+	put(b, oid, b->hashsz);
+	put16(b, (uint16_t)(flags | (ext ? 0x4000 : 0)));
+	if (ext)
+		put16(b, ext);
+	if (b->version == 4) {
+		size_t common = 0, plen = strlen(b->prev);
+
+		while (common < plen && common < n && b->prev[common] == path[common])
+			common++;
+		put_varint(b, plen - common);
+		put(b, path + common, n - common + 1);
+		snprintf(b->prev, sizeof(b->prev), "%s", path);
+		return;
+	}
+	put(b, path, n);
+	do
+		put(b, "", 1);
+	while ((b->len - start_len) % 8);
+}
+
+static void finish(struct builder *b, bool zero)
+{
+	struct jf_git_hash h;
+	unsigned char sum[32] = {0};
+
+	if (!zero) {
+		jf_git_hash_start(&h, b->hashsz);
+		jf_git_hash_update(&h, b->buf, b->len);
+		jf_git_hash_end(&h, sum);
+	}
+	put(b, sum, b->hashsz);
+}
+
+struct seen {
+	int n;
+	char path[8][320];
+	uint32_t mode[8], flags[8];
+	unsigned stage[8];
+	unsigned char oid0[8];
+};
+
+static int collect(const struct jf_git_entry *e, void *arg)
+{
+	struct seen *s = arg;
+
+	assert_true(s->n < 8);
+	assert_int_equal(strlen(e->path), e->len);
+	snprintf(s->path[s->n], sizeof(s->path[0]), "%s", e->path);
+	s->mode[s->n] = e->mode;
+	s->flags[s->n] = e->flags;
+	s->stage[s->n] = e->stage;
+	s->oid0[s->n] = e->oid[0];
+	s->n++;
+	return 0;
+}
+
+static int parse(struct builder *b, struct seen *s, struct jf_git_index *info, const char **why)
+{
+	memset(s, 0, sizeof(*s));
+	return jf_git_index_parse(b->buf, b->len, collect, s, info, why);
+}
+
+static void test_v2_sha1(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 4);
+	entry(b, "README", 0100644, 0, 0, 0xa1);
+	entry(b, "bin/run.sh", 0100755, 0, 0, 0xa2);
+	entry(b, "link", 0120000, 0, 0, 0xa3);
+	entry(b, "tests/server.pem", 0100644, 2, 0, 0xa4);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), 0);
+	assert_int_equal(info.version, 2);
+	assert_int_equal(info.hashsz, JF_GIT_SHA1_SIZE);
+	assert_int_equal(info.entries, 4);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.path[1], "bin/run.sh");
+	assert_int_equal(s.mode[1], 0100755);
+	assert_int_equal(s.mode[2], 0120000);
+	assert_string_equal(s.path[3], "tests/server.pem");
+	assert_int_equal(s.stage[3], 2);
+	assert_int_equal(s.oid0[3], 0xa4);
+}
+
+static void test_v3_extended(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	start(b, 3, JF_GIT_SHA1_SIZE, 2);
+	entry(b, "a.key", 0100644, 0, 0x4000, 1); /* skip-worktree */
+	entry(b, "b.key", 0100644, 0, 0, 2);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), 0);
+	assert_int_equal(s.n, 2);
+	assert_true(s.flags[0] & JF_GIT_SKIP_WORKTREE);
+	assert_false(s.flags[1] & JF_GIT_SKIP_WORKTREE);
+	assert_string_equal(s.path[1], "b.key");
+	/* the extended bit is not allowed in version 2 */
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "a.key", 0100644, 0, 0x4000, 1);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	assert_non_null(why);
+}
+
+static void test_v4_prefix(void **state)
+{
+	static const char *const paths[] = {"a/b/c.pem", "a/b/d.pem", "a/bb", "a/x/y/z.asc", "z"};
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	start(b, 4, JF_GIT_SHA1_SIZE, 5);
+	for (int i = 0; i < 5; i++)
+		entry(b, paths[i], 0100644, 0, 0, (unsigned char)i);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), 0);
+	assert_int_equal(info.version, 4);
+	assert_int_equal(s.n, 5);
+	for (int i = 0; i < 5; i++) {
+		assert_string_equal(s.path[i], paths[i]);
+		assert_int_equal(s.oid0[i], i);
+	}
+	/* strips of 128 bytes and more take two varint bytes */
+	char deep[301], other[8] = "dir/xyz";
+
+	memset(deep, 'd', 300);
+	memcpy(deep, "dir/", 4);
+	deep[300] = '\0';
+	start(b, 4, JF_GIT_SHA1_SIZE, 3);
+	entry(b, deep, 0100644, 0, 0, 1);
+	entry(b, other, 0100644, 0, 0, 2);
+	entry(b, "e", 0100644, 0, 0, 3);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), 0);
+	assert_string_equal(s.path[0], deep);
+	assert_string_equal(s.path[1], other);
+	assert_string_equal(s.path[2], "e");
+}
+
+static void test_sha256(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	for (unsigned v = 2; v <= 4; v++) {
+		start(b, v, JF_GIT_SHA256_SIZE, 2);
+		entry(b, "id_rsa", 0100600, 0, 0, 0xb1);
+		entry(b, "tests/.ssh/known_hosts", 0100644, 0, 0, 0xb2);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), 0);
+		assert_int_equal(info.hashsz, JF_GIT_SHA256_SIZE);
+		assert_int_equal(s.n, 2);
+		assert_string_equal(s.path[1], "tests/.ssh/known_hosts");
+		assert_int_equal(s.oid0[1], 0xb2);
+	}
+}
+
+static void test_skip_hash_and_extension(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "guide.asc", 0100644, 0, 0, 7);
+	put(b, "TREE", 4); /* an extension: signature, size, data */
+	put32(b, 3);
+	put(b, "abc", 3);
+	finish(b, true); /* index.skipHash: zero trailer */
+	assert_int_equal(parse(b, &s, &info, &why), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.path[0], "guide.asc");
+}
+
+static void test_truncated(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+	size_t full;
+
+	/* a valid checksum over an index whose last entry is cut */
+	start(b, 2, JF_GIT_SHA1_SIZE, 2);
+	entry(b, "one.pem", 0100644, 0, 0, 1);
+	entry(b, "two.pem", 0100644, 0, 0, 2);
+	full = b->len;
+	for (size_t cut = full - 1; cut > full - 30; cut--) {
+		b->len = cut;
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+		assert_non_null(why);
+		b->len = full;
+	}
+	/* the whole file cut: the checksum no longer matches */
+	finish(b, false);
+	b->len -= 5;
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	assert_string_equal(why, "checksum mismatch");
+	assert_int_equal(jf_git_index_parse(b->buf, 10, NULL, NULL, &info, &why), -EINVAL);
+}
+
+static void test_huge_count(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 0xffffffffu);
+	entry(b, "a", 0100644, 0, 0, 1);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	assert_int_equal(s.n, 0); /* refused before any entry is read */
+	assert_non_null(why);
+	/* one entry more than written: read runs into the trailer */
+	start(b, 4, JF_GIT_SHA1_SIZE, 3);
+	entry(b, "a", 0100644, 0, 0, 1);
+	entry(b, "b", 0100644, 0, 0, 1);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+}
+
+static void test_bad_prefix_and_long_path(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+	char *longp = malloc(JF_GIT_MAX_PATH + 2);
+
+	/* version 4: strip 9 bytes from a 1-byte previous path */
+	start(b, 4, JF_GIT_SHA1_SIZE, 2);
+	entry(b, "a", 0100644, 0, 0, 1);
+	snprintf(b->prev, sizeof(b->prev), "%s", "123456789a"); /* lie about the previous */
+	entry(b, "b", 0100644, 0, 0, 1);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	assert_string_equal(why, "prefix longer than the previous path");
+	/* a path over 4096 bytes */
+	assert_non_null(longp);
+	memset(longp, 'x', JF_GIT_MAX_PATH + 1);
+	longp[JF_GIT_MAX_PATH + 1] = '\0';
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, longp, 0100644, 0, 0, 1);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	assert_string_equal(why, "path over 4096 bytes");
+	free(longp);
+	/* not an index at all */
+	start(b, 5, JF_GIT_SHA1_SIZE, 0);
+	finish(b, false);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	memcpy(b->buf, "DIRX", 4);
+	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+}
+
+static void test_blob_id(void **state)
+{
+	/* git hash-object of "hello\n": ce013625030ba8dba906f756967f9e9ca394464a */
+	static const unsigned char want[] = {0xce, 0x01, 0x36, 0x25, 0x03, 0x0b, 0xa8,
+					     0xdb, 0xa9, 0x06, 0xf7, 0x56, 0x96, 0x7f,
+					     0x9e, 0x9c, 0xa3, 0x94, 0x46, 0x4a};
+	unsigned char got[32];
+	struct jf_git_hash h;
+
+	(void)state;
+	jf_git_blob_start(&h, JF_GIT_SHA1_SIZE, 6);
+	jf_git_hash_update(&h, "hel", 3);
+	jf_git_hash_update(&h, "lo\n", 3);
+	jf_git_hash_end(&h, got);
+	assert_memory_equal(got, want, sizeof(want));
+}
+
+static int setup(void **state)
+{
+	*state = calloc(1, sizeof(struct builder));
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_v2_sha1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v3_extended, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sha256, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skip_hash_and_extension, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_prefix_and_long_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of what jailrun tells the caller after a refusal or a failure
+ * (runner/hint.c, and the refusals of runner/result.c): the audit log read
+ * back into the result's refusals (deny records, hide records but lookups,
+ * records alike folded, the list capped), the result's refusal fields, the
+ * hints for guardrail refusals and the view's refusals, and the no-network
+ * pattern found at the end of a stream that was not captured.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "jailrun.h"
+#include "result.h"
+
+/* A temporary file holding @text; returns its fd (read-write), unlinked. */
+static int temp_log(const char *text)
+{
+	char path[] = "/tmp/jf-hints-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	return fd;
+}
+
+#define REC(op, path, zone, decision, err, rule)                                                   \
+	"{\"ts\":\"2026-12-01T00:00:00.000000Z\",\"op\":\"" op "\",\"path\":\"" path               \
+	"\",\"zone\":\"" zone "\",\"decision\":\"" decision "\",\"errno\":\"" err                  \
+	"\",\"rule\":\"" rule "\",\"pid\":1,\"uid\":0}\n"
+
+/* before the offset: not this command's */
+#define FIRST REC("open", "old", "RESTRICTED", "deny", "EROFS", "profile:project")
+
+static const char log_text[] = FIRST
+	/* a hidden lookup (a probe) is not a refusal to list */
+	REC("lookup", ".env", "DENIED", "hide", "ENOENT", "profile:secrets")
+		REC("open", ".git/config", "RESTRICTED", "deny", "EROFS", "profile:project") REC(
+			"open", ".git/config", "RESTRICTED", "deny", "EROFS", "profile:project")
+			REC("create", ".env.local", "DENIED", "deny", "EACCES", "profile:secrets")
+	/* a mutation of a hidden object is */
+	REC("unlink", "secret/k", "DENIED", "hide", "ENOENT",
+	    "policy.ini:3") "{\"ts\":\"x\",\"op\":\"rename\",\"path\":\"a\",\"path2\":\".git/"
+			    "HEAD\",\"zone\":"
+			    "\"RESTRICTED\",\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":"
+			    "\"profile:project\"}\n" REC(
+				    "create", "src/x.c", "SAFE", "allow", "",
+				    "default") "not json\n"
+					       "{\"op\":\"open\",\"path\":\"torn";
+
+static void test_read_refusals(void **state)
+{
+	int fd = temp_log(log_text);
+	long offset = (long)strlen(FIRST);
+	struct jr_audit_counts c;
+	struct jr_refusals rf;
+
+	assert_int_equal(jr_audit_read(fd, offset, &c, &rf), 0);
+	assert_null(rf.unknown);
+	assert_int_equal(rf.n, 4);
+	assert_string_equal(rf.list[0].op, "open");
+	assert_string_equal(rf.list[0].path, ".git/config");
+	assert_string_equal(rf.list[0].zone, "RESTRICTED");
+	assert_string_equal(rf.list[0].rule, "profile:project");
+	assert_string_equal(rf.list[0].err, "EROFS");
+	assert_int_equal(rf.list[0].count, 2);
+	assert_string_equal(rf.list[1].path, ".env.local");
+	assert_string_equal(rf.list[1].err, "EACCES");
+	assert_string_equal(rf.list[2].op, "unlink");
+	assert_string_equal(rf.list[3].path2, ".git/HEAD");
+	assert_int_equal(rf.omitted, 0);
+	/* the counts come from the same pass: 7 records, 1 written path */
+	assert_int_equal(c.records, 7);
+	assert_int_equal(c.denied, 4);
+	assert_int_equal(c.hidden, 2);
+	assert_int_equal(c.written_files, 1);
+	/* the descriptor was not moved: a second read sees the same */
+	jr_refusals_free(&rf);
+	assert_int_equal(jr_audit_read(fd, offset, NULL, &rf), 0);
+	assert_int_equal(rf.n, 4);
+	jr_refusals_free(&rf);
+	assert_int_equal(jr_audit_read(fd, 0, NULL, &rf), 0);
+	assert_int_equal(rf.n, 5);
+	assert_string_equal(rf.list[0].path, "old");
+	jr_refusals_free(&rf);
+	close(fd);
+	(void)state;
+}
+
+/* More distinct refusals than the result lists: the rest are counted. */
+static void test_read_refusals_capped(void **state)
+{
+	size_t cap = (JR_REFUSALS_LISTED + 10) * 200 + 1;
+	char *text = calloc(1, cap), *p = text;
+	struct jr_refusals rf;
+	int fd;
+
+	assert_non_null(text);
+	for (int i = 0; i < JR_REFUSALS_LISTED + 10; i++)
+		p += sprintf(p,
+			     "{\"op\":\"create\",\"path\":\".env.%d\",\"zone\":\"DENIED\","
+			     "\"decision\":\"deny\",\"errno\":\"EACCES\",\"rule\":\"r\"}\n",
+			     i);
+	/* one more alike a listed entry: counted there, not omitted */
+	p += sprintf(p, "{\"op\":\"create\",\"path\":\".env.0\",\"zone\":\"DENIED\","
+			"\"decision\":\"deny\",\"errno\":\"EACCES\",\"rule\":\"r\"}\n");
+	fd = temp_log(text);
+	free(text);
+	assert_int_equal(jr_audit_read(fd, 0, NULL, &rf), 0);
+	assert_int_equal(rf.n, JR_REFUSALS_LISTED);
+	assert_int_equal(rf.list[0].count, 2);
+	assert_int_equal(rf.omitted, 10);
+	jr_refusals_free(&rf);
+	close(fd);
+	(void)state;
+}
+
+/* Print @r as jailrun does; return the parsed JSON object (caller decrefs). */
+static json_t *print_report(const struct jr_report *r)
+{
+	char path[] = "/tmp/jf-hints-XXXXXX", text[8192];
+	int fd = mkstemp(path), saved = dup(1);
+	ssize_t len;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stdout);
+	assert_int_equal(dup2(fd, 1), 1);
+	assert_int_equal(jr_result_print(r), 0);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	len = pread(fd, text, sizeof(text) - 1, 0);
+	assert_true(len > 0);
+	text[len] = '\0';
+	close(fd);
+	unlink(path);
+	return json_loads(text, 0, NULL);
+}
+
+static void test_result_fields(void **state)
+{
+	struct jr_outcome *oc = calloc(1, sizeof(*oc));
+	struct jr_refusals rf = {0};
+	struct jr_report r = {.outcome = oc, .refusals = &rf, .hint = "do this"};
+	json_t *o, *e;
+	int fd = temp_log(REC("open", ".git/config", "RESTRICTED", "deny", "EROFS", "p"));
+
+	assert_non_null(oc);
+	assert_int_equal(jr_audit_read(fd, 0, NULL, &rf), 0);
+	rf.omitted = 3;
+	o = print_report(&r);
+	assert_non_null(o);
+	e = json_array_get(json_object_get(o, "refusals"), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "path")), ".git/config");
+	assert_string_equal(json_string_value(json_object_get(e, "errno")), "EROFS");
+	assert_null(json_object_get(e, "path2"));
+	assert_int_equal(json_integer_value(json_object_get(o, "refusals_omitted")), 3);
+	assert_true(json_is_null(json_object_get(o, "refusals_unknown")));
+	assert_string_equal(json_string_value(json_object_get(o, "hint")), "do this");
+	json_decref(o);
+	/* unknown: refusals null, the reason given */
+	jr_refusals_free(&rf);
+	rf = (struct jr_refusals){.unknown = "the view keeps no audit log"};
+	r.hint = NULL;
+	o = print_report(&r);
+	assert_true(json_is_null(json_object_get(o, "refusals")));
+	assert_string_equal(json_string_value(json_object_get(o, "refusals_unknown")),
+			    "the view keeps no audit log");
+	assert_true(json_is_null(json_object_get(o, "hint")));
+	json_decref(o);
+	/* nothing ran (a guardrail refusal): an empty list */
+	o = print_report(&(struct jr_report){.denied = true, .reason = "r", .rule = "x"});
+	assert_int_equal(json_array_size(json_object_get(o, "refusals")), 0);
+	assert_true(json_is_array(json_object_get(o, "refusals")));
+	json_decref(o);
+	close(fd);
+	free(oc);
+	(void)state;
+}
+
+static void guard_hint(const char *rule, const char *subject, bool view_denies, const char *want)
+{
+	struct jr_verdict v = {.denied = true};
+	char out[1024];
+
+	snprintf(v.rule, sizeof(v.rule), "%s", rule);
+	snprintf(v.subject, sizeof(v.subject), "%s", subject);
+	jr_hint_guard(&v, view_denies, out, sizeof(out));
+	if (!strstr(out, want))
+		fail_msg("hint for %s/%s: '%s' lacks '%s'", rule, subject, out, want);
+}
+
+static void test_guard_hints(void **state)
+{
+	struct jr_verdict none = {0};
+	char out[64] = "x";
+
+	guard_hint("exec-denylist", "rm", false, "add `allow_exec = rm` to the policy's [run]");
+	guard_hint("exec-denylist", "rm", false, "unlink or git clean");
+	guard_hint("exec-denylist", "rm", false, "not a wall");
+	guard_hint("exec-denylist", "sudo", false, "--allow-exec sudo");
+	guard_hint("exec-copy", "rm", false, "rm");
+	guard_hint("exec-copy", "shred", false, "a renamed copy of shred");
+	guard_hint("exec-denylist", "curl", true, "the view's own [run] deny_exec");
+	guard_hint("inline-code", "", false, "write the program to a file");
+	guard_hint("metachar", "", false, "--shell");
+	jr_hint_guard(&none, false, out, sizeof(out));
+	assert_string_equal(out, "");
+	(void)state;
+}
+
+static void refusal_hint(const char *op, const char *path, const char *path2, const char *zone,
+			 const char *rule, const char *err, const char *want)
+{
+	struct jr_refusal f = {.op = (char *)op,
+			       .path = (char *)path,
+			       .path2 = (char *)path2,
+			       .zone = (char *)zone,
+			       .rule = (char *)rule,
+			       .err = (char *)err,
+			       .count = 1};
+	char out[1024];
+
+	jr_hint_refusal(&f, out, sizeof(out));
+	if (!strstr(out, want))
+		fail_msg("hint for %s %s: '%s' lacks '%s'", op, path, out, want);
+}
+
+static void test_refusal_hints(void **state)
+{
+	refusal_hint("open", ".git/config", NULL, "RESTRICTED", "profile:project", "EROFS",
+		     "the view refused writing .git/config (RESTRICTED by profile:project");
+	refusal_hint("open", ".git/config", NULL, "RESTRICTED", "profile:project", "EROFS",
+		     "files that make git or editors run code");
+	refusal_hint(
+		"unlink", "docs/a", NULL, "RESTRICTED", "p.ini:4", "EROFS",
+		"deleting docs/a (RESTRICTED by p.ini:4, EROFS): the policy makes it read-only");
+	refusal_hint("open", "src/a.c", NULL, "RESTRICTED", "default", "EROFS",
+		     "the view is read-only there (a --read-only view");
+	refusal_hint("create", ".env", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "look like secrets");
+	refusal_hint("rename", "a", "b/.env", "DENIED", "x.ini:1", "EACCES",
+		     "renaming a to b/.env");
+	refusal_hint("create", "x\\u001b", NULL, "DENIED", "control", "EACCES",
+		     "refused name: control character in a name");
+	refusal_hint("open", "big.bin", NULL, "SAFE", "default", "EFBIG", "opening big.bin");
+	refusal_hint("open", "big.bin", NULL, "SAFE", "default", "EFBIG", "max_file_size");
+	(void)state;
+}
+
+static void test_run_hint(void **state)
+{
+	struct jr_refusals rf = {.n = 1};
+	char out[2048];
+
+	rf.list[0] = (struct jr_refusal){.op = "open",
+					 .path = ".git/config",
+					 .zone = "RESTRICTED",
+					 .rule = "profile:project",
+					 .err = "EROFS",
+					 .count = 1};
+	jr_hint_run(&rf, true, out, sizeof(out));
+	assert_non_null(strstr(out, "refused writing .git/config"));
+	assert_non_null(strstr(out, "; no network in the jail: pass --net"));
+	jr_hint_run(&(struct jr_refusals){.unknown = "x"}, false, out, sizeof(out));
+	assert_string_equal(out, "");
+	jr_hint_run(NULL, true, out, sizeof(out));
+	assert_string_equal(out, jr_hint_no_net);
+	(void)state;
+}
+
+/* Feed @text to the stream's tail ring as capture.c does after @skip bytes. */
+static void feed_tail(struct jr_stream *st, uint64_t skip, const char *text)
+{
+	st->total = skip;
+	for (const char *p = text; *p; p++)
+		st->tail[st->total++ % JR_TAIL_BYTES] = *p;
+}
+
+static void test_net_failure(void **state)
+{
+	struct jr_outcome *oc = calloc(1, sizeof(*oc));
+	static const char *const says[] = {
+		"npm ERR! request to https://registry.npmjs.org/x failed, reason: getaddrinfo "
+		"EAI_AGAIN registry.npmjs.org",
+		"fatal: unable to access 'https://github.com/x/': Could not resolve host: "
+		"github.com",
+		"socket.gaierror: [Errno -3] Temporary failure in name resolution",
+		"connect ENETUNREACH 1.1.1.1:443",
+		"curl: (7) Failed to connect: Network is unreachable",
+	};
+
+	assert_non_null(oc);
+	assert_false(jr_net_failure(oc));
+	for (size_t i = 0; i < sizeof(says) / sizeof(says[0]); i++) {
+		memset(oc, 0, sizeof(*oc));
+		/* past the capture, across the ring's wrap */
+		feed_tail(&oc->err, 5 * JR_TAIL_BYTES - 20, says[i]);
+		assert_true(jr_net_failure(oc));
+	}
+	memset(oc, 0, sizeof(*oc));
+	oc->out.buf = "ok: resolved example.com";
+	oc->out.len = strlen(oc->out.buf);
+	feed_tail(&oc->err, 0, "error: no such file");
+	assert_false(jr_net_failure(oc));
+	oc->out.buf = "x EAI_AGAIN y";
+	oc->out.len = strlen(oc->out.buf);
+	assert_true(jr_net_failure(oc));
+	free(oc);
+	(void)state;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_refusals), cmocka_unit_test(test_read_refusals_capped),
+		cmocka_unit_test(test_result_fields), cmocka_unit_test(test_guard_hints),
+		cmocka_unit_test(test_refusal_hints), cmocka_unit_test(test_run_hint),
+		cmocka_unit_test(test_net_failure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,260 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Honest refusals, end to end on real jailfs mounts and real jails:
+#  - `echo x >> .git/config` and `true > .vscode/settings.json` answer EROFS
+#    ("Read-only file system") in every mode that sees opens: one-shot
+#    --source (private audit log), --source --audit (level all), --root on a
+#    mount with --audit-level all, --root on a -o fast_open mount with an
+#    audit log (which therefore sees opens); they are in the audit log and in
+#    the result's refusals (zone RESTRICTED, rule profile:project, EROFS),
+#    the backing files keep their bytes
+#  - --root on a mount without audit log: EROFS, refusals unknown (null, and
+#    why); -o fast_open without audit log: EACCES (no write bits shown)
+#  - --read-only: an MS_RDONLY mount without an audit log; with one, jailfs
+#    refuses each mutation itself (EROFS), listed and in the log
+#  - hidden lookups (probes) are not listed as refusals, but are in the log
+#  - the no-network hint for a failed getaddrinfo, not with --net, not for a
+#    command that succeeded; the allow_exec hint for a refused rm
+#  - every --json result parses, has the refusal and hint fields, and a
+#    reason whenever denied is true
+# Needs root and /dev/fuse; fails (never skips) without them when CI=true.
+set -u
+J=${JAILRUN:?JAILRUN not set}
+F=${JAILFS:?JAILFS not set}
+
+if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: needs root and /dev/fuse (CI=true)"
+		exit 1
+	fi
+	echo "SKIP: needs root and /dev/fuse"
+	exit 77
+fi
+# shellcheck source=tests/lib-mount.sh
+. "$(dirname "$0")/lib-mount.sh"
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: the command must succeed
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+
+T=$(mktemp -d /tmp/jf-refusals.XXXXXX)
+P=$T/proj
+cleanup() {
+	unmount_all
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$P/.vscode" "$P/build"
+git -C "$P" init -q
+echo '{"editor.fontSize": 12}' >"$P/.vscode/settings.json"
+echo obj >"$P/build/main.o"
+echo 'API_TOKEN=projsecret' >"$P/.env"
+cat >"$P/net.py" <<'EOF'
+import socket
+socket.getaddrinfo('example.com', 80)
+EOF
+cat >"$P/probe.py" <<'EOF'
+import os
+for name in (".env", ".env.missing", "secrets/.env"):
+    try:
+        os.stat(name)
+        print("VISIBLE", name)
+    except OSError:
+        pass
+EOF
+cd "$P" || exit 1
+sums() { sha256sum "$P/.git/config" "$P/.vscode/settings.json"; }
+before=$(sums)
+JSONS=$T/results.jsonl # every --json result of this script, one per line
+json() { "$J" "$@" | tee -a "$JSONS"; }
+
+# refusals_ok DESC JSON: .git/config twice, .vscode/settings.json once, EROFS
+refusals_ok() {
+	local want='[{"op":"open","path":".git/config","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":2},{"op":"open","path":".vscode/settings.json","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":1}]'
+	check "$1: refusals list both files, RESTRICTED, profile:project, EROFS" \
+		[ "$(jq -c .refusals <<<"$2")" = "$want" ]
+	check "$1: ... none omitted, known" \
+		[ "$(jq -c '[.refusals_omitted, .refusals_unknown]' <<<"$2")" = '[0,null]' ]
+	check "$1: the hint names .git/config and says why" \
+		grep -q '^the view refused writing .git/config (RESTRICTED by profile:project, EROFS): files that make git or editors run code' \
+		<<<"$(jq -r .hint <<<"$2")"
+	check "$1: the command saw EROFS for both" \
+		[ "$(jq -r .stderr <<<"$2" | grep -c 'Read-only file system')" -eq 3 ]
+}
+
+# in_log DESC FILE: the log holds the refused open of .git/config
+in_log() {
+	check "$1: the audit log records the refused open of .git/config" \
+		[ "$(jq -c 'select(.op == "open" and .path == ".git/config" and .decision == "deny")
+			| [.zone, .rule, .errno]' "$2" | sort -u)" = '["RESTRICTED","profile:project","EROFS"]' ]
+}
+
+# overwrite DESC [LOG] -- JAILRUN-ARGS...: the RESTRICTED overwrites, live and --json
+overwrite() {
+	local d=$1 log=$2 out js rc
+	shift 3
+	out=$("$J" "$@" --shell -- 'echo x >> .git/config' 2>&1); rc=$?
+	check "$d: echo x >> .git/config fails with EROFS ($rc)" \
+		eval '[ $rc -ne 0 ] && grep -q "cannot create .git/config: Read-only file system" <<<"$out"'
+	check "$d: stderr lists the refusal" \
+		grep -qxF 'jailrun:   open .git/config: EROFS (RESTRICTED, profile:project)' <<<"$out"
+	check "$d: ... and the hint" grep -q '^jailrun: hint: the view refused writing .git/config' <<<"$out"
+	js=$(json "$@" --json --shell -- 'echo x >> .git/config; true > .vscode/settings.json; echo x >> .git/config')
+	refusals_ok "$d" "$js"
+	check "$d: the backing files keep their bytes" [ "$(sums)" = "$before" ]
+	[ -n "$log" ] && in_log "$d" "$log"
+	out=$("$J" "$@" -- stat -c %A .git/config 2>&1)
+	check "$d: .git/config shows its write bit ($out)" [ "$out" = "-rw-r--r--" ]
+	js=$(json "$@" --json -- python3 probe.py)
+	check "$d: hidden lookups are not listed ($(jq -c .refusals <<<"$js"))" \
+		[ "$(jq -c '[.exit_code, .stdout, .refusals, .hint]' <<<"$js")" = '[0,"",[],null]' ]
+	[ -n "$log" ] && check "$d: ... though the log has them" \
+		[ "$(jq -r 'select(.op == "lookup" and .decision == "hide") | .path' "$log" | grep -c '^\.env')" -ge 2 ]
+}
+
+chmod 0644 "$P/.git/config" "$P/.vscode/settings.json"
+
+# ---- one-shot --source: a private audit log at level denied ----
+overwrite "--source" "" -- --source "$P"
+"$J" --source "$P" -- sleep 3 &
+jpid=$!
+dpid=
+for _ in $(seq 50); do
+	dpid=$(pgrep -P $jpid -x jailfs) && break
+	sleep 0.1
+done
+log=
+for _ in $(seq 50); do
+	log=$(ls -l "/proc/$dpid/fd" 2>/dev/null | grep -o "/run/jailrun/audit\.[A-Za-z0-9]*$") && break
+	sleep 0.1
+done
+check "--source: the daemon writes a private log ($log)" [ -n "$log" ]
+check "--source: ... at level denied" \
+	eval 'tr "\0" " " </proc/$dpid/cmdline | grep -q -- "--audit-level denied"'
+wait $jpid
+check "--source: ... removed afterwards" [ -n "$log" -a ! -e "$log" ]
+
+# ---- one-shot --source --audit FILE: level all, the caller's file ----
+overwrite "--source --audit" "$T/src.jsonl" -- --source "$P" --audit "$T/src.jsonl"
+js=$(json --source "$P" --audit "$T/src.jsonl" --json -- cat .vscode/settings.json)
+check "--source --audit: counts and refusals of this run only" \
+	[ "$(jq -c '[.refusals, (.audit.records > 0)]' <<<"$js")" = '[[],true]' ]
+
+# ---- --root on a mount without an audit log ----
+M=$T/plain
+mount_view "$M" "$P" || bad "jailfs $P $M did not mount"
+out=$("$J" --root "$M" --shell -- 'echo x >> .git/config' 2>&1); rc=$?
+check "--root, no log: EROFS ($rc)" grep -q "Read-only file system" <<<"$out"
+check "--root, no log: nothing claimed on stderr" bash -c '! grep -q "the view refused" <<<"$1"' _ "$out"
+js=$(json --root "$M" --json --shell -- 'echo x >> .git/config')
+check "--root, no log: refusals null, and why" \
+	[ "$(jq -c '[.refusals, (.refusals_unknown | test("keeps no audit log")), .hint]' <<<"$js")" = '[null,true,null]' ]
+check "--root, no log: backing unchanged" [ "$(sums)" = "$before" ]
+umount_view "$M"
+
+# ---- --root on a mount with --audit-level all ----
+M=$T/all
+mount_view "$M" --audit "$T/all.jsonl" --audit-level all "$P" || bad "jailfs --audit-level all did not mount"
+overwrite "--root, level all" "$T/all.jsonl" -- --root "$M"
+umount_view "$M"
+
+# ---- --root on a -o fast_open mount with an audit log: opens are seen ----
+M=$T/fast
+mount_view "$M" -o fast_open --audit "$T/fast.jsonl" "$P" || bad "jailfs -o fast_open --audit did not mount"
+overwrite "--root, fast_open + audit" "$T/fast.jsonl" -- --root "$M"
+umount_view "$M"
+
+# ---- --root on a -o fast_open mount without an audit log: EACCES ----
+M=$T/fastplain
+mount_view "$M" -o fast_open "$P" || bad "jailfs -o fast_open did not mount"
+out=$("$J" --root "$M" --shell -- 'echo x >> .git/config' 2>&1)
+check "fast_open, no log: the kernel answers EACCES ($out)" grep -q "Permission denied" <<<"$out"
+out=$("$J" --root "$M" -- stat -c %A .git/config 2>&1)
+check "fast_open, no log: no write bits shown ($out)" [ "$out" = "-r--r--r--" ]
+check "fast_open, no log: backing unchanged" [ "$(sums)" = "$before" ]
+umount_view "$M"
+
+# ---- --read-only: a read-only mount, unless an audit log is on ----
+M=$T/ro
+mount_view "$M" --read-only "$P" || bad "jailfs --read-only did not mount"
+check "--read-only, no log: an MS_RDONLY mount" \
+	eval 'findmnt -no OPTIONS "$M" | grep -qE "(^|,)ro(,|$)"'
+out=$("$J" --root "$M" --shell -- 'echo x >> build/main.o' 2>&1)
+check "--read-only, no log: EROFS" grep -q "Read-only file system" <<<"$out"
+umount_view "$M"
+M=$T/roaudit
+mount_view "$M" --read-only --audit "$T/ro.jsonl" "$P" || bad "jailfs --read-only --audit did not mount"
+check "--read-only with a log: not an MS_RDONLY mount (jailfs refuses)" \
+	eval 'findmnt -no OPTIONS "$M" | grep -qE "(^|,)rw(,|$)"'
+js=$(json --root "$M" --json --shell -- 'echo x >> build/main.o; mkdir build/d')
+check "--read-only with a log: EROFS for both" [ "$(jq -r .stderr <<<"$js" | grep -c 'Read-only file system')" -eq 2 ]
+check "--read-only with a log: both listed, RESTRICTED by default" \
+	[ "$(jq -c '[.refusals[] | [.op, .path, .zone, .rule, .errno]]' <<<"$js")" = \
+		'[["open","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
+check "--read-only with a log: ... and in the log" \
+	[ "$(jq -r 'select(.decision == "deny") | .op' "$T/ro.jsonl" | sort | tr '\n' ' ')" = "mkdir open " ]
+check "--read-only with a log: the backing tree unchanged" \
+	[ "$(cat "$P/build/main.o")" = obj -a ! -e "$P/build/d" ]
+umount_view "$M"
+
+# ---- no network ----
+M=$T/net
+mount_view "$M" --audit "$T/net.jsonl" "$P" || bad "jailfs for the network case did not mount"
+for mode in "--source $P" "--root $M"; do
+	# shellcheck disable=SC2086
+	js=$(json $mode --json -- python3 net.py)
+	check "$mode: getaddrinfo fails: the no-network hint" \
+		[ "$(jq -c '[(.exit_code != 0), (.stderr | test("name resolution")), .hint]' <<<"$js")" = \
+			'[true,true,"no network in the jail: pass --net or vendor the dependency"]' ]
+	# shellcheck disable=SC2086
+	out=$("$J" $mode -- python3 net.py 2>&1)
+	check "$mode: ... on stderr too" \
+		grep -qx 'jailrun: hint: no network in the jail: pass --net or vendor the dependency' <<<"$out"
+	# shellcheck disable=SC2086
+	js=$(json $mode --json --net -- python3 net.py)
+	check "$mode: with --net no such hint (whatever the host's network)" [ "$(jq -c .hint <<<"$js")" = null ]
+	# shellcheck disable=SC2086
+	js=$(json $mode --json -- echo EAI_AGAIN)
+	check "$mode: a command that succeeded gets no hint" [ "$(jq -c '[.exit_code, .hint]' <<<"$js")" = '[0,null]' ]
+done
+
+# ---- rm: the guardrail, and what lifts it ----
+for mode in "--source $P" "--root $M"; do
+	# shellcheck disable=SC2086
+	js=$(json $mode --json -- rm -rf build)
+	check "$mode: rm -rf build refused with the allow_exec hint" \
+		[ "$(jq -c '[.denied, .rule, (.reason | length > 0), (.hint | test("add `allow_exec = rm` to the policy.s \\[run\\], or delete files with unlink or git clean"))]' <<<"$js")" = \
+			'[true,"exec-denylist",true,true]' ]
+	# shellcheck disable=SC2086
+	out=$("$J" $mode -- rm -rf build 2>&1)
+	check "$mode: ... and on stderr" grep -q "^jailrun: hint: rm is on jailrun's executable denylist" <<<"$out"
+	check "$mode: build/ is still there" [ -f "$P/build/main.o" ]
+done
+umount_view "$M"
+printf '[run]\ndeny_exec = rm\n' >"$T/deny-rm.ini"
+M=$T/denyrm
+mount_view "$M" --policy "$T/deny-rm.ini" "$P" || bad "jailfs --policy deny-rm.ini did not mount"
+js=$(json --root "$M" --allow-exec rm --json -- rm -rf build)
+check "the view's own deny_exec: the hint does not offer --allow-exec" \
+	[ "$(jq -r '.hint | test("the view.s own \\[run\\] deny_exec")' <<<"$js")" = true ]
+umount_view "$M"
+
+# ---- every result is JSON; denied has a reason ----
+json --json --timeout x -- true >/dev/null 2>&1          # usage error
+json --json --root "$T/nowhere" -- true >/dev/null 2>&1  # setup error
+json --json --source "$P" --check -- ls >/dev/null 2>&1  # --check
+json --json --source "$P" -- python3 -c 1 >/dev/null 2>&1 # refused
+lines=$(wc -l <"$JSONS")
+check "every --json result ($lines) is one JSON object with the new fields" \
+	[ "$(jq -s '[.[] | select(has("refusals") and has("refusals_omitted") and has("refusals_unknown") and has("hint"))] | length' "$JSONS")" -eq "$lines" ]
+check "... and reason is non-null whenever denied is true" \
+	[ "$(jq -s '[.[] | select(.denied and .reason == null)] | length' "$JSONS")" -eq 0 ]
+check "... usage, setup errors and refusals among them" \
+	[ "$(jq -s '[.[] | .exit_code] | (index(2) != null) and (index(125) != null) and (index(-100) != null)' "$JSONS")" = true ]
+
+echo "1..$n"
+[ $fails -eq 0 ]
