@@ -209,6 +209,9 @@ int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *ge
 		      size_t size, bool reread);
 /* Store a zone computed at generation @gen. Takes jf_fs.lock. */
 void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint64_t gen);
+/* Set @inode's safe_links flag (a hard link made through the view between
+ * SAFE names); returns the previous value. Takes jf_fs.lock. */
+bool jf_inode_set_safe_links(struct jf_inode *inode, bool on);
 /* Give @inode the name @name in @parent (a hard link made through the view:
  * its newest name is the one its path is built from), counting as a move.
  * Takes jf_fs.lock. */

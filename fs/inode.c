@@ -387,6 +387,17 @@ void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint6
 	pthread_mutex_unlock(&jf_fs.lock);
 }
 
+bool jf_inode_set_safe_links(struct jf_inode *inode, bool on)
+{
+	bool was;
+
+	pthread_mutex_lock(&jf_fs.lock);
+	was = inode->safe_links;
+	inode->safe_links = on;
+	pthread_mutex_unlock(&jf_fs.lock);
+	return was;
+}
+
 void jf_inode_attach(struct jf_inode *inode, struct jf_inode *parent, const char *name)
 {
 	if (inode == &jf_fs.root)

@@ -262,7 +262,12 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)d;
 	fi->cache_readdir = 1;
 	fi->keep_cache = listing_fresh(inode);
-	jf_audit_op(req, "readdir", path, NULL, inode->zone, inode->rule, JF_AUDIT_ALLOW, false, 0);
+	if (jf_audit_wants(JF_AUDIT_ALLOW, false)) {
+		struct jf_verdict v;
+
+		jf_zone_of(inode, &v);
+		jf_audit_op(req, "readdir", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, false, 0);
+	}
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);

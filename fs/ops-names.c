@@ -674,13 +674,12 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 			r = jf_hide_eexist(-errno, nfd, ndpath, npi->dev, newname);
 	}
 	if (r == 0) {
-		bool had_safe_links = inode->safe_links;
+		bool had_safe_links = jf_inode_set_safe_links(inode, true);
 
-		inode->safe_links = true;
 		r = jf_entry_for_new(npi, nfd, ndpath, newname, e);
 		if (r < 0) {
 			jf_unlink_created(nfd, newname, fd, false); /* leave nothing behind */
-			inode->safe_links = had_safe_links;
+			jf_inode_set_safe_links(inode, had_safe_links);
 		} else {
 			/* Its newest name is the one its path is built from: a
 			 * program that links a temporary file to its final name
