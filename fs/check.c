@@ -31,6 +31,7 @@
 #include "daemon.h"
 #include "jailfs.h"
 #include "policy.h"
+#include "text.h"
 
 static const char check_usage[] =
 	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"
