@@ -43,6 +43,7 @@
 
 #include "cleanup.h"
 #include "ops.h"
+#include "passthrough.h"
 #include "watch.h"
 
 /* ---------- small helpers ---------- */
@@ -551,12 +552,14 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	if ((uint64_t)size > jf_fs.max_size[JF_SAFE])
 		return -EFBIG;
 	if (f && f->writable)
-		return ftruncate(f->fd, size) < 0 ? -errno : 0;
-	fd = jf_open_inode(inode, O_WRONLY | O_NONBLOCK, NULL);
-	if (fd < 0)
+		fd = f->fd;
+	else if ((fd = jf_open_inode(inode, O_WRONLY | O_NONBLOCK, NULL)) < 0)
 		return fd;
-	if (ftruncate(fd, size) < 0)
+	r = jf_kill_setid(fd);
+	if (r == 0 && ftruncate(fd, size) < 0)
 		r = -errno;
+	if (f && f->writable)
+		return r;
 	close(fd);
 	return r;
 }
@@ -874,6 +877,7 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 			!jf_audit_wants(JF_AUDIT_ALLOW, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	jf_pt_init(conn);
 	conn->max_write = 1 << 20;
 	conn->max_readahead = 1 << 20;
 	conn->time_gran = 1;
