@@ -435,6 +435,10 @@ static void jf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct probe p;
 	int fd, r;
 
+	if (strlen(name) > JF_NAME_MAX) { /* no filesystem holds it: POSIX's errno */
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
