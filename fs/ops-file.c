@@ -112,7 +112,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, enum jf_zone zone, i
 	atomic_init(&f->bytes_written, 0);
 	/* Keep the page cache when the file did not change since the last open. */
 	pthread_mutex_lock(&jf_fs.lock);
-	r = jf_pt_attach(f);
+	r = jf_pt_attach(f, st->st_size);
 	if (r < 0) {
 		pthread_mutex_unlock(&jf_fs.lock);
 		free(f);

@@ -37,12 +37,14 @@ bool jf_pt_active(void);
 bool jf_pt_killpriv_v2(void);
 
 /* Decide the data path of the new handle @f (not yet on its inode's
- * open_files list; its fd, zone, writable set) and register its backing
- * file when it is the first passthrough handle of the inode: sets
- * f->backing_id (0: served by the daemon). Called with jf_fs.lock held.
- * Returns 0, or -ETXTBSY when the inode's open handles are passthrough and
- * this one may not be (a write open where the zone limits file sizes). */
-int jf_pt_attach(struct jf_file *f);
+ * open_files list; its fd, zone, writable set) on a file of @size bytes at
+ * open, and register its backing file when it is the first passthrough
+ * handle of the inode: sets f->backing_id (0: served by the daemon). The
+ * first open of an inode decides; later ones follow while any is open.
+ * Called with jf_fs.lock held. Returns 0, or -ETXTBSY when the inode's open
+ * handles are passthrough and this one may not be (a write open where the
+ * zone limits file sizes). */
+int jf_pt_attach(struct jf_file *f, off_t size);
 /* @f was just taken off its inode's open_files list (jf_fs.lock held): drop
  * the backing id when no other handle of the inode uses it. */
 void jf_pt_detach(struct jf_file *f);
