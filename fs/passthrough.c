@@ -110,13 +110,16 @@ static bool reply_ok(const struct iovec *iov, int count, size_t min)
 
 static void patch_init_reply(struct iovec *iov, int count)
 {
-	char *out = iov[1].iov_base;
 	uint32_t flags, flags2, depth = JF_MAX_STACK_DEPTH;
 	struct fuse_out_header h;
+	char *out;
 
-	memcpy(&h, iov[0].iov_base, sizeof(h));
-	if (!reply_ok(iov, count, JF_INIT_OUT_STACK_DEPTH + 4) || h.unique != pt.init_unique)
+	if (!reply_ok(iov, count, JF_INIT_OUT_STACK_DEPTH + 4))
 		return;
+	memcpy(&h, iov[0].iov_base, sizeof(h));
+	if (h.unique != pt.init_unique)
+		return;
+	out = iov[1].iov_base;
 	atomic_store(&pt.init_pending, false);
 	memcpy(&flags, out + offsetof(struct fuse_init_out, flags), 4);
 	memcpy(&flags2, out + offsetof(struct fuse_init_out, flags2), 4);
