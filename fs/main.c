@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "audit-report.h"
 #include "jailfs.h"
 
 int main(int argc, char **argv)

@@ -11,7 +11,7 @@ if ! command -v clang-format >/dev/null; then
 fi
 # The demo project is a stand-in for a user's code, not ours.
 mapfile -t files < <(git ls-files '*.c' '*.h' ':!mnt-examples/demo-project' 2>/dev/null ||
-	find base fs policy runner tests bench -name '*.[ch]')
+	find base audit fs policy runner tests bench -name '*.[ch]')
 [ "${#files[@]}" -gt 0 ] || { echo "no C files found" >&2; exit 1; }
 clang-format --dry-run -Werror "${files[@]}"
 echo "${#files[@]} files formatted"

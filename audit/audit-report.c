@@ -15,9 +15,9 @@
 #include <jansson.h>
 
 #include "audit-read.h"
+#include "audit-report.h"
 #include "audit.h"
 #include "cleanup.h"
-#include "jailfs.h"
 #include "text.h"
 
 #define TOP_DEFAULT 20
