@@ -20,7 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "backing.h"
+#include "fsstate.h"
 
 /*
  * openat2(2) answers EINVAL for any flag bit it does not know, where open(2)
@@ -52,35 +53,6 @@ int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
 int jf_open_beneath(const char *path, int flags, mode_t mode)
 {
 	return jf_open_below(jf_fs.root_fd, path, flags, mode);
-}
-
-int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
-{
-	char path[JF_PATH_MAX + 1];
-	struct stat tmp;
-	int r, fd;
-
-	if (!st)
-		st = &tmp;
-	r = jf_inode_path(inode, path, sizeof(path));
-	if (r < 0)
-		return r;
-	fd = jf_open_beneath(path, flags, 0);
-	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
-		return -ESTALE; /* the name now holds something else: the kernel
-				 * retries once with a fresh lookup (LOOKUP_REVAL) */
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, st) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	if (st->st_dev != inode->dev || st->st_ino != inode->ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
 }
 
 int jf_join(char *buf, size_t size, const char *dir, const char *name)
@@ -124,4 +96,10 @@ bool jf_is_pseudo_fs(int fd)
 void jf_proc_fd_path(char *buf, size_t size, int fd)
 {
 	snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
+
+void jf_put_fd(int fd)
+{
+	if (fd >= 0 && fd != jf_fs.root_fd)
+		close(fd);
 }

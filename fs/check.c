@@ -23,11 +23,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backing.h"
 #include "cleanup.h"
-#include "daemon.h"
+#include "fsstate.h"
+#include "gitindex.h"
 #include "jailfs.h"
 #include "policy.h"
 #include "text.h"
+#include "tracked.h"
+#include "zones.h"
 
 static const char check_usage[] =
 	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"

@@ -24,7 +24,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 
-#include "daemon.h"
+#include "fd-budget.h"
 
 #define JF_FD_RESERVE_BASE 64 /* stdio, /dev/fuse, SOURCE, audit, inotify, index walk */
 #define JF_FD_PER_THREAD 6    /* a splice pipe and up to 4 fds of one request */

@@ -42,7 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "backing.h"
+#include "fsstate.h"
+#include "hardlinks.h"
+#include "policy.h"
+#include "zone.h"
+#include "zones.h"
 
 /* Deeper directories are not entered (an fd per level is open): files
  * below keep the default (RESTRICTED) treatment. */
@@ -316,4 +321,22 @@ void jf_hardlinks_free(void)
 	hl_table = NULL;
 	hl_size = hl_count = 0;
 	hl_any_denied = false;
+}
+
+/* @safe_links: the inode was hard-linked through the view between SAFE names. */
+enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool safe_links)
+{
+	if (zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
+		return zone;
+	switch (jf_fs.hardlinks) {
+	case JF_HARDLINKS_DENY:
+		return JF_DENIED;
+	case JF_HARDLINKS_ZONE:
+		return zone;
+	case JF_HARDLINKS_RESTRICTED:
+	default:
+		if (safe_links)
+			return zone;
+		return jf_hardlink_zone(st, zone); /* the start-up index (hardlinks.c) */
+	}
 }

@@ -19,10 +19,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "watch.h"
+#include "backing.h"
+#include "fd-budget.h"
+#include "fsstate.h"
+#include "inode.h"
+#include "policy.h"
 
 #define VIEW_INO_FOREIGN (1ULL << 63)
+
+/* The watch module's callbacks (NULL: none), set before serving. */
+static const struct jf_inode_watcher *watcher;
+
+void jf_inode_set_watcher(const struct jf_inode_watcher *w)
+{
+	watcher = w;
+}
 
 static size_t hash_of(dev_t dev, ino_t ino)
 {
@@ -68,6 +79,7 @@ static struct jf_inode *find_locked(dev_t dev, ino_t ino)
 {
 	struct jf_inode *p = jf_fs.table[hash_of(dev, ino) & (jf_fs.table_size - 1)];
 
+	jf_fs_assert_locked();
 	for (; p; p = p->hnext)
 		if (p->dev == dev && p->ino == ino)
 			return p;
@@ -79,6 +91,7 @@ static void grow_locked(void)
 	size_t nsize = jf_fs.table_size * 2;
 	struct jf_inode **nt = calloc(nsize, sizeof(*nt));
 
+	jf_fs_assert_locked();
 	if (!nt)
 		return; /* keep the longer chains */
 	for (size_t i = 0; i < jf_fs.table_size; i++) {
@@ -102,6 +115,7 @@ static void unhash_locked(struct jf_inode *inode)
 	struct jf_inode **pp =
 		&jf_fs.table[hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1)];
 
+	jf_fs_assert_locked();
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == inode) {
 			*pp = inode->hnext;
@@ -114,6 +128,7 @@ static void unhash_locked(struct jf_inode *inode)
 /* Drop @inode if nothing refers to it any more, then its parent likewise. */
 static void maybe_free_locked(struct jf_inode *inode)
 {
+	jf_fs_assert_locked();
 	while (inode && inode != &jf_fs.root && inode->nlookup == 0 && inode->refs == 0) {
 		struct jf_inode *parent = inode->parent;
 
@@ -130,8 +145,8 @@ static void maybe_free_locked(struct jf_inode *inode)
 			close(inode->orphan_fd);
 			jf_fd_put();
 		}
-		if (inode->type == S_IFDIR)
-			jf_watch_forget(inode);
+		if (inode->type == S_IFDIR && watcher)
+			watcher->forget(inode);
 		free(inode->name);
 		free(inode);
 		if (!parent)
@@ -147,6 +162,7 @@ static int attach_locked(struct jf_inode *inode, struct jf_inode *parent, const 
 	struct jf_inode *old = inode->parent;
 	char *dup = NULL;
 
+	jf_fs_assert_locked();
 	if (parent == old && name && inode->name && strcmp(name, inode->name) == 0)
 		return 0;
 	if (name) {
@@ -172,6 +188,7 @@ static int attach_locked(struct jf_inode *inode, struct jf_inode *parent, const 
 static bool reused_locked(const struct jf_inode *inode, const struct stat *st,
 			  const struct timespec *btime)
 {
+	jf_fs_assert_locked();
 	if ((inode->type & S_IFMT) != (st->st_mode & S_IFMT))
 		return true;
 	if (!inode->name && S_ISDIR(st->st_mode))
@@ -188,6 +205,7 @@ static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, co
 	struct jf_inode *inode = calloc(1, sizeof(*inode));
 	size_t b;
 
+	jf_fs_assert_locked();
 	if (!inode || attach_locked(inode, parent, name) < 0) {
 		free(inode);
 		return NULL;
@@ -219,11 +237,11 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 	struct jf_inode *inode;
 
 	*created = false;
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (st->st_dev == jf_fs.root.dev && st->st_ino == jf_fs.root.ino) {
 		inode = &jf_fs.root; /* callers hide this alias; never a second root */
 		inode->nlookup++;
-		pthread_mutex_unlock(&jf_fs.lock);
+		jf_fs_unlock();
 		return inode;
 	}
 	inode = find_locked(st->st_dev, st->st_ino);
@@ -251,24 +269,24 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 		inode->by_content = v->by_content;
 		inode->zone_gen = gen;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	/* Watched before the reply: the kernel caches nothing below a directory
 	 * before host changes in it are reported (watch.c). Outside the lock. */
-	if (inode && S_ISDIR(st->st_mode))
-		jf_watch_dir(inode);
+	if (inode && S_ISDIR(st->st_mode) && watcher)
+		watcher->dir_ref(inode);
 	return inode;
 }
 
 void jf_inode_forget(struct jf_inode *inode, uint64_t n)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (inode == &jf_fs.root) {
-		pthread_mutex_unlock(&jf_fs.lock);
+		jf_fs_unlock();
 		return;
 	}
 	inode->nlookup = n >= inode->nlookup ? 0 : inode->nlookup - n;
 	maybe_free_locked(inode);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 static int path_locked(struct jf_inode *inode, char *buf, size_t size)
@@ -277,6 +295,7 @@ static int path_locked(struct jf_inode *inode, char *buf, size_t size)
 	size_t depth = 0, len = 0;
 	int r = 0;
 
+	jf_fs_assert_locked();
 	for (struct jf_inode *p = inode; p != &jf_fs.root; p = p->parent) {
 		if (!p->name || !p->parent) {
 			r = -ESTALE; /* detached: the kernel relooks the name up */
@@ -310,9 +329,9 @@ int jf_inode_path(struct jf_inode *inode, char *buf, size_t size)
 {
 	int r;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	r = path_locked(inode, buf, size);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return r;
 }
 
@@ -320,14 +339,14 @@ bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out)
 {
 	struct jf_inode *p;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	p = find_locked(dev, ino);
 	if (p) {
 		out->zone = p->zone;
 		out->safe_links = p->safe_links;
 		out->view_ino = p->view_ino;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return p != NULL;
 }
 
@@ -337,9 +356,11 @@ void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *
 	struct jf_inode *p;
 
 	/* Our own change: its inotify events are not host changes (watch.c). */
-	jf_watch_own_change(parent, name);
-	jf_watch_own_change(nparent, nname);
-	pthread_mutex_lock(&jf_fs.lock);
+	if (watcher) {
+		watcher->own_change(parent, name);
+		watcher->own_change(nparent, nname);
+	}
+	jf_fs_lock();
 	p = find_locked(dev, ino);
 	if (p && p->parent == parent && p->name && strcmp(p->name, name) == 0) {
 		p->nlookup++; /* keep it alive across the detach */
@@ -347,12 +368,13 @@ void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *
 		p->nlookup--;
 		maybe_free_locked(p);
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 /* Did @inode or an ancestor move after its zone was computed? Locked. */
 static bool zone_stale_locked(const struct jf_inode *inode)
 {
+	jf_fs_assert_locked();
 	for (const struct jf_inode *p = inode; p; p = p->parent)
 		if (p->moved_gen > inode->zone_gen)
 			return true;
@@ -364,7 +386,7 @@ int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *ge
 {
 	int r = 1;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	v->zone = inode->zone;
 	v->rule = inode->rule;
 	v->by_content = inode->by_content;
@@ -373,28 +395,28 @@ int jf_inode_zone_get(struct jf_inode *inode, struct jf_verdict *v, uint64_t *ge
 		r = path_locked(inode, path, size);
 		r = r < 0 ? r : 0;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return r;
 }
 
 void jf_inode_zone_set(struct jf_inode *inode, const struct jf_verdict *v, uint64_t gen)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	inode->zone = v->zone;
 	inode->rule = v->rule;
 	inode->by_content = v->by_content;
 	inode->zone_gen = gen;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 bool jf_inode_set_safe_links(struct jf_inode *inode, bool on)
 {
 	bool was;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	was = inode->safe_links;
 	inode->safe_links = on;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return was;
 }
 
@@ -402,10 +424,10 @@ void jf_inode_attach(struct jf_inode *inode, struct jf_inode *parent, const char
 {
 	if (inode == &jf_fs.root)
 		return;
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (inode->name && inode->parent)
 		attach_locked(inode, parent, name);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 /* ns_lock holds of this thread, for the debug-build precondition checks. */
@@ -440,7 +462,7 @@ uint64_t jf_view_ino(const struct jf_inode *inode)
 
 void jf_inode_free_all(void)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	for (size_t i = 0; i < jf_fs.table_size; i++) {
 		struct jf_inode *p = jf_fs.table[i], *next;
 
@@ -468,7 +490,7 @@ void jf_inode_free_all(void)
 	free(jf_fs.table);
 	jf_fs.table = NULL;
 	jf_fs.count = 0;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 /* Hand @fd to the inode (dev, ino) as its orphan fd; closes @fd when the
@@ -478,13 +500,13 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 {
 	struct jf_inode *p;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	p = find_locked(dev, ino);
 	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take(JF_FD_FILE) == 0) {
 		p->orphan_fd = fd;
 		fd = -1;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	if (fd >= 0)
 		close(fd);
 }
@@ -493,13 +515,13 @@ int jf_inode_orphan_fd(struct jf_inode *inode)
 {
 	int fd = -ENOENT;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (inode->orphan_fd >= 0) {
 		fd = fcntl(inode->orphan_fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			fd = -errno;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return fd;
 }
 
@@ -515,7 +537,7 @@ int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t s
 	struct jf_inode *p;
 	int r = 0;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (dev == jf_fs.root.dev && ino == jf_fs.root.ino)
 		p = &jf_fs.root;
 	else
@@ -526,7 +548,7 @@ int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t s
 		*nodeid = nodeid_of(p);
 	if (p && path)
 		r = path_locked(p, path, size);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return r < 0 ? r : 0;
 }
 
@@ -534,13 +556,13 @@ void jf_inode_moved(dev_t dev, ino_t ino, dev_t pdev, ino_t pino, const char *na
 {
 	struct jf_inode *p, *parent;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	p = find_locked(dev, ino);
 	parent = pdev == jf_fs.root.dev && pino == jf_fs.root.ino ? &jf_fs.root
 								  : find_locked(pdev, pino);
 	if (p && parent && p != &jf_fs.root && p->name && p->parent)
 		attach_locked(p, parent, name);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 /* Copy @p into @out[*n] (the list has room). 0 or -ENOMEM. Locked. */
@@ -548,6 +570,7 @@ static int list_one_locked(struct jf_inode *p, struct jf_inode_ent *out, size_t 
 {
 	struct jf_inode_ent *e = &out[*n];
 
+	jf_fs_assert_locked();
 	e->ino = nodeid_of(p);
 	e->parent = p->parent && p->name ? nodeid_of(p->parent) : 0;
 	e->name = NULL;
@@ -563,7 +586,7 @@ ssize_t jf_inode_list(struct jf_inode_ent **out)
 	size_t n = 0, cap;
 	int r = 0;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	cap = jf_fs.count;
 	for (struct jf_inode *p = jf_fs.unhashed; p; p = p->hnext)
 		cap++;
@@ -575,7 +598,7 @@ ssize_t jf_inode_list(struct jf_inode_ent **out)
 			r = list_one_locked(p, list, &n);
 	for (struct jf_inode *p = jf_fs.unhashed; list && r == 0 && p && n < cap; p = p->hnext)
 		r = list_one_locked(p, list, &n);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	if (r < 0) {
 		jf_inode_list_free(list, n);
 		return r;
@@ -595,12 +618,41 @@ int jf_inode_parent_name(struct jf_inode *inode, fuse_ino_t *parent, char **name
 {
 	int r = -ENOENT;
 
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (inode->parent && inode->name) {
 		*parent = nodeid_of(inode->parent);
 		*name = strdup(inode->name);
 		r = *name ? 0 : -ENOMEM;
 	}
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	return r;
+}
+
+int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
+{
+	char path[JF_PATH_MAX + 1];
+	struct stat tmp;
+	int r, fd;
+
+	if (!st)
+		st = &tmp;
+	r = jf_inode_path(inode, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = jf_open_beneath(path, flags, 0);
+	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+		return -ESTALE; /* the name now holds something else: the kernel
+				 * retries once with a fresh lookup (LOOKUP_REVAL) */
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (st->st_dev != inode->dev || st->st_ino != inode->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }

@@ -21,14 +21,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cleanup.h"
-#include "daemon.h"
+#include "fd-budget.h"
+#include "fsstate.h"
+#include "hardlinks.h"
+#include "inode.h"
 #include "jailfs.h"
+#include "ops.h"
+#include "options.h"
 #include "passthrough.h"
+#include "policy.h"
 #include "stats.h"
+#include "tracked.h"
 #include "watch.h"
+#include "zone.h"
 
-struct jf_fs jf_fs;
+/* The inode table tells the watch module of its directories. */
+static const struct jf_inode_watcher watcher = {
+	.dir_ref = jf_watch_dir,
+	.forget = jf_watch_forget,
+	.own_change = jf_watch_own_change,
+};
 
 static void on_sighup(int sig)
 {
@@ -215,6 +229,7 @@ static int open_source(const struct jf_options *o)
 		fprintf(stderr, "jailfs: out of memory\n");
 		return 1;
 	}
+	jf_inode_set_watcher(&watcher);
 	{
 		struct jf_verdict v;
 

@@ -26,8 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cleanup.h"
+#include "fd-budget.h"
+#include "fsstate.h"
+#include "handler.h"
+#include "inode.h"
 #include "ops.h"
+#include "options.h"
+#include "policy.h"
+#include "probe.h"
 
 /* View offset -> backing position: pos[k] is the telldir(3) cookie from
  * which the next visible entry is the one with view offset k (pos[0] = 0,
@@ -54,24 +62,24 @@ static struct jf_dir *open_dirs;
 
 static void dir_link(struct jf_dir *d)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	d->next = open_dirs;
 	if (open_dirs)
 		open_dirs->prev = d;
 	open_dirs = d;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 static void dir_unlink(struct jf_dir *d)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	if (d->prev)
 		d->prev->next = d->next;
 	else
 		open_dirs = d->next;
 	if (d->next)
 		d->next->prev = d->prev;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 }
 
 /* ---------- view offsets ---------- */

@@ -17,9 +17,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
+#include "backing.h"
 #include "cleanup.h"
+#include "fd-budget.h"
+#include "fsstate.h"
+#include "handler.h"
+#include "inode.h"
 #include "ops.h"
 #include "passthrough.h"
+#include "policy.h"
+#include "probe.h"
 
 /* ---------- open / create / read / write ---------- */
 
@@ -115,10 +123,10 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	atomic_init(&f->bytes_read, 0);
 	atomic_init(&f->bytes_written, 0);
 	/* Keep the page cache when the file did not change since the last open. */
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	r = jf_pt_attach(f, st->st_size);
 	if (r < 0) {
-		pthread_mutex_unlock(&jf_fs.lock);
+		jf_fs_unlock();
 		free(f);
 		return r;
 	}
@@ -130,7 +138,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	inode->open_mtime = st->st_mtim;
 	f->next_open = inode->open_files;
 	inode->open_files = f;
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	if (flags & O_DIRECT)
 		fi->direct_io = 1;
 	return 0;
@@ -433,78 +441,6 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 	return fuse_buf_copy(&out, in, 0);
 }
 
-struct later {
-	fuse_ino_t ino, parent;
-	char *name; /* NULL: invalidate @ino's attributes and pages */
-};
-
-static void *later_main(void *arg)
-{
-	struct later *l = arg;
-
-	if (l->name)
-		fuse_lowlevel_notify_inval_entry(jf_fs.se, l->parent, l->name, strlen(l->name));
-	else
-		fuse_lowlevel_notify_inval_inode(jf_fs.se, l->ino, 0, 0);
-	free(l->name);
-	free(l);
-	return NULL;
-}
-
-/* Send a notification from a short-lived thread of its own: from a request
- * handler it could wait for the very request it answers (libfuse's
- * fuse_lowlevel.h on notify_inval_*). Best effort; takes @l. */
-static void notify_later(struct later *l)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-
-	if (pthread_attr_init(&attr) == 0) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, later_main, l) == 0)
-			l = NULL;
-		pthread_attr_destroy(&attr);
-	}
-	if (l) {
-		free(l->name);
-		free(l);
-	}
-}
-
-/*
- * A refused write-back (a shared writable mapping of a file outside SAFE,
- * possible for a caller with CAP_DAC_OVERRIDE with -o fast_open) leaves the
- * changed pages in the kernel's page cache, clean: the view would show data
- * the disk never got. Drop them.
- */
-static void drop_refused_pages(fuse_ino_t ino)
-{
-	struct later *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return;
-	l->ino = ino;
-	notify_later(l);
-}
-
-/*
- * A request on an open file (fstat, or in no_open mode READ and WRITE) whose
- * name now holds another file (replaced on the host within the watcher's
- * own-change window) answers ESTALE, which the kernel retries only for path
- * lookups: drop the dentry, so the next open(2) of the name finds the new
- * file instead of the same ESTALE until entry_timeout.
- */
-void jf_forget_name_later(struct jf_inode *inode)
-{
-	struct later *l = calloc(1, sizeof(*l));
-
-	if (!l || jf_inode_parent_name(inode, &l->parent, &l->name) < 0) {
-		free(l);
-		return;
-	}
-	notify_later(l);
-}
-
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		  struct fuse_file_info *fi)
 {
@@ -516,7 +452,7 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		if (n == -EROFS && fi->writepage)
-			drop_refused_pages(ino);
+			jf_drop_pages_later(ino);
 	} else {
 		atomic_fetch_add(&f->bytes_written, n);
 		fuse_reply_write(req, (size_t)n);
@@ -528,7 +464,7 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 /* Unlink @f from its inode's open list, close and free it. */
 static void drop_file(struct jf_file *f)
 {
-	pthread_mutex_lock(&jf_fs.lock);
+	jf_fs_lock();
 	for (struct jf_file **pp = &f->inode->open_files; *pp; pp = &(*pp)->next_open) {
 		if (*pp == f) {
 			*pp = f->next_open;
@@ -536,7 +472,7 @@ static void drop_file(struct jf_file *f)
 		}
 	}
 	jf_pt_detach(f);
-	pthread_mutex_unlock(&jf_fs.lock);
+	jf_fs_unlock();
 	close(f->fd);
 	jf_fd_put();
 	free(f);

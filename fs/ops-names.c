@@ -16,97 +16,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
+#include "backing.h"
 #include "cleanup.h"
+#include "fsstate.h"
+#include "handler.h"
+#include "hardlinks.h"
+#include "inode.h"
 #include "ops.h"
+#include "policy.h"
+#include "probe.h"
+#include "symlink.h"
+#include "zone.h"
+#include "zones.h"
 
 #define JF_MAX_DIR_RENAME_ENTRIES 20000
 #define JF_MAX_DIR_RENAME_DEPTH 32
 
 /* ---------- creating names ---------- */
-
-/* May @name be created in view dir @dpath as an object of type @type
- * (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused name), -EROFS
- * (RESTRICTED). A regular file named by a rule subject to content is judged
- * as public: it holds nothing yet, and is judged by what it holds at each
- * look afterwards (zones.c), so one that comes to hold a private key is
- * hidden then. Audits refusals. */
-int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
-		      mode_t type, char *path, size_t size, struct jf_verdict *v)
-{
-	enum jf_refusal refusal = jf_check_name(name, strlen(name));
-	int r;
-
-	v->zone = JF_DENIED;
-	v->rule = NULL;
-	/* No filesystem holds such a name: the errno POSIX gives, not a
-	 * refusal of the policy. */
-	if (refusal == JF_REFUSE_NAME_TOO_LONG)
-		return -ENAMETOOLONG;
-	r = jf_join(path, size, dpath, name);
-	if (r < 0)
-		return r;
-	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
-		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
-	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule && v->rule->content != JF_CONTENT_NONE)
-		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
-	if (v->zone == JF_SAFE)
-		return 0;
-	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
-	if (jf_audit_wants(JF_AUDIT_DENY, true)) {
-		const struct fuse_ctx *ctx = fuse_req_ctx(req);
-		struct jf_audit_event ev = {
-			.op = op,
-			.path = path,
-			.zone = v->zone,
-			.decision = JF_AUDIT_DENY,
-			.mutation = true,
-			.err = -r,
-			.rule = v->rule,
-			.refusal = refusal != JF_REFUSE_NONE ? jf_refusal_reason(refusal) : NULL,
-			.pid = ctx->pid,
-			.uid = ctx->uid,
-			.bytes_read = -1,
-			.bytes_written = -1,
-		};
-		jf_audit_emit(&ev);
-	}
-	return r;
-}
-
-/* Hand a new object to the calling user when we run as root for someone else. */
-void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct stat dst;
-	gid_t gid = ctx->gid;
-
-	if (jf_fs.daemon_uid != 0 || ctx->uid == 0)
-		return;
-	if (fstat(dirfd, &dst) == 0 && (dst.st_mode & S_ISGID))
-		gid = (gid_t)-1;
-	(void)fchownat(dirfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
-}
-
-/* A create that failed with EEXIST must not reveal a hidden name (a symlink
- * out of the view, a pseudo filesystem): answer as for a DENIED name. */
-int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *name)
-{
-	struct probe p;
-
-	if (r == -EEXIST && jf_probe_child(dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
-		return -EACCES;
-	return r;
-}
-
-void jf_unlink_created(int dirfd, const char *name, int fd, bool dir)
-{
-	struct stat a, b;
-
-	if (fd >= 0 && (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
-			a.st_dev != b.st_dev || a.st_ino != b.st_ino))
-		return;
-	(void)unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0);
-}
 
 /*
  * May the symlink @name in @dirfd ("" with an O_PATH fd of the link) get a
@@ -222,28 +149,6 @@ void jf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char 
 }
 
 /* ---------- removing names ---------- */
-
-/* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
- * -ENOENT when absent or hidden, -EROFS otherwise. */
-int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p)
-{
-	int r = jf_probe_child(fd, dpath, dev, name, DT_UNKNOWN, true, p);
-
-	if (r <= 0)
-		return r == 0 ? -ENOENT : r;
-	struct jf_inode_info known;
-
-	if (jf_inode_info(p->st.st_dev, p->st.st_ino, &known) && known.zone > p->v.zone &&
-	    !(known.safe_links && p->v.zone == JF_SAFE))
-		p->v.zone = known.zone;
-	return p->v.zone == JF_SAFE ? 0 : -EROFS;
-}
-
-/* Forget the table's name for a removed @name in @pi. */
-void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st)
-{
-	jf_inode_rename(st->st_dev, st->st_ino, pi, name, NULL, NULL);
-}
 
 /*
  * no_open mode: the kernel may have @name open without the daemon holding an

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "options.h"
 
 void jf_options_usage(const char *prog)
 {

@@ -30,8 +30,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cleanup.h"
+#include "fsstate.h"
+#include "options.h"
 #include "passthrough.h"
+#include "policy.h"
 #include "stats.h"
 
 /* Protocol 7.40 where the system's linux/fuse.h is older. */
@@ -292,6 +296,7 @@ int jf_pt_attach(struct jf_file *f, off_t size)
 {
 	const struct jf_file *o = f->inode->open_files;
 
+	jf_fs_assert_locked();
 	f->backing_id = 0;
 	if (!atomic_load(&pt.active))
 		return 0;
@@ -311,6 +316,7 @@ void jf_pt_detach(struct jf_file *f)
 {
 	uint32_t id = (uint32_t)f->backing_id;
 
+	jf_fs_assert_locked();
 	if (f->backing_id <= 0)
 		return;
 	for (const struct jf_file *o = f->inode->open_files; o; o = o->next_open)

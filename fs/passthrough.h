@@ -19,7 +19,7 @@
  */
 #pragma once
 
-#include "daemon.h"
+#include "fsstate.h"
 
 /* Install the hooks on @se, after fuse_session_mount() (its fd is the one
  * the hooks use). 0 or a negative errno from fuse_session_custom_io(). */

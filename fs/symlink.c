@@ -23,8 +23,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "fsstate.h"
+#include "policy.h"
+#include "symlink.h"
 #include "sysdirs.h"
+#include "zone.h"
 
 static size_t path_depth(const char *dir)
 {

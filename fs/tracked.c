@@ -29,9 +29,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backing.h"
 #include "cleanup.h"
-#include "daemon.h"
 #include "gitindex.h"
+#include "policy.h"
+#include "tracked.h"
+#include "zone.h"
+#include "zones.h"
 
 #define JF_INDEX_MAX_SIZE (256u << 20)
 #define SHOWN_NAMED 5 /* names in the start-up line */

@@ -81,7 +81,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backing.h"
 #include "cleanup.h"
+#include "fsstate.h"
+#include "inode.h"
+#include "options.h"
+#include "policy.h"
 #include "watch.h"
 
 #define WATCH_STR2(x) #x

@@ -15,7 +15,7 @@
  */
 #pragma once
 
-#include "daemon.h"
+#include "fsstate.h"
 
 /* Start watching: create the inotify instance (IN_CLOEXEC | IN_NONBLOCK),
  * watch SOURCE's root and start the thread that sends notifications on @se.
@@ -49,31 +49,3 @@ void jf_watch_forget(const struct jf_inode *inode);
  * learnt the change from our reply. Any lock may be held except the watch
  * module's own; no system call except clock_gettime. */
 void jf_watch_own_change(const struct jf_inode *dir, const char *name);
-
-/* ---- inode table helpers used by the watch thread (inode.c) ---- */
-
-/* Nodeid (FUSE_ROOT_ID for SOURCE) of the table's inode (dev, ino) and, when
- * @path is not NULL, its view path (@size >= JF_PATH_MAX + 1), copied under
- * one hold of jf_fs.lock: no pointer escapes. Returns 0, -ENOENT when the
- * table does not hold (dev, ino), -ESTALE when it is detached (removed),
- * -ENAMETOOLONG. */
-int jf_inode_find(dev_t dev, ino_t ino, fuse_ino_t *nodeid, char *path, size_t size);
-
-/* The object (dev, ino) was moved on the host to @name in the directory
- * (pdev, pino): when the table holds both, the inode takes its new place and
- * counts as moved, so the zones below it are recomputed before their next
- * use (jf_zone_of). Takes jf_fs.lock. */
-void jf_inode_moved(dev_t dev, ino_t ino, dev_t pdev, ino_t pino, const char *name);
-
-/* One inode the kernel may know, as copied by jf_inode_list(). */
-struct jf_inode_ent {
-	fuse_ino_t ino;
-	fuse_ino_t parent; /* 0 when detached or the root */
-	char *name;	   /* malloc'd, NULL when detached or the root */
-};
-/* Snapshot of the whole table (hashed and unhashed inodes, not the root)
- * into a malloc'd array; the caller frees it with jf_inode_list_free().
- * Returns the count or -ENOMEM. Holds jf_fs.lock for the copy (tens of ms
- * for 100,000 inodes): for the inotify queue-overflow fallback only. */
-ssize_t jf_inode_list(struct jf_inode_ent **out);
-void jf_inode_list_free(struct jf_inode_ent *list, size_t n);

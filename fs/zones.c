@@ -24,8 +24,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "backing.h"
+#include "fsstate.h"
 #include "gitindex.h"
+#include "policy.h"
+#include "tracked.h"
+#include "zones.h"
 
 /* The largest tracked file whose blob id is computed (bigger: stays hidden). */
 #define JF_TRACKED_MAX_SIZE (64ull << 20)

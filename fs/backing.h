@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backing access layer (backing.c): every path the daemon opens is
+ * resolved by openat2(2) below an fd it holds, never from '/'. A leaf: it
+ * knows jf_fs.root_fd and nothing of inodes or the policy.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* "" -> "." for openat2. */
+static inline const char *jf_rel(const char *path)
+{
+	return path[0] ? path : ".";
+}
+
+/* openat2(dirfd, path, flags, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS);
+ * O_CLOEXEC|O_NOFOLLOW always added. Returns fd or -errno (-ENOENT for a
+ * symlink on the way). */
+int jf_open_below(int dirfd, const char *path, int flags, mode_t mode);
+/* jf_open_below() from root_fd. */
+int jf_open_beneath(const char *path, int flags, mode_t mode);
+/* Join view path @dir and @name into @buf ("" + name = name): the length,
+ * or -ENAMETOOLONG. */
+int jf_join(char *buf, size_t size, const char *dir, const char *name);
+/* Is the mount at @fd a pseudo filesystem (proc, sysfs...)? True when
+ * fstatfs fails (fails closed). Used by the daemon and by --scan alike. */
+bool jf_is_pseudo_fs(int fd);
+/* Apply a per-fd op that needs a path: "/proc/self/fd/N". */
+void jf_proc_fd_path(char *buf, size_t size, int fd);
+
+/* Close @fd unless it is root_fd (which jf_dir_fd() hands out uncopied). */
+void jf_put_fd(int fd);

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the FUSE handlers share: audit records and refusals, the view's
+ * attributes, kernel entries for probed and new names, the checks and
+ * clean-up around creating a name, and notifications sent from a thread of
+ * their own. Below every handler file; calls nothing above it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "backing.h"
+#include "fsstate.h"
+#include "handler.h"
+#include "inode.h"
+#include "options.h"
+#include "policy.h"
+#include "probe.h"
+#include "watch.h"
+#include "zone.h"
+
+struct jf_file *jf_file_of(struct fuse_file_info *fi)
+{
+	return (struct jf_file *)(uintptr_t)fi->fh;
+}
+
+void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *path2,
+		 enum jf_zone zone, const struct jf_rule *rule, enum jf_audit_decision d,
+		 bool mutation, int err)
+{
+	if (!jf_audit_wants(d, mutation))
+		return;
+	const struct fuse_ctx *ctx = req ? fuse_req_ctx(req) : NULL;
+	struct jf_audit_event ev = {
+		.op = op,
+		.path = path,
+		.path2 = path2,
+		.zone = zone,
+		.decision = d,
+		.mutation = mutation,
+		.err = err,
+		.rule = rule,
+		.pid = ctx ? ctx->pid : 0,
+		.uid = ctx ? ctx->uid : 0,
+		.bytes_read = -1,
+		.bytes_written = -1,
+	};
+	jf_audit_emit(&ev);
+}
+
+/* Refusal of a mutation on an existing object: audit and return -EROFS. */
+int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path2,
+	      enum jf_zone zone, const struct jf_rule *rule, int err)
+{
+	jf_audit_op(req, op, path, path2, zone, rule,
+		    err == -ENOENT ? JF_AUDIT_HIDE : JF_AUDIT_DENY, true, -err);
+	return err;
+}
+
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone)
+{
+	st->st_ino = jf_view_ino(inode);
+	/* A directory's link count would count hidden subdirectories (the
+	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
+	 * find(1) and fts read as "unknown, do not use the leaf optimization".
+	 * Its size and blocks grow with its entries, hidden ones too (tmpfs:
+	 * 20 bytes a name; ext4: a block per ~100 names): report one block,
+	 * as many FUSE filesystems do (JF_DIR_SIZE). */
+	if (S_ISDIR(st->st_mode)) {
+		st->st_nlink = 1;
+		st->st_size = JF_DIR_SIZE;
+		st->st_blocks = JF_DIR_SIZE / 512;
+	}
+	if (S_ISLNK(st->st_mode) && inode->symlink_len)
+		st->st_size = inode->symlink_len;
+	/* In no_open mode no OPEN reaches the daemon: a file outside SAFE is
+	 * shown read-only there, so that with default_permissions the kernel
+	 * refuses a write open(2) (EACCES) itself; a caller with
+	 * CAP_DAC_OVERRIDE still gets EROFS at write(2). When opens reach us the
+	 * real bits are shown and jf_open answers EROFS, with an audit record. */
+	if (jf_fs.no_open && S_ISREG(st->st_mode) && zone != JF_SAFE)
+		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
+}
+
+/* Open @inode's directory (root_fd for the root); fills @path. */
+int jf_dir_fd(struct jf_inode *dir, char *path, size_t size)
+{
+	int r = jf_inode_path(dir, path, size);
+
+	if (r < 0)
+		return r;
+	if (dir == &jf_fs.root)
+		return jf_fs.root_fd;
+	if (dir->type != S_IFDIR)
+		return -ENOTDIR;
+	return jf_open_inode(dir, O_PATH | O_DIRECTORY, NULL);
+}
+
+/* Register a probed child in the table and fill @e. */
+int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
+		  struct fuse_entry_param *e)
+{
+	bool created;
+	struct jf_inode *inode =
+		jf_inode_ref(parent, name, &p->st, &p->btime, &p->v, p->gen, &created);
+
+	if (!inode)
+		return -ENOMEM;
+	inode->symlink_len = p->symlink_len;
+	memset(e, 0, sizeof(*e));
+	e->ino = (fuse_ino_t)(uintptr_t)inode;
+	if (inode == &jf_fs.root)
+		e->ino = FUSE_ROOT_ID;
+	e->attr = p->st;
+	jf_fill_attr(&e->attr, inode, p->v.zone);
+	e->attr_timeout = jf_fs.opts->attr_timeout;
+	e->entry_timeout = jf_fs.opts->entry_timeout;
+	return 0;
+}
+
+/* Stat @name in @dirfd after we created it and reply with its entry. */
+int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, const char *name,
+		     struct fuse_entry_param *e)
+{
+	struct probe p;
+	int r;
+
+	/* We made @name: its inotify events are not host changes (watch.c). */
+	jf_watch_own_change(parent, name);
+	r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -EACCES;
+	return jf_make_entry(parent, name, &p, e);
+}
+
+/* May @name be created in view dir @dpath as an object of type @type
+ * (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused name), -EROFS
+ * (RESTRICTED). A regular file named by a rule subject to content is judged
+ * as public: it holds nothing yet, and is judged by what it holds at each
+ * look afterwards (zones.c), so one that comes to hold a private key is
+ * hidden then. Audits refusals. */
+int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
+		      mode_t type, char *path, size_t size, struct jf_verdict *v)
+{
+	enum jf_refusal refusal = jf_check_name(name, strlen(name));
+	int r;
+
+	v->zone = JF_DENIED;
+	v->rule = NULL;
+	/* No filesystem holds such a name: the errno POSIX gives, not a
+	 * refusal of the policy. */
+	if (refusal == JF_REFUSE_NAME_TOO_LONG)
+		return -ENAMETOOLONG;
+	r = jf_join(path, size, dpath, name);
+	if (r < 0)
+		return r;
+	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
+		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
+	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule && v->rule->content != JF_CONTENT_NONE)
+		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
+	if (v->zone == JF_SAFE)
+		return 0;
+	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
+	if (jf_audit_wants(JF_AUDIT_DENY, true)) {
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		struct jf_audit_event ev = {
+			.op = op,
+			.path = path,
+			.zone = v->zone,
+			.decision = JF_AUDIT_DENY,
+			.mutation = true,
+			.err = -r,
+			.rule = v->rule,
+			.refusal = refusal != JF_REFUSE_NONE ? jf_refusal_reason(refusal) : NULL,
+			.pid = ctx->pid,
+			.uid = ctx->uid,
+			.bytes_read = -1,
+			.bytes_written = -1,
+		};
+		jf_audit_emit(&ev);
+	}
+	return r;
+}
+
+/* Hand a new object to the calling user when we run as root for someone else. */
+void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat dst;
+	gid_t gid = ctx->gid;
+
+	if (jf_fs.daemon_uid != 0 || ctx->uid == 0)
+		return;
+	if (fstat(dirfd, &dst) == 0 && (dst.st_mode & S_ISGID))
+		gid = (gid_t)-1;
+	(void)fchownat(dirfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* A create that failed with EEXIST must not reveal a hidden name (a symlink
+ * out of the view, a pseudo filesystem): answer as for a DENIED name. */
+int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *name)
+{
+	struct probe p;
+
+	if (r == -EEXIST && jf_probe_child(dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
+		return -EACCES;
+	return r;
+}
+
+void jf_unlink_created(int dirfd, const char *name, int fd, bool dir)
+{
+	struct stat a, b;
+
+	if (fd >= 0 && (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
+			a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return;
+	(void)unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0);
+}
+
+/* Forget the table's name for a removed @name in @pi. */
+void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st)
+{
+	jf_inode_rename(st->st_dev, st->st_ino, pi, name, NULL, NULL);
+}
+
+struct later {
+	fuse_ino_t ino, parent;
+	char *name; /* NULL: invalidate @ino's attributes and pages */
+};
+
+static void *later_main(void *arg)
+{
+	struct later *l = arg;
+
+	if (l->name)
+		fuse_lowlevel_notify_inval_entry(jf_fs.se, l->parent, l->name, strlen(l->name));
+	else
+		fuse_lowlevel_notify_inval_inode(jf_fs.se, l->ino, 0, 0);
+	free(l->name);
+	free(l);
+	return NULL;
+}
+
+/* Send a notification from a short-lived thread of its own: from a request
+ * handler it could wait for the very request it answers (libfuse's
+ * fuse_lowlevel.h on notify_inval_*). Best effort; takes @l. */
+static void notify_later(struct later *l)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, later_main, l) == 0)
+			l = NULL;
+		pthread_attr_destroy(&attr);
+	}
+	if (l) {
+		free(l->name);
+		free(l);
+	}
+}
+
+/*
+ * A refused write-back (a shared writable mapping of a file outside SAFE,
+ * possible for a caller with CAP_DAC_OVERRIDE with -o fast_open) leaves the
+ * changed pages in the kernel's page cache, clean: the view would show data
+ * the disk never got. Drop them.
+ */
+void jf_drop_pages_later(fuse_ino_t ino)
+{
+	struct later *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return;
+	l->ino = ino;
+	notify_later(l);
+}
+
+/*
+ * A request on an open file (fstat, or in no_open mode READ and WRITE) whose
+ * name now holds another file (replaced on the host within the watcher's
+ * own-change window) answers ESTALE, which the kernel retries only for path
+ * lookups: drop the dentry, so the next open(2) of the name finds the new
+ * file instead of the same ESTALE until entry_timeout.
+ */
+void jf_forget_name_later(struct jf_inode *inode)
+{
+	struct later *l = calloc(1, sizeof(*l));
+
+	if (!l || jf_inode_parent_name(inode, &l->parent, &l->name) < 0) {
+		free(l);
+		return;
+	}
+	notify_later(l);
+}

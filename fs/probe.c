@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probing a name: is a child of a directory visible, and in which zone? The
+ * name is classified first (a name DENIED whatever its object is gets no
+ * backing access at all), then the stat, what a DENIED file holds, a
+ * crossed mount, a symlink's target and hard links decide. The zone of a
+ * known inode is the cached one until a rename moves it or an ancestor;
+ * then its current name is probed again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "backing.h"
+#include "fsstate.h"
+#include "hardlinks.h"
+#include "inode.h"
+#include "policy.h"
+#include "probe.h"
+#include "symlink.h"
+#include "zone.h"
+#include "zones.h"
+
+/* fstatat(AT_SYMLINK_NOFOLLOW) of one name, plus the birth time when the
+ * filesystem records one (statx STATX_BTIME). 0 or -errno. */
+static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec *btime)
+{
+	struct statx x;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+		  STATX_BASIC_STATS | STATX_BTIME, &x) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_ino = x.stx_ino;
+	st->st_mode = x.stx_mode;
+	st->st_nlink = x.stx_nlink;
+	st->st_uid = x.stx_uid;
+	st->st_gid = x.stx_gid;
+	st->st_rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+	st->st_size = (off_t)x.stx_size;
+	st->st_blksize = x.stx_blksize;
+	st->st_blocks = (blkcnt_t)x.stx_blocks;
+	st->st_atim = (struct timespec){x.stx_atime.tv_sec, x.stx_atime.tv_nsec};
+	st->st_mtim = (struct timespec){x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec};
+	st->st_ctim = (struct timespec){x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec};
+	if (x.stx_mask & STATX_BTIME)
+		*btime = (struct timespec){x.stx_btime.tv_sec, x.stx_btime.tv_nsec};
+	else
+		*btime = (struct timespec){0, 0};
+	return 0;
+}
+
+/*
+ * Classify @p->path by name alone, as a directory when @dtype says so, else
+ * as a file (into @p->v). True when the name is DENIED whatever the object
+ * is: @dtype is known (a readdir entry), or the name is DENIED both as a
+ * file and as a directory. Such a name is hidden without any backing
+ * access, so a lookup answers the same, in the same time, whether it exists
+ * or not (no stat whose cost tells). Only a name DENIED as one type and not
+ * the other ("secrets/" but not "secrets") needs the stat that tells which,
+ * and so does a name whose object may decide (jf_zone_may_refine: a rule
+ * subject to content, a file tracked by git).
+ */
+static bool denied_by_name(struct probe *p, unsigned char dtype)
+{
+	struct jf_verdict as_dir;
+
+	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone != JF_DENIED || jf_zone_may_refine(p->path, p->len, &p->v))
+		return false;
+	if (dtype != DT_UNKNOWN)
+		return true;
+	jf_classify_path(p->path, p->len, true, &as_dir);
+	return as_dir.zone == JF_DENIED && !jf_zone_may_refine(p->path, p->len, &as_dir);
+}
+
+int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
+		   unsigned char dtype, bool want_stat, struct probe *p)
+{
+	char target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	unsigned char guess;
+	int r;
+
+	p->gen = atomic_load(&jf_fs.name_gen);
+	p->have_stat = false;
+	p->symlink_len = 0;
+	p->v.zone = JF_DENIED;
+	p->v.rule = NULL;
+	p->refusal = jf_check_name(name, strlen(name));
+	if (p->refusal != JF_REFUSE_NONE)
+		return 0;
+	r = jf_join(p->path, sizeof(p->path), dirpath, name);
+	if (r < 0)
+		return r;
+	p->len = (size_t)r;
+	if (jf_is_mnt_path(p->path))
+		return 0; /* checked before any stat: stat would call into ourselves */
+	if (denied_by_name(p, dtype))
+		return 0;
+	guess = dtype;
+	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
+	    (dtype == DT_REG &&
+	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
+		r = stat_at(dirfd, name, &p->st, &p->btime);
+		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
+			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
+		p->have_stat = true;
+		dtype = IFTODT(p->st.st_mode);
+		/* SOURCE bind-mounted below itself: a directory loop, hide it. */
+		if (p->st.st_dev == jf_fs.root.dev && p->st.st_ino == jf_fs.root.ino)
+			return 0;
+	}
+	if ((dtype == DT_DIR) != (guess == DT_DIR))
+		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
+		jf_zone_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
+	if (p->v.zone == JF_DENIED)
+		return 0;
+	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
+		/* A mount crossed: hide pseudo filesystems. */
+		int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bool pseudo = fd < 0 || jf_is_pseudo_fs(fd);
+
+		if (fd >= 0)
+			close(fd);
+		if (pseudo)
+			return 0;
+	}
+	if (dtype == DT_LNK) {
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		if (jf_symlink_view(dirpath, target, view, sizeof(view)) < 0)
+			return 0;
+		/* An absolute target is shown relative to the link's directory:
+		 * with names in two directories one text (cached per inode by the
+		 * kernel) cannot be right for both, and could climb out. */
+		if (target[0] == '/' && p->have_stat && p->st.st_nlink > 1)
+			return 0;
+		p->symlink_len = (uint32_t)strlen(view);
+	}
+	if (p->have_stat) {
+		struct jf_inode_info known = {.safe_links = false};
+
+		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1)
+			jf_inode_info(p->st.st_dev, p->st.st_ino, &known);
+		p->v.zone = jf_effective_zone(&p->st, p->v.zone, known.safe_links);
+		if (p->v.zone == JF_DENIED)
+			return 0;
+	}
+	return 1;
+}
+
+/* Probe @path (the inode's current view path) again from its directory:
+ * 0 with the zone in @v, or -ESTALE when the name holds another object. */
+static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
+{
+	char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	struct stat dst;
+	struct probe p;
+	int dfd, r;
+
+	if (slash)
+		*slash = '\0';
+	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
+	if (dfd < 0)
+		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
+	r = fstat(dfd, &dst) < 0 ? -errno : 0;
+	if (r == 0)
+		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
+	jf_put_fd(dfd);
+	if (r == -ENOENT ||
+	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
+		return -ESTALE;
+	if (r < 0)
+		return r;
+	*v = p.v;
+	if (r == 0)
+		v->zone = JF_DENIED;
+	return 0;
+}
+
+/* jf_zone_of(); with @reread a zone that depends on the content is
+ * computed again. */
+static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_verdict fresh;
+	uint64_t gen;
+	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path), reread);
+
+	if (r > 0)
+		return 0;
+	if (r == 0)
+		r = probe_again(inode, path, &fresh);
+	if (r < 0)
+		return r;
+	jf_inode_zone_set(inode, &fresh, gen);
+	*v = fresh;
+	return 0;
+}
+
+int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, false);
+}
+
+int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
+{
+	return zone_of(inode, v, true);
+}
+
+/* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
+ * -ENOENT when absent or hidden, -EROFS otherwise. */
+int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p)
+{
+	int r = jf_probe_child(fd, dpath, dev, name, DT_UNKNOWN, true, p);
+
+	if (r <= 0)
+		return r == 0 ? -ENOENT : r;
+	struct jf_inode_info known;
+
+	if (jf_inode_info(p->st.st_dev, p->st.st_ino, &known) && known.zone > p->v.zone &&
+	    !(known.safe_links && p->v.zone == JF_SAFE))
+		p->v.zone = known.zone;
+	return p->v.zone == JF_SAFE ? 0 : -EROFS;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zone of a view path by its name: the policy (jf_fs.policy) applied to
+ * paths of the view, and the one place that says which view path is the
+ * jailfs mountpoint inside SOURCE.
+ */
+#include <string.h>
+
+#include "fsstate.h"
+#include "policy.h"
+#include "zone.h"
+
+void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdict *v)
+{
+	jf_classify(jf_fs.policy, path, len, is_dir, v);
+}
+
+bool jf_is_mnt_path(const char *path)
+{
+	return jf_fs.mnt_rel && strcmp(path, jf_fs.mnt_rel) == 0;
+}

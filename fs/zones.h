@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a name cannot tell (zones.c): zones refined by what a DENIED file
+ * holds (public content, a blob tracked by git).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+#include "tracked.h"
+
+/* May jf_zone_refine() change verdict @v of @path (DENIED by a rule subject
+ * to content, or a tracked path)? No backing access; thread-safe. */
+bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v);
+/*
+ * Refine the DENIED verdict @v of the existing object @name below directory
+ * @dirfd (view path @path, @len bytes; @st its lstat): a regular file whose
+ * content is public gets the zone of jf_classify_public(), a tracked file
+ * whose content is its indexed blob and a tracked directory get RESTRICTED
+ * with rule jf_git_index_rule; by_content is set for files. Otherwise @v
+ * stays. Reads the file through openat2 below @dirfd (never a symlink),
+ * only when it still matches @st; results cached by (dev, ino, size, mtime,
+ * ctime). Needs jf_fs.policy. Thread-safe.
+ */
+void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
+		    const struct stat *st, struct jf_verdict *v);
+/* Is the regular file @name below @dirfd (@st) the blob of tracked entry @t?
+ * Cached like jf_zone_refine(). */
+bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
+			const struct jf_tracked *t);
