@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "symlink.h"
+#include "zone.h"
 
 /* ---------- lookup / forget / getattr ---------- */
 
@@ -323,6 +324,7 @@ void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 
 static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 {
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	ssize_t n;
@@ -350,7 +352,7 @@ static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 		*slash = '\0';
 	else
 		path[0] = '\0';
-	return jf_symlink_view(path, target, out, size);
+	return jf_symlink_view(&sc, path, target, out, size);
 }
 
 void jf_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -48,6 +48,7 @@
  */
 static int symlink_fits(int dirfd, const char *name, const char *vdir)
 {
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 	char target[JF_PATH_MAX + 1];
 	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
@@ -56,7 +57,7 @@ static int symlink_fits(int dirfd, const char *name, const char *vdir)
 	target[n] = '\0';
 	if (target[0] == '/')
 		return -EXDEV;
-	return jf_symlink_check_new(vdir, target);
+	return jf_symlink_check_new(&sc, vdir, target);
 }
 
 /* Is @path (a view path) directly in view directory @dir? */
@@ -73,6 +74,7 @@ enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
 static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
 		   mode_t mode, const char *link, struct fuse_entry_param *e, const char **op)
 {
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	int fd, r;
@@ -91,7 +93,7 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 			      : kind == MK_SYMLINK ? S_IFLNK
 						   : mode & S_IFMT,
 			      path, sizeof(path), &v);
-	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(dpath, link) < 0) {
+	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(&sc, dpath, link) < 0) {
 		r = -EACCES;
 		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);
 	}
@@ -264,6 +266,7 @@ struct move_walk {
  */
 static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *st, const char *dir)
 {
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	int len = jf_join(path, sizeof(path), dir, name);
@@ -280,7 +283,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	if (n < 0)
 		return JF_DENIED;
 	target[n] = '\0';
-	if (jf_symlink_view(dir, target, view, sizeof(view)) < 0)
+	if (jf_symlink_view(&sc, dir, target, view, sizeof(view)) < 0)
 		return JF_DENIED;
 	return target[0] == '/' ? JF_RESTRICTED : v.zone;
 }

@@ -133,12 +133,13 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 			return 0;
 	}
 	if (dtype == DT_LNK) {
+		const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
 		if (n < 0)
 			return -errno;
 		target[n] = '\0';
-		if (jf_symlink_view(dirpath, target, view, sizeof(view)) < 0)
+		if (jf_symlink_view(&sc, dirpath, target, view, sizeof(view)) < 0)
 			return 0;
 		/* An absolute target is shown relative to the link's directory:
 		 * with names in two directories one text (cached per inode by the

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symlink targets (threat model invariant 5). The kernel follows a symlink
+ * Symlink targets (threat model invariant 5). Pure: what it needs of the
+ * daemon comes in a struct jf_symlink_ctx. The kernel follows a symlink
  * on the caller's side, inside the view, so the daemon never follows one;
  * what it decides is which targets the view may show.
  *
@@ -23,11 +24,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fsstate.h"
 #include "policy.h"
 #include "symlink.h"
 #include "sysdirs.h"
-#include "zone.h"
 
 static size_t path_depth(const char *dir)
 {
@@ -54,28 +53,29 @@ static size_t climb(char *buf, size_t len, size_t k)
 	return len;
 }
 
-static bool denied(const char *path, size_t len)
+static bool denied(const struct jf_symlink_ctx *ctx, const char *path, size_t len)
 {
 	struct jf_verdict v;
 
-	jf_classify_path(path, len, false, &v);
+	jf_classify(ctx->policy, path, len, false, &v);
 	if (v.zone == JF_DENIED)
 		return true;
-	jf_classify_path(path, len, true, &v);
+	jf_classify(ctx->policy, path, len, true, &v);
 	if (v.zone == JF_DENIED)
 		return true;
-	/* The mountpoint inside SOURCE is not part of the view. */
-	if (jf_fs.mnt_rel) {
-		size_t m = strlen(jf_fs.mnt_rel);
+	/* The mountpoint inside SOURCE, and everything below it, is not part
+	 * of the view. */
+	if (ctx->mnt_rel) {
+		size_t m = strlen(ctx->mnt_rel);
 
-		if (len >= m && memcmp(path, jf_fs.mnt_rel, m) == 0 && (len == m || path[m] == '/'))
+		if (len >= m && memcmp(path, ctx->mnt_rel, m) == 0 && (len == m || path[m] == '/'))
 			return true;
 	}
 	return false;
 }
 
 /* Check a relative target from view dir @dir; 0 or -ENOENT. */
-static int check_relative(const char *dir, const char *target)
+static int check_relative(const struct jf_symlink_ctx *ctx, const char *dir, const char *target)
 {
 	char res[JF_PATH_MAX + 1];
 	size_t up = 0, len;
@@ -127,17 +127,18 @@ static int check_relative(const char *dir, const char *target)
 			return -ENOENT;
 		len = climb(res, len, up);
 	}
-	return denied(res, len) ? -ENOENT : 0;
+	return denied(ctx, res, len) ? -ENOENT : 0;
 }
 
 /* Rewrite absolute @target (inside SOURCE) relative to view dir @dir. */
-static int rewrite_absolute(const char *dir, const char *target, char *out, size_t size)
+static int rewrite_absolute(const struct jf_symlink_ctx *ctx, const char *dir, const char *target,
+			    char *out, size_t size)
 {
 	struct jf_canon c;
 	const char *d = dir, *t;
 	size_t o = 0, up, n;
 
-	if (jf_canonicalize(jf_fs.source_abs, NULL, target, strlen(target), &c) < 0)
+	if (jf_canonicalize(ctx->source_abs, NULL, target, strlen(target), &c) < 0)
 		return -ENOENT;
 	t = c.path;
 	/* Skip the components dir and target have in common. */
@@ -182,14 +183,15 @@ static bool system_target(const char *target, char *out, size_t size)
 	return true;
 }
 
-int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
+int jf_symlink_view(const struct jf_symlink_ctx *ctx, const char *dir, const char *target,
+		    char *out, size_t size)
 {
 	int r;
 
 	if (!target[0])
 		return -ENOENT;
 	if (target[0] == '/') {
-		r = rewrite_absolute(dir, target, out, size);
+		r = rewrite_absolute(ctx, dir, target, out, size);
 		if (r < 0 && system_target(target, out, size))
 			return 0;
 		if (r < 0)
@@ -201,12 +203,12 @@ int jf_symlink_view(const char *dir, const char *target, char *out, size_t size)
 			return -ENOENT;
 		memcpy(out, target, n + 1);
 	}
-	return check_relative(dir, out);
+	return check_relative(ctx, dir, out);
 }
 
-int jf_symlink_check_new(const char *dir, const char *target)
+int jf_symlink_check_new(const struct jf_symlink_ctx *ctx, const char *dir, const char *target)
 {
 	char out[JF_PATH_MAX + 1];
 
-	return jf_symlink_view(dir, target, out, sizeof(out)) < 0 ? -EACCES : 0;
+	return jf_symlink_view(ctx, dir, target, out, sizeof(out)) < 0 ? -EACCES : 0;
 }

@@ -1,15 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Symlink targets (symlink.c): which targets the view shows, rewritten or
- * as they are, and which an agent may create.
+ * as they are, and which an agent may create. Pure: no backing access, no
+ * global state; thread-safe.
  */
 #pragma once
 
 #include <stddef.h>
 
+struct jf_policy;
+
+/* What the rule needs to know of the view. */
+struct jf_symlink_ctx {
+	const char *source_abs;		/* realpath(SOURCE) */
+	const char *mnt_rel;		/* MOUNTPOINT relative to SOURCE if inside it, else NULL */
+	const struct jf_policy *policy; /* classifies view paths (jf_classify) */
+};
+
 /* Decide how the symlink at view dir @dir with raw backing target @target is
- * shown: returns 0 with the view target in @out (rewritten when absolute
- * inside SOURCE), or -ENOENT when it must be hidden. */
-int jf_symlink_view(const char *dir, const char *target, char *out, size_t size);
+ * shown: returns 0 with the view target in @out (@size bytes; rewritten when
+ * absolute inside SOURCE), or -ENOENT when it must be hidden. */
+int jf_symlink_view(const struct jf_symlink_ctx *ctx, const char *dir, const char *target,
+		    char *out, size_t size);
 /* Check a target the agent wants to create in view dir @dir: 0 or -EACCES. */
-int jf_symlink_check_new(const char *dir, const char *target);
+int jf_symlink_check_new(const struct jf_symlink_ctx *ctx, const char *dir, const char *target);

@@ -19,3 +19,12 @@ bool jf_is_mnt_path(const char *path)
 {
 	return jf_fs.mnt_rel && strcmp(path, jf_fs.mnt_rel) == 0;
 }
+
+struct jf_symlink_ctx jf_view_symlink_ctx(void)
+{
+	return (struct jf_symlink_ctx){
+		.source_abs = jf_fs.source_abs,
+		.mnt_rel = jf_fs.mnt_rel,
+		.policy = jf_fs.policy,
+	};
+}
