@@ -231,27 +231,34 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		drop_file(jf_file_of(fi));
 }
 
-static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
-		     struct fuse_file_info *fi, struct fuse_entry_param *e)
+/*
+ * Make (or, without O_EXCL, open an existing visible) regular file @name in
+ * @pi for create, with @oflags from the caller's open: returns the fd
+ * (caller closes it) with the new entry in @e (one lookup reference), the
+ * view path in @path (@size bytes), the verdict of the name in @v and
+ * whether it was made in @created. A name made here and then refused is
+ * removed again. Negative errno: -EACCES for hidden names whatever they are.
+ */
+static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+		       int oflags, char *path, size_t size, struct jf_verdict *v, bool *created,
+		       struct fuse_entry_param *e)
 {
-	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
-	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_TRUNC;
-	struct jf_verdict v, now;
-	struct jf_inode *inode;
-	bool created = true;
-	int dfd, fd = -1, r;
+	char dpath[JF_PATH_MAX + 1];
+	int flags = (oflags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_TRUNC;
+	_cleanup_close_ int fd = -1;
+	int dfd, r;
 
-	jf_ns_assert_held();
+	*created = true;
 	dfd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (dfd < 0)
 		return dfd;
-	r = jf_check_new_name(req, "create", dpath, name, S_IFREG, path, sizeof(path), &v);
+	r = jf_check_new_name(req, "create", dpath, name, S_IFREG, path, size, v);
 	/* No set-user/group-ID file through the view (invariant 8). */
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0) {
 		fd = openat(dfd, name, flags | O_EXCL, mode);
-		if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
-			created = false;
+		if (fd < 0 && errno == EEXIST && !(oflags & O_EXCL)) {
+			*created = false;
 			/* Open an existing name only when the view shows it: a
 			 * hidden object answers EACCES whatever it is (never
 			 * EISDIR), and is never opened (no open or close-write
@@ -266,49 +273,59 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 			r = errno == ELOOP ? -EACCES
 					   : jf_hide_eexist(-errno, dfd, dpath, pi->dev, name);
 	}
-	if (r == 0 && created)
+	if (r == 0 && *created)
 		jf_give_to_caller(req, dfd, name);
 	if (r == 0)
 		r = jf_entry_for_new(pi, dfd, dpath, name, e);
-	if (r < 0 && fd >= 0 && created)
+	if (r < 0 && fd >= 0 && *created)
 		jf_unlink_created(dfd, name, fd, false); /* leave nothing behind */
 	jf_put_fd(dfd);
-	if (r < 0)
-		goto fail;
+	return r < 0 ? r : steal_fd(&fd);
+}
+
+static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
+		     struct fuse_file_info *fi, struct fuse_entry_param *e)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_verdict v, now;
+	struct jf_inode *inode;
+	bool created;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	jf_ns_assert_held();
+	fd = create_name(req, pi, name, mode, fi->flags, path, sizeof(path), &v, &created, e);
+	if (fd < 0)
+		return fd;
 	inode = jf_inode_get(e->ino);
 	jf_zone_of(inode, &now);
 	if (now.zone != JF_SAFE) { /* an existing hard-linked file, say */
 		jf_inode_forget(inode, 1);
-		r = jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
-		goto fail;
+		return jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
 	}
 	if (!created &&
 	    ((r = jf_kill_setid(fd)) < 0 || ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0))) {
 		r = r < 0 ? r : -errno;
 		jf_inode_forget(inode, 1);
-		goto fail;
+		return r;
 	}
 	e->attr.st_size = created ? 0 : e->attr.st_size;
 	if (jf_fs.no_open) {
 		/* The kernel sends no RELEASE in no_open mode, not even for a
 		 * created file: no handle, reads and writes open per request. */
-		close(fd);
-		fd = -1;
+		close(steal_fd(&fd));
 		fi->fh = 0;
 	} else {
 		r = new_file(req, inode, &now, fd, fi->flags, fi, &e->attr);
 		if (r < 0) {
 			jf_inode_forget(inode, 1);
-			goto fail;
+			return r;
 		}
+		steal_fd(&fd); /* the handle owns it now */
 	}
 	fi->keep_cache = 0;
 	jf_audit_op(req, "create", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, true, 0);
 	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	return r;
 }
 
 void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
