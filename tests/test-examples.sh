@@ -26,6 +26,8 @@ cleanup() {
 trap cleanup EXIT
 
 ok() { printf 'ok    %s\n' "$*"; }
+# A copy of the demo project with its fake secrets planted, as demo.sh makes.
+demo_copy() { cp -a "$ex/demo-project" "$1" && bash "$ex/demo-secrets.sh" "$1"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
 wait_mount() { # MNT want(1|0)
 	local _
@@ -50,7 +52,7 @@ fi
 # ---------------------------------------------------------------- policies
 # A tree holding every kind of name the policies talk about.
 t=$tmp/tree
-cp -a "$ex/demo-project" "$t"
+demo_copy "$t"
 mkdir -p "$t/.git/hooks" "$t/vendor/patches" "$t/.vscode" "$t/node_modules/x"
 : >"$t/.git/config"; : >"$t/.git/HEAD"; : >"$t/.git/hooks/pre-commit"
 : >"$t/vendor/lib.c"; : >"$t/vendor/patches/fix.patch"; : >"$t/.vscode/settings.json"
@@ -153,7 +155,7 @@ ls -d "$tmp"/jailfs-demo.* >/dev/null 2>&1 && bad "demo left its temp dir" || ok
 
 # ---------------------------------------------------------------- harness
 h=$tmp/harness
-cp -a "$ex/demo-project" "$h"
+demo_copy "$h"
 harness() { python3 "$ex/agent-harness.py" --jailrun "$JAILRUN" --source "$h" "$@"; }
 field() { python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(json.dumps(r.get(sys.argv[1])))' "$1"; }
 out=$(harness --timeout 60 -- make test 2>"$tmp/h.err"); rc=$?
@@ -195,7 +197,7 @@ else
 fi
 fs_src=$tmp/fstab-src
 fs_mnt=$tmp/fstab-mnt
-cp -a "$ex/demo-project" "$fs_src"
+demo_copy "$fs_src"
 mkdir -p "$fs_mnt" "$tmp/bin"
 ln -s "$JAILFS" "$tmp/bin/jailfs"
 # The same line, with this machine's paths (the policy from mnt-examples/).
@@ -230,7 +232,7 @@ grep -qx UNMOUNTED <<<"$out" && ok "mount -T: umount clean" || bad "mount -T: um
 # ---------------------------------------------------------------- systemd unit
 unit=$ex/jailfs@.service
 u_src=$tmp/unitsrc
-cp -a "$ex/demo-project" "$u_src"
+demo_copy "$u_src"
 inst=$(systemd-escape --path "$u_src" 2>/dev/null || python3 -c '
 import sys; p = sys.argv[1].strip("/")
 print("".join(c if c.isalnum() or c in "_." else "-" if c == "/" else "\\x%02x" % ord(c) for c in p))' "$u_src")
@@ -303,7 +305,7 @@ for use in agent share audit; do
 		continue
 	fi
 	rm -rf "$r/proj"
-	cp -a "$ex/demo-project" "$r/proj"     # a fresh project for each use
+	demo_copy "$r/proj"     # a fresh project for each use
 	block=${block//\~\/src\/myproject/@PROJ@}
 	block=${block//\/mnt\//@MNT@/}
 	block=${block//\/tmp\//@OUT@/}
@@ -348,7 +350,7 @@ if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
 		bindir=$(dirname "$(find "$dest" -type f -name jailfs -perm -u+x | head -n1)")
 		missing=""
 		for f in project.ini share.ini audit.ini system.ini fstab.example jailfs@.service \
-			agent-harness.py demo.sh demo-project/Makefile demo-project/.env.example; do
+			agent-harness.py demo.sh demo-secrets.sh demo-project/Makefile demo-project/.env.example; do
 			[ -e "$exdir/$f" ] || missing+=" $f"
 		done
 		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
