@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "text.h"
 
 /* An output buffer sized from an upper bound computed before formatting. */
 struct jbuf {

@@ -18,6 +18,7 @@
 #include "audit.h"
 #include "cleanup.h"
 #include "jailfs.h"
+#include "text.h"
 
 #define TOP_DEFAULT 20
 

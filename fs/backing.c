@@ -92,33 +92,34 @@ int jf_join(char *buf, size_t size, const char *dir, const char *name)
 	return n;
 }
 
+/* Pseudo filesystems the view never shows and --scan never enters: reading
+ * them is slow, endless, has side effects or reaches outside SOURCE (proc's
+ * magic links). f_type values from <linux/magic.h>, plus those it lacks. */
+static const unsigned long pseudo_magic[] = {
+	PROC_SUPER_MAGIC,   SYSFS_MAGIC,	 DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
+	CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,	 TRACEFS_MAGIC,	     SECURITYFS_MAGIC,
+	BPF_FS_MAGIC,	     PSTOREFS_MAGIC,	 BINFMTFS_MAGIC,     EFIVARFS_MAGIC,
+	SELINUX_MAGIC,	     SMACK_MAGIC,	 NSFS_MAGIC,	     AUTOFS_SUPER_MAGIC,
+	HUGETLBFS_MAGIC,
+	0x1373,	    /* devtmpfs reports DEVFS_SUPER_MAGIC on old kernels */
+	0x65735543, /* fusectl */
+	0x62656570, /* configfs */
+	0x19800202, /* mqueue */
+};
+
 bool jf_is_pseudo_fs(int fd)
 {
 	struct statfs sfs;
+	struct stat st;
 
 	if (fstatfs(fd, &sfs) < 0)
 		return true; /* cannot tell: do not expose */
-	switch ((unsigned long)sfs.f_type) {
-	case PROC_SUPER_MAGIC:
-	case SYSFS_MAGIC:
-	case DEVPTS_SUPER_MAGIC:
-	case CGROUP_SUPER_MAGIC:
-	case CGROUP2_SUPER_MAGIC:
-	case DEBUGFS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case BPF_FS_MAGIC:
-	case TRACEFS_MAGIC:
-	case 0x1373: /* devtmpfs reports DEVFS_SUPER_MAGIC on old kernels */
-		return true;
-	case TMPFS_MAGIC: {
-		/* devtmpfs says TMPFS_MAGIC: recognise /dev by a char device null. */
-		struct stat st;
-
-		return fstatat(fd, "null", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode);
-	}
-	default:
-		return false;
-	}
+	for (size_t i = 0; i < sizeof(pseudo_magic) / sizeof(pseudo_magic[0]); i++)
+		if ((unsigned long)sfs.f_type == pseudo_magic[i])
+			return true;
+	/* devtmpfs says TMPFS_MAGIC: recognise /dev by a char device null. */
+	return (unsigned long)sfs.f_type == TMPFS_MAGIC &&
+	       fstatat(fd, "null", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode);
 }
 
 void jf_proc_fd_path(char *buf, size_t size, int fd)

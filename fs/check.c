@@ -17,20 +17,17 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "daemon.h"
 #include "jailfs.h"
 #include "policy.h"
+#include "text.h"
 
 static const char check_usage[] =
 	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"
@@ -230,37 +227,6 @@ static void put_verdict(FILE *f, const struct jf_verdict *v, const char *note, c
 	putc('\n', f);
 }
 
-static long sys_openat2(int dfd, const char *path, int flags, uint64_t resolve)
-{
-	struct open_how how = {.flags = flags, .resolve = resolve};
-
-	return syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-}
-
-/* Opens directory @dir (canonical, non-empty) beneath @srcfd without following
- * any symlink: openat2, or a per-component O_NOFOLLOW walk on old kernels. */
-static int open_beneath(int srcfd, const char *dir)
-{
-	_cleanup_free_ char *copy = NULL;
-	int fd = sys_openat2(srcfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC,
-			     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	char *save = NULL;
-
-	if (fd >= 0 || errno != ENOSYS)
-		return fd;
-	copy = strdup(dir);
-	if (!copy)
-		return -1;
-	fd = dup(srcfd);
-	for (char *c = strtok_r(copy, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
-		int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-		close(fd);
-		fd = next;
-	}
-	return fd;
-}
-
 /* lstat of @path (canonical, non-empty) below @srcfd without following a
  * symlink on the way: 0 with @st and an fd of its directory in *pfd (the
  * caller closes it), -1 when it does not exist or cannot be reached. */
@@ -274,7 +240,9 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 		parent = strndup(path, slash - path);
 		if (!parent)
 			return -1;
-		*pfd = open_beneath(srcfd, parent);
+		*pfd = jf_open_below(srcfd, parent, O_PATH | O_DIRECTORY, 0);
+		if (*pfd < 0)
+			*pfd = -1;
 	} else {
 		*pfd = dup(srcfd);
 	}
@@ -430,42 +398,6 @@ struct scan {
 	uint64_t zone[3], refused, not_entered, skipped, unreadable, entries;
 };
 
-/* Pseudo filesystems a scan never enters: reading them is slow, endless or
- * has side effects. f_type values from <linux/magic.h>. */
-static bool pseudo_fs(int fd)
-{
-	static const unsigned long magic[] = {
-		PROC_SUPER_MAGIC,
-		SYSFS_MAGIC,
-		DEVPTS_SUPER_MAGIC,
-		CGROUP_SUPER_MAGIC,
-		CGROUP2_SUPER_MAGIC,
-		DEBUGFS_MAGIC,
-		TRACEFS_MAGIC,
-		SECURITYFS_MAGIC,
-		BPF_FS_MAGIC,
-		PSTOREFS_MAGIC,
-		BINFMTFS_MAGIC,
-		EFIVARFS_MAGIC,
-		SELINUX_MAGIC,
-		SMACK_MAGIC,
-		NSFS_MAGIC,
-		AUTOFS_SUPER_MAGIC,
-		HUGETLBFS_MAGIC,
-		0x65735543 /* fusectl */,
-		0x62656570 /* configfs */,
-		0x19800202 /* mqueue */,
-	};
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(magic); i++)
-		if ((unsigned long)sf.f_type == magic[i])
-			return true;
-	return false;
-}
-
 /* Names are stored as one byte of d_type followed by the NUL-terminated name. */
 static int cmp_names(const void *a, const void *b)
 {
@@ -541,7 +473,7 @@ static void scan_subdir(struct scan *s, int dfd, const char *name, dev_t dev)
 			close(fd);
 		return;
 	}
-	if (st.st_dev != dev && pseudo_fs(fd)) {
+	if (st.st_dev != dev && jf_is_pseudo_fs(fd)) {
 		fprintf(stderr, "jailfs: not entering pseudo filesystem at ");
 		jf_fput_escaped(stderr, s->path, s->len);
 		putc('\n', stderr);
@@ -644,7 +576,7 @@ int jf_cmd_scan(int argc, char **argv)
 	if (load_policy(&o, &pol) < 0)
 		return 2;
 	fd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || pseudo_fs(fd)) {
+	if (fd < 0 || fstat(fd, &st) < 0 || jf_is_pseudo_fs(fd)) {
 		fprintf(stderr, "jailfs: source %s: %s\n", argv[first],
 			fd < 0 ? strerror(errno) : "a pseudo filesystem (proc, sysfs...)");
 		if (fd >= 0)

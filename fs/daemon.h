@@ -245,7 +245,8 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st);
 /* Open the parent directory of @inode's path; *name gets the last component
  * (points into @buf). For creating names in dir inodes use jf_open_inode. */
 int jf_join(char *buf, size_t size, const char *dir, const char *name);
-/* Is the mount at @fd a pseudo filesystem (proc, sysfs...)? */
+/* Is the mount at @fd a pseudo filesystem (proc, sysfs...)? True when
+ * fstatfs fails (fails closed). Used by the daemon and by --scan alike. */
 bool jf_is_pseudo_fs(int fd);
 /* Apply a per-fd op that needs a path: "/proc/self/fd/N". */
 void jf_proc_fd_path(char *buf, size_t size, int fd);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "text.h"
 
 const char *jf_zone_name(enum jf_zone zone)
 {

@@ -8,7 +8,7 @@
  *              profiles = NAME, NAME, -secrets
  *              hardlinks = restricted|zone|deny
  *   [run]      deny_exec, allow_exec, env, expose = a, b, c   (lists)
- *              timeout = SECONDS, max_output, tmp_size, shm_size = SIZE
+ *              timeout = SECONDS (units.h duration), max_output, tmp_size, shm_size = SIZE
  *
  * Lines: leading blanks ignored, '#' starts a comment line, trailing blanks
  * ignored unless escaped ("\ "), a CR before the LF ignored. Sections may
@@ -31,6 +31,7 @@
 
 #include "cleanup.h"
 #include "policy-internal.h"
+#include "units.h"
 
 #define JF_POLICY_FILE_MAX (16u << 20) /* bytes: a policy is hand-written */
 
@@ -88,7 +89,7 @@ struct pstate {
 	unsigned profiles_line;
 	char **lists[JF_RUN_NLISTS];
 	size_t nlists[JF_RUN_NLISTS];
-	uint64_t timeout, run_sizes[JF_RUN_NSIZES];
+	uint64_t timeout_ms, run_sizes[JF_RUN_NSIZES];
 };
 
 _printf_(2, 3) static int perr(struct pstate *st, const char *fmt, ...)
@@ -195,52 +196,22 @@ static int parse_pattern(struct pstate *st, const char *s, size_t len)
 
 static int parse_size(struct pstate *st, const char *key, const char *v, size_t len, uint64_t *out)
 {
-	uint64_t n = 0;
-	size_t i = 0;
-	unsigned shift = 0;
 	char q[96];
 
-	if (len == 9 && memcmp(v, "unlimited", 9) == 0) {
-		*out = UINT64_MAX;
+	if (jf_parse_size(v, len, true, out) == 0)
 		return 0;
-	}
-	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
-		if (n > (UINT64_MAX - 9) / 10)
-			goto bad;
-		n = n * 10 + (v[i] - '0');
-	}
-	if (i == 0)
-		goto bad;
-	if (i < len) {
-		const char *suf = strchr("KMGT", v[i] & ~0x20);
-
-		if (!suf || v[i] == '\0' || i + 1 != len)
-			goto bad;
-		shift = 10 * (unsigned)(suf - "KMGT" + 1);
-	}
-	if (shift && n > (UINT64_MAX >> shift))
-		goto bad;
-	*out = n << shift;
-	return 0;
-bad:
 	return perr(st, "invalid size '%s' for %s (expected a number with optional K, M, G or T)",
 		    shown(q, sizeof(q), v, len), key);
 }
 
-static int parse_seconds(struct pstate *st, const char *key, const char *v, size_t len,
-			 uint64_t *out)
+static int parse_duration(struct pstate *st, const char *key, const char *v, size_t len,
+			  uint64_t *out_ms)
 {
-	uint64_t n = 0;
 	char q[96];
 
-	for (size_t i = 0; i < len; i++) {
-		if (v[i] < '0' || v[i] > '9' || n > (UINT64_MAX - 9) / 10)
-			return perr(st, "invalid number of seconds '%s' for %s",
-				    shown(q, sizeof(q), v, len), key);
-		n = n * 10 + (v[i] - '0');
-	}
-	*out = n;
-	return 0;
+	if (jf_parse_duration_ms(v, len, out_ms) == 0)
+		return 0;
+	return perr(st, "invalid number of seconds '%s' for %s", shown(q, sizeof(q), v, len), key);
 }
 
 static bool value_is(const char *v, size_t len, const char *word)
@@ -384,7 +355,7 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		if (st->seen_timeout)
 			return perr(st, "duplicate key 'timeout' in [run]");
 		st->seen_timeout = true;
-		return parse_seconds(st, "timeout", v, vlen, &st->timeout);
+		return parse_duration(st, "timeout", v, vlen, &st->timeout_ms);
 	}
 	for (int si = 0; si < JF_RUN_NSIZES; si++)
 		if (value_is(k, klen, run_size_keys[si]))
@@ -638,7 +609,7 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		st->lists[li] = NULL;
 		st->nlists[li] = 0;
 	}
-	p->timeout = st->timeout;
+	p->timeout_ms = st->timeout_ms;
 	memcpy(p->run_sizes, st->run_sizes, sizeof(p->run_sizes));
 	if (jf_policy_build_index(p) < 0)
 		goto oom;
@@ -781,8 +752,8 @@ const char *const *jf_policy_run_list(const struct jf_policy *policy, const char
 
 uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key)
 {
-	if (strcmp(key, "timeout") == 0)
-		return policy->timeout;
+	if (strcmp(key, "timeout_ms") == 0)
+		return policy->timeout_ms;
 	for (int si = 0; si < JF_RUN_NSIZES; si++)
 		if (strcmp(key, run_size_keys[si]) == 0)
 			return policy->run_sizes[si];
@@ -807,8 +778,11 @@ int jf_policy_run_format(const struct jf_policy *policy, char **out)
 			fprintf(f, "%s%s", i ? ", " : "", v[i]);
 		fputc('\n', f);
 	}
-	if (policy->timeout)
-		fprintf(f, "timeout = %llu\n", (unsigned long long)policy->timeout);
+	if (policy->timeout_ms) {
+		char d[24];
+
+		fprintf(f, "timeout = %s\n", jf_format_duration(policy->timeout_ms, d, sizeof(d)));
+	}
 	for (int si = 0; si < JF_RUN_NSIZES; si++) {
 		uint64_t v = policy->run_sizes[si];
 

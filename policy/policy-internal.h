@@ -90,7 +90,7 @@ struct jf_policy {
 	enum jf_hardlinks hardlinks;
 	uint64_t max_file_size[3];
 	char **run_lists[JF_RUN_NLISTS]; /* NULL-terminated; NULL = empty */
-	uint64_t timeout;
+	uint64_t timeout_ms; /* [run] timeout, 0 = unset */
 	uint64_t run_sizes[JF_RUN_NSIZES]; /* bytes, 0 = unset */
 	char *file;			   /* source name of file rules */
 };

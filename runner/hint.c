@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "jailrun.h"
 #include "result.h"
+#include "text.h"
 
 const char jr_hint_no_net[] = "no network in the jail: pass --net or vendor the dependency";
 

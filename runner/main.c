@@ -23,6 +23,8 @@
 #include "jailrun.h"
 #include "sysdirs.h"
 #include "result.h"
+#include "text.h"
+#include "units.h"
 
 #define DEFAULT_TIMEOUT_MS 120000ULL
 #define DEFAULT_MAX_OUTPUT (1ULL << 20)
@@ -237,45 +239,38 @@ _printf_(1, 2) static _Noreturn void usage_error(const char *fmt, ...)
 
 static uint64_t parse_size(const char *s, const char *opt)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
+	int r = jf_parse_size(s, strlen(s), false, &v);
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		usage_error("%s: not a number: '%s'", opt, s);
-	switch (*end) {
-	case 'K':
-	case 'k':
-		v <<= 10;
-		end++;
-		break;
-	case 'M':
-	case 'm':
-		v <<= 20;
-		end++;
-		break;
-	case 'G':
-	case 'g':
-		v <<= 30;
-		end++;
-		break;
-	}
-	if (*end)
-		usage_error("%s: not a size: '%s' (bytes, or with K M G)", opt, s);
+	if (r == -ERANGE)
+		usage_error("%s: too large: '%s'", opt, s);
+	if (r < 0)
+		usage_error("%s: not a size: '%s' (bytes, or with K M G T)", opt, s);
 	return v;
 }
 
 static uint64_t parse_seconds_ms(const char *s, const char *opt)
 {
-	char *end;
-	double v;
+	uint64_t v;
+	int r = jf_parse_duration_ms(s, strlen(s), &v);
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0 || v > 1e9)
-		usage_error("%s: not a number of seconds: '%s'", opt, s);
-	return (uint64_t)(v * 1000 + 0.5);
+	if (r == -ERANGE)
+		usage_error("%s: too large: '%s'", opt, s);
+	if (r < 0)
+		usage_error("%s: not a number of seconds: '%s' (at most 3 decimals)", opt, s);
+	return v;
+}
+
+static uint64_t parse_count(const char *s, const char *opt)
+{
+	uint64_t v;
+	int r = jf_parse_count(s, strlen(s), &v);
+
+	if (r == -ERANGE)
+		usage_error("%s: too large: '%s'", opt, s);
+	if (r < 0)
+		usage_error("%s: not a number: '%s'", opt, s);
+	return v;
 }
 
 static void push(const char **list, int *n, const char *v, const char *opt)
@@ -402,13 +397,13 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			o->grace_ms = parse_seconds_ms(optarg, "--grace");
 			break;
 		case OPT_RL_CPU:
-			o->limits.cpu_s = parse_size(optarg, "--rlimit-cpu");
+			o->limits.cpu_s = (parse_seconds_ms(optarg, "--rlimit-cpu") + 999) / 1000;
 			break;
 		case OPT_RL_AS:
 			o->limits.as_bytes = parse_size(optarg, "--rlimit-as");
 			break;
 		case OPT_RL_NPROC:
-			o->limits.nproc = parse_size(optarg, "--rlimit-nproc");
+			o->limits.nproc = parse_count(optarg, "--rlimit-nproc");
 			break;
 		case OPT_RL_FSIZE:
 			o->limits.fsize_bytes = parse_size(optarg, "--rlimit-fsize");
@@ -885,9 +880,9 @@ static uint64_t stricter(uint64_t a, uint64_t b)
  * --timeout 0 (none) gives way to the view's timeout. */
 static void apply_defaults(struct run *r)
 {
-	uint64_t mt = r->mount_run ? jf_policy_run_number(r->mount_run, "timeout") * 1000 : 0;
+	uint64_t mt = r->mount_run ? jf_policy_run_number(r->mount_run, "timeout_ms") : 0;
 	uint64_t mo = r->mount_run ? jf_policy_run_number(r->mount_run, "max_output") : 0;
-	uint64_t pt = jf_policy_run_number(r->policy, "timeout") * 1000;
+	uint64_t pt = jf_policy_run_number(r->policy, "timeout_ms");
 	uint64_t po = jf_policy_run_number(r->policy, "max_output");
 	uint64_t v;
 

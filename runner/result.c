@@ -29,6 +29,7 @@
 #include "cleanup.h"
 #include "jailrun.h"
 #include "result.h"
+#include "text.h"
 
 char *jr_utf8_sanitize(const char *in, size_t n, size_t *out_len)
 {

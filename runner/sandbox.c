@@ -66,6 +66,7 @@
 #include "cleanup.h"
 #include "jailrun.h"
 #include "sysdirs.h"
+#include "text.h"
 
 #define NEWROOT "/tmp" /* mount point of the new root in our private namespace */
 

@@ -26,6 +26,7 @@
 
 #include "audit.h"
 #include "cleanup.h"
+#include "text.h"
 
 static char tmpdir[] = "/tmp/jf-test-audit.XXXXXX";
 

@@ -19,6 +19,7 @@
 
 #include "policy-internal.h"
 #include "policy.h"
+#include "text.h"
 
 /* ---- helpers ---- */
 
@@ -1163,7 +1164,7 @@ static void test_run_format(void **state)
 	q = parse_ok(text);
 	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
 	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
-	assert_int_equal(jf_policy_run_number(q, "timeout"), 300);
+	assert_int_equal(jf_policy_run_number(q, "timeout_ms"), 300000);
 	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
 	free(text);
 	jf_policy_free(q);
@@ -1219,7 +1220,7 @@ static void test_parse_values(void **state)
 	l = jf_policy_run_list(p, "expose");
 	assert_string_equal(l[0], "/usr/share/zoneinfo");
 	assert_null(jf_policy_run_list(p, "nope"));
-	assert_int_equal(jf_policy_run_number(p, "timeout"), 300);
+	assert_int_equal(jf_policy_run_number(p, "timeout_ms"), 300000);
 	assert_int_equal(jf_policy_run_number(p, "max_output"), 1ull << 30);
 	assert_int_equal(jf_policy_run_number(p, "tmp_size"), 64ull << 20);
 	assert_int_equal(jf_policy_run_number(p, "shm_size"), UINT64_MAX);
@@ -1240,7 +1241,7 @@ static void test_parse_values(void **state)
 	l = jf_policy_run_list(p, "env");
 	assert_non_null(l);
 	assert_null(l[0]);
-	assert_int_equal(jf_policy_run_number(p, "timeout"), 0);
+	assert_int_equal(jf_policy_run_number(p, "timeout_ms"), 0);
 	jf_policy_free(p);
 
 	/* listed order: project before secrets */

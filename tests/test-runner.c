@@ -517,7 +517,7 @@ static void test_view_run_rules(void **state)
 	assert_int_equal(jr_view_run_rules(p, &r, err, sizeof(err)), 0);
 	assert_non_null(r);
 	assert_string_equal(jf_policy_run_list(r, "deny_exec")[1], "wget");
-	assert_int_equal(jf_policy_run_number(r, "timeout"), 7);
+	assert_int_equal(jf_policy_run_number(r, "timeout_ms"), 7000);
 	jf_policy_free(r);
 	assert_int_equal(setxattr(p, JF_RUN_XATTR, "[run]\nbogus = 1\n", 16, 0), 0);
 	assert_true(jr_view_run_rules(p, &r, err, sizeof(err)) < 0);

@@ -18,10 +18,11 @@
  * UTF-8), ECMA-48 (C1 set), Unicode UAX #9 (explicit directional formatting
  * characters).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "policy.h"
+#include "text.h"
 
 size_t jf_utf8_len(const unsigned char *s, size_t n)
 {
