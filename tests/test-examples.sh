@@ -292,12 +292,13 @@ r=$tmp/readme
 mkdir -p "$r/bin" "$r/mnt" "$r/out"
 ln -s "$JAILFS" "$r/bin/jailfs"
 ln -s "$JAILRUN" "$r/bin/jailrun"
-readme_block() { # NAME: the fenced block after <!-- readme-test: NAME -->
-	awk -v tag="<!-- readme-test: $1 -->" '
+doc_block() { # FILE TAG: the fenced block after the line <!-- TAG -->
+	awk -v tag="<!-- $2 -->" '
 		$0 == tag { armed = 1; next }
 		armed && /^```/ { if (inside) exit; inside = 1; next }
-		inside { print }' "$JF_SRCDIR/README.md"
+		inside { print }' "$JF_SRCDIR/$1"
 }
+readme_block() { doc_block README.md "readme-test: $1"; }
 for use in agent share audit; do
 	block=$(readme_block "$use")
 	if [ -z "$block" ]; then
@@ -335,6 +336,17 @@ if [ -s "$r/out/audit.jsonl" ]; then
 	jq -r 'select(.bytes_written > 0) | .path' "$r/out/audit.jsonl" | grep -qx tally &&
 		ok "README audit: the audit log shows make writing 'tally'" ||
 		bad "README audit: no write of 'tally' in the audit log"
+	# docs/audit.md's jq recipes, run as written on that log.
+	block=$(doc_block docs/audit.md "doc-test: audit-jq")
+	if [ -z "$block" ]; then
+		bad "docs/audit.md: no block for <!-- doc-test: audit-jq -->"
+	elif out=$(cd "$r/out" && bash -e -c "$block" 2>&1); then
+		grep -qE '^[0-9]+'$'\t''tally$' <<<"$out" &&
+			ok "docs/audit.md: the jq recipes ran; bytes written per file lists 'tally'" ||
+			bad "docs/audit.md: no '<bytes><TAB>tally' line in the recipes' output: $out"
+	else
+		bad "docs/audit.md: a jq recipe failed: $out"
+	fi
 else
 	bad "README audit: no audit log"
 fi
