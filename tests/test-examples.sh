@@ -6,8 +6,10 @@
 #   - the Python agent harness against jailrun --request -;
 #   - the fstab line, mounted for real by `mount -T FILE` (mount(8) ->
 #     mount.fuse3 -> jailfs) in a private mount namespace;
-#   - the systemd unit: `systemd-analyze verify`, then its ExecStart run as
-#     systemd would run it, and stopped the way systemd stops it (SIGTERM).
+#   - the systemd unit: `systemd-analyze verify` (its Documentation= man
+#     pages included), then its ExecStart run as systemd would run it, and
+#     stopped the way systemd stops it (SIGTERM);
+#   - README.md's three uses and docs/audit.md's jq recipes, as written.
 # Suite 'mount' (real FUSE mounts, not parallel). Needs /dev/fuse: with
 # CI=true a missing /dev/fuse or a non-root run is a failure, never a skip.
 set -uo pipefail
@@ -239,7 +241,14 @@ print("".join(c if c.isalnum() or c in "_." else "-" if c == "/" else "\\x%02x" 
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$tmp/units"
 	sed "s|/usr/local/bin/jailfs|$JAILFS|" "$unit" >"$tmp/units/jailfs@$inst.service"
-	if v=$(systemd-analyze verify "$tmp/units/jailfs@$inst.service" 2>&1) && [ -z "$v" ]; then
+	# verify runs man(1) on each Documentation=man: page: give it the built
+	# pages, laid out as `meson install` lays them out.
+	mkdir -p "$tmp/man/man1" "$tmp/man/man5"
+	for p in "${JF_BUILDDIR:-/nonexistent}"/man/*.[15]; do
+		[ -f "$p" ] && ln -sf "$p" "$tmp/man/man${p##*.}/"
+	done
+	if v=$(MANPATH=$tmp/man systemd-analyze verify "$tmp/units/jailfs@$inst.service" 2>&1) &&
+		[ -z "$v" ]; then
 		ok "systemd-analyze verify jailfs@$inst.service: clean"
 	else
 		bad "systemd-analyze verify: $v"
