@@ -23,10 +23,10 @@
 #define MAX_DIRS 4096
 
 static const char *const names[] = {
-	".env",		 ".env.local",	    ".npmrc",	     "id_rsa",
+	".env",		 ".env.local",	     ".npmrc",	     "id_rsa",
 	".netrc",	 "credentials.json", "secrets.yaml", ".aws",
-	"Makefile.orig", "README.bak",	    "config.local",  "jf-absent-1",
-	"jf-absent-2",	 "package.json",    "Cargo.toml",    "pyproject.toml",
+	"Makefile.orig", "README.bak",	     "config.local", "jf-absent-1",
+	"jf-absent-2",	 "package.json",     "Cargo.toml",   "pyproject.toml",
 };
 
 static char *dirs[MAX_DIRS];

@@ -96,15 +96,14 @@ int jf_join(char *buf, size_t size, const char *dir, const char *name)
  * them is slow, endless, has side effects or reaches outside SOURCE (proc's
  * magic links). f_type values from <linux/magic.h>, plus those it lacks. */
 static const unsigned long pseudo_magic[] = {
-	PROC_SUPER_MAGIC,   SYSFS_MAGIC,	 DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
-	CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,	 TRACEFS_MAGIC,	     SECURITYFS_MAGIC,
-	BPF_FS_MAGIC,	     PSTOREFS_MAGIC,	 BINFMTFS_MAGIC,     EFIVARFS_MAGIC,
-	SELINUX_MAGIC,	     SMACK_MAGIC,	 NSFS_MAGIC,	     AUTOFS_SUPER_MAGIC,
-	HUGETLBFS_MAGIC,
-	0x1373,	    /* devtmpfs reports DEVFS_SUPER_MAGIC on old kernels */
-	0x65735543, /* fusectl */
-	0x62656570, /* configfs */
-	0x19800202, /* mqueue */
+	PROC_SUPER_MAGIC,    SYSFS_MAGIC,    DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
+	CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,  TRACEFS_MAGIC,	 SECURITYFS_MAGIC,
+	BPF_FS_MAGIC,	     PSTOREFS_MAGIC, BINFMTFS_MAGIC,	 EFIVARFS_MAGIC,
+	SELINUX_MAGIC,	     SMACK_MAGIC,    NSFS_MAGIC,	 AUTOFS_SUPER_MAGIC,
+	HUGETLBFS_MAGIC,     0x1373, /* devtmpfs reports DEVFS_SUPER_MAGIC on old kernels */
+	0x65735543,		     /* fusectl */
+	0x62656570,		     /* configfs */
+	0x19800202,		     /* mqueue */
 };
 
 bool jf_is_pseudo_fs(int fd)

@@ -41,6 +41,8 @@ struct jf_options {
 	bool no_splice;		 /* -o no_splice */
 	bool no_watch;		 /* -o nowatch: no inotify invalidation (watch.c) */
 	bool fast_open;		 /* -o fast_open: zero-message opens (FUSE no_open) */
+	bool no_passthrough;	 /* -o nopassthrough: every read and write through the daemon */
+	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */
@@ -155,6 +157,9 @@ struct jf_file {
 	struct jf_file *next_open; /* inode->open_files list, under jf_fs.lock */
 	pid_t pid;		   /* opener, for the release record (release has no caller) */
 	uid_t uid;
+	/* > 0: the kernel serves reads and writes from this backing file id
+	 * (passthrough.h), shared by all open handles of the inode. */
+	int32_t backing_id;
 };
 
 /* ---- inode table (inode.c); all functions take jf_fs.lock themselves ---- */

@@ -24,6 +24,8 @@
 #include "cleanup.h"
 #include "daemon.h"
 #include "jailfs.h"
+#include "passthrough.h"
+#include "stats.h"
 #include "watch.h"
 
 struct jf_fs jf_fs;
@@ -411,6 +413,11 @@ static int serve(struct jf_options *o)
 	int r, status = 1;
 
 	jf_fd_budget_init(workers);
+	/* Before the daemon detaches: a relative FILE is the caller's. */
+	if ((r = jf_stats_start(o->stats)) < 0) {
+		fprintf(stderr, "jailfs: --stats %s: %s\n", o->stats, strerror(-r));
+		return 1;
+	}
 	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
@@ -425,6 +432,11 @@ static int serve(struct jf_options *o)
 			fprintf(stderr, "jailfs: /dev/fuse is not usable by this user; fusermount3 "
 					"needs it mode 0666 (Debian's default)\n");
 		goto out_signals;
+	}
+	/* Our own end of /dev/fuse: request counters, passthrough. */
+	if ((r = jf_devio_install(se)) < 0) {
+		fprintf(stderr, "jailfs: cannot hook /dev/fuse: %s\n", strerror(-r));
+		goto out_unmount;
 	}
 	if (fuse_daemonize(o->foreground) < 0)
 		goto out_unmount;
@@ -446,6 +458,8 @@ static int serve(struct jf_options *o)
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;
+	if (o->debug || o->stats)
+		jf_stats_report();
 out_audit:
 	jf_watch_stop(); /* before the unmount: no notification after it */
 	if (audit)
@@ -457,6 +471,7 @@ out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	fuse_session_destroy(se);
+	jf_stats_stop();
 	return status;
 }
 

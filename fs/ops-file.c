@@ -19,6 +19,7 @@
 
 #include "cleanup.h"
 #include "ops.h"
+#include "passthrough.h"
 
 /* ---------- open / create / read / write ---------- */
 
@@ -45,7 +46,7 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 	struct jf_inode *inode = jf_inode_get(ino);
 	struct jf_verdict v;
 	struct stat st;
-	int fd;
+	int fd, r;
 
 	*out = jf_file_of(fi);
 	if (*out)
@@ -64,6 +65,10 @@ static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct
 		return 0;
 	}
 	fd = jf_open_inode(inode, flags, &st);
+	if (fd >= 0 && (flags & O_ACCMODE) != O_RDONLY && (r = jf_kill_setid(fd)) < 0) {
+		close(fd);
+		return r;
+	}
 	if (fd == -ENOENT || fd == -ESTALE) {
 		int ofd = jf_inode_orphan_fd(inode);
 
@@ -96,6 +101,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 {
 	struct jf_file *f = calloc(1, sizeof(*f));
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r;
 
 	if (!f)
 		return -ENOMEM;
@@ -108,9 +114,15 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	f->writable = (flags & O_ACCMODE) != O_RDONLY;
 	atomic_init(&f->bytes_read, 0);
 	atomic_init(&f->bytes_written, 0);
-	fi->fh = (uint64_t)(uintptr_t)f;
 	/* Keep the page cache when the file did not change since the last open. */
 	pthread_mutex_lock(&jf_fs.lock);
+	r = jf_pt_attach(f, st->st_size);
+	if (r < 0) {
+		pthread_mutex_unlock(&jf_fs.lock);
+		free(f);
+		return r;
+	}
+	fi->fh = (uint64_t)(uintptr_t)f;
 	if (inode->open_size == st->st_size && inode->open_mtime.tv_sec == st->st_mtim.tv_sec &&
 	    inode->open_mtime.tv_nsec == st->st_mtim.tv_nsec && !(flags & O_TRUNC))
 		fi->keep_cache = 1;
@@ -142,8 +154,10 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdi
 		close(fd);
 		return -EFBIG;
 	}
-	if ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0) {
+	r = wants_write(fi->flags) ? jf_kill_setid(fd) : 0;
+	if (r == 0 && (fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0)
 		r = -errno;
+	if (r < 0) {
 		close(fd);
 		return r;
 	}
@@ -205,7 +219,7 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (r < 0)
 		fuse_reply_err(req, -r);
-	else if (fuse_reply_open(req, fi) == -ENOENT)
+	else if (jf_reply_open(req, fi) == -ENOENT)
 		drop_file(jf_file_of(fi));
 }
 
@@ -260,8 +274,9 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		r = jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
 		goto fail;
 	}
-	if ((fi->flags & O_TRUNC) && !created && ftruncate(fd, 0) < 0) {
-		r = -errno;
+	if (!created &&
+	    ((r = jf_kill_setid(fd)) < 0 || ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0))) {
+		r = r < 0 ? r : -errno;
 		jf_inode_forget(inode, 1);
 		goto fail;
 	}
@@ -299,7 +314,7 @@ void jf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	jf_ns_unlock();
 	if (r < 0)
 		fuse_reply_err(req, -r);
-	else if (fuse_reply_create(req, &e, fi) == -ENOENT && jf_file_of(fi))
+	else if (jf_reply_create(req, &e, fi) == -ENOENT && jf_file_of(fi))
 		drop_file(jf_file_of(fi));
 }
 
@@ -520,6 +535,7 @@ static void drop_file(struct jf_file *f)
 			break;
 		}
 	}
+	jf_pt_detach(f);
 	pthread_mutex_unlock(&jf_fs.lock);
 	close(f->fd);
 	jf_fd_put();

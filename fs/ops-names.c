@@ -38,6 +38,10 @@ int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const c
 
 	v->zone = JF_DENIED;
 	v->rule = NULL;
+	/* No filesystem holds such a name: the errno POSIX gives, not a
+	 * refusal of the policy. */
+	if (refusal == JF_REFUSE_NAME_TOO_LONG)
+		return -ENAMETOOLONG;
 	r = jf_join(path, size, dpath, name);
 	if (r < 0)
 		return r;

@@ -43,6 +43,7 @@
 
 #include "cleanup.h"
 #include "ops.h"
+#include "passthrough.h"
 #include "watch.h"
 
 /* ---------- small helpers ---------- */
@@ -451,6 +452,10 @@ static void jf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct probe p;
 	int fd, r;
 
+	if (strlen(name) > JF_NAME_MAX) { /* no filesystem holds it: POSIX's errno */
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
@@ -568,12 +573,14 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	if ((uint64_t)size > jf_fs.max_size[JF_SAFE])
 		return -EFBIG;
 	if (f && f->writable)
-		return ftruncate(f->fd, size) < 0 ? -errno : 0;
-	fd = jf_open_inode(inode, O_WRONLY | O_NONBLOCK, NULL);
-	if (fd < 0)
+		fd = f->fd;
+	else if ((fd = jf_open_inode(inode, O_WRONLY | O_NONBLOCK, NULL)) < 0)
 		return fd;
-	if (ftruncate(fd, size) < 0)
+	r = jf_kill_setid(fd);
+	if (r == 0 && ftruncate(fd, size) < 0)
 		r = -errno;
+	if (f && f->writable)
+		return r;
 	close(fd);
 	return r;
 }
@@ -922,6 +929,7 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 			!jf_audit_wants(JF_AUDIT_DENY, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	jf_pt_init(conn);
 	conn->max_write = 1 << 20;
 	conn->max_readahead = 1 << 20;
 	conn->time_gran = 1;

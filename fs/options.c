@@ -43,9 +43,12 @@ void jf_options_usage(const char *prog)
 	       "                       readdirs and byte counts at release\n"
 	       "  --audit-sync         workers wait until each record is written\n"
 	       "  --audit-syslog       also send audit records to syslog\n"
+	       "  --stats FILE         append the count of FUSE requests of each kind\n"
+	       "                       to FILE at exit and on SIGUSR1 (without it:\n"
+	       "                       stderr, at exit only with -d)\n"
 	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
 	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
-	       "       audit_sync, audit_syslog\n"
+	       "       audit_sync, audit_syslog, stats=FILE\n"
 	       "       entry_timeout=SEC    kernel caches names this long (default 300)\n"
 	       "       attr_timeout=SEC     kernel caches attributes this long (default 300)\n"
 	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 300)\n"
@@ -60,6 +63,12 @@ void jf_options_usage(const char *prog)
 	       "                            CAP_DAC_OVERRIDE, like jailrun's jail: such a\n"
 	       "                            caller could open a RESTRICTED file for\n"
 	       "                            writing; writes still fail with EROFS\n"
+	       "       nopassthrough        serve every read and write from the daemon.\n"
+	       "                            Otherwise, as root on Linux >= 6.9, the kernel\n"
+	       "                            reads and writes open files directly (FUSE\n"
+	       "                            passthrough), except with fast_open, at audit\n"
+	       "                            levels writes and all, and where a zone's\n"
+	       "                            max_file_size applies\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
@@ -155,6 +164,10 @@ static int own_option(struct jf_options *o, char *opt)
 		o->no_watch = true;
 	} else if (KEY("fast_open")) {
 		o->fast_open = true;
+	} else if (KEY("nopassthrough")) {
+		o->no_passthrough = true;
+	} else if (KEY("stats") && val) {
+		o->stats = val;
 	} else {
 		return 0;
 	}
@@ -215,7 +228,7 @@ void jf_options_free(struct jf_options *o)
 
 int jf_options_parse(int argc, char **argv, struct jf_options *o)
 {
-	enum { OPT_POLICY = 256, OPT_RO, OPT_AUDIT, OPT_LEVEL, OPT_SYNC, OPT_SYSLOG };
+	enum { OPT_POLICY = 256, OPT_RO, OPT_AUDIT, OPT_LEVEL, OPT_SYNC, OPT_SYSLOG, OPT_STATS };
 	static const struct option longopts[] = {
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"read-only", no_argument, NULL, OPT_RO},
@@ -223,6 +236,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"audit-level", required_argument, NULL, OPT_LEVEL},
 		{"audit-sync", no_argument, NULL, OPT_SYNC},
 		{"audit-syslog", no_argument, NULL, OPT_SYSLOG},
+		{"stats", required_argument, NULL, OPT_STATS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -268,6 +282,9 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			break;
 		case OPT_SYSLOG:
 			o->audit.syslog = true;
+			break;
+		case OPT_STATS:
+			o->stats = optarg;
 			break;
 		default:
 			goto usage;

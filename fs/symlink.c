@@ -76,7 +76,7 @@ static int check_relative(const char *dir, const char *target)
 {
 	char res[JF_PATH_MAX + 1];
 	size_t up = 0, len;
-	bool in_rest = false;
+	bool in_rest = false, beyond = false;
 	const char *p = target;
 
 	len = strlen(dir);
@@ -102,8 +102,15 @@ static int check_relative(const char *dir, const char *target)
 			}
 			if (jf_check_name(p, n) != JF_REFUSE_NONE)
 				return -ENOENT;
-			if (len + n + 2 > sizeof(res))
-				return -ENOENT;
+			if (beyond || len + n + 2 > sizeof(res)) {
+				/* Deeper than any view path: the kernel's
+				 * walk ends there with ENAMETOOLONG, so what
+				 * is reached is at most the prefix in @res,
+				 * checked below. */
+				beyond = true;
+				p = *e ? e + 1 : e;
+				continue;
+			}
 			if (len)
 				res[len++] = '/';
 			memcpy(res + len, p, n);

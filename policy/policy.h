@@ -95,7 +95,6 @@ int jf_canonicalize(const char *root, const char *base, const char *in, size_t l
  * Thread-safe, no allocation. */
 enum jf_refusal jf_check_name(const char *name, size_t len);
 
-
 /*
  * A [denied] rule "subject to content": the name alone does not decide, a
  * regular file whose content is public (jf_content_public) is not hidden by

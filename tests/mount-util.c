@@ -464,3 +464,40 @@ long mu_peak_rss_kib(pid_t pid)
 	fclose(f);
 	return kib;
 }
+
+/* Read what @path holds from offset @from into @buf (NUL-terminated). */
+static ssize_t read_from(const char *path, off_t from, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, size - 1, from);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+int mu_requests(pid_t pid, const char *stats, const char *kind, uint64_t *out)
+{
+	char buf[4096], key[64];
+	struct stat st;
+	off_t from = stat(stats, &st) == 0 ? st.st_size : 0;
+	size_t klen = (size_t)snprintf(key, sizeof(key), " %s=", kind);
+
+	if (kill(pid, SIGUSR1) < 0)
+		return -1;
+	for (int i = 0; i < 200; i++) {
+		ssize_t n = read_from(stats, from, buf, sizeof(buf));
+		const char *p;
+
+		if (n > 0 && buf[n - 1] == '\n') {
+			p = strstr(buf, key);
+			*out = p ? strtoull(p + klen, NULL, 10) : 0;
+			return 0;
+		}
+		sleep_ms(10);
+	}
+	return -1;
+}

@@ -70,3 +70,9 @@ int mu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int mu_count_fds(pid_t pid);
 /* VmHWM of @pid in KiB. */
 long mu_peak_rss_kib(pid_t pid);
+
+/* The daemon @pid's count of FUSE requests of kind @kind ("READ", "total",
+ * "passthrough_opens", ...): SIGUSR1 makes a daemon started with --stats
+ * @stats append one report line there (fs/stats.h); its value of @kind
+ * (0 when absent) goes to @out. 0, or -1 when no line came within 2 s. */
+int mu_requests(pid_t pid, const char *stats, const char *kind, uint64_t *out);
