@@ -67,8 +67,9 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
 {
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
-	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
-	 * find(1) and fts read as "unknown, do not use the leaf optimization".
+	 * agent learns nothing, docs/threat-model.md invariant 3): report 1
+	 * like btrfs does, which find(1) and fts read as "unknown, do not use
+	 * the leaf optimization".
 	 * Its size and blocks grow with its entries, hidden ones too (tmpfs:
 	 * 20 bytes a name; ext4: a block per ~100 names): report one block,
 	 * as many FUSE filesystems do (JF_DIR_SIZE). */

@@ -237,9 +237,10 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 
 		if (inode->type == S_IFLNK)
 			return -EOPNOTSUPP;
-		/* No set-user/group-ID file through the view (invariant 8): a
-		 * jailed root would set it on a root-owned backing file, and
-		 * nosuid guards only the view. Set-group-ID directories stay. */
+		/* No set-user/group-ID file through the view (docs/threat-model.md,
+		 * invariant 8): a jailed root would set it on a root-owned backing
+		 * file, and nosuid guards only the view. Set-group-ID directories
+		 * stay. */
 		if (inode->type != S_IFDIR)
 			mode &= ~(mode_t)(S_ISUID | S_ISGID);
 		jf_proc_fd_path(proc, sizeof(proc), fd);
@@ -403,7 +404,8 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	/* Defence in depth for a daemon running as root: file capabilities and
-	 * trusted.* attributes are never set through the view (invariant 8). */
+	 * trusted.* attributes are never set through the view (docs/threat-model.md,
+	 * invariant 8). */
 	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
 	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);

@@ -5,8 +5,8 @@
  * (ops.h), what they share below them in handler.c and probe.c.
  *
  * Every handler is thin: resolve the inode(s), call a function that returns
- * a negative errno or a result, reply exactly once. Decisions (threat model
- * invariants 2-6):
+ * a negative errno or a result, reply exactly once. Decisions (invariants
+ * 2-6 of docs/threat-model.md):
  *  - lookup and readdir classify parent_path/name before anything reaches
  *    the kernel; DENIED and refused names, the jailfs mountpoint inside
  *    SOURCE, pseudo filesystems and symlinks whose target leaves the view are

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symlink targets (threat model invariant 5). Pure: what it needs of the
- * daemon comes in a struct jf_symlink_ctx. The kernel follows a symlink
+ * Symlink targets (docs/threat-model.md, invariant 5). Pure: what it needs
+ * of the daemon comes in a struct jf_symlink_ctx. The kernel follows a symlink
  * on the caller's side, inside the view, so the daemon never follows one;
  * what it decides is which targets the view may show.
  *
