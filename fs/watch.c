@@ -750,7 +750,7 @@ static int child_node(struct batch *b, const char *name, fuse_ino_t *child)
 	if (jf_join(full, sizeof(full), b->path, name) < 0)
 		return 0;
 	if (jf_fs.mnt_rel && strcmp(full, jf_fs.mnt_rel) == 0)
-		return -1; /* MOUNTPOINT inside SOURCE (ops.c jf_is_mnt_path) */
+		return -1; /* MOUNTPOINT inside SOURCE (zone.c jf_is_mnt_path) */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	return jf_inode_find(st.st_dev, st.st_ino, child, NULL, 0) == 0 ? 1 : 0;

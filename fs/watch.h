@@ -7,7 +7,7 @@
  * the kernel's caches at once instead of after entry_timeout/attr_timeout.
  * Off with -o nowatch.
  *
- * Conventions: daemon.h's (0 or a negative errno). Every function here is
+ * Conventions: fsstate.h's (0 or a negative errno). Every function here is
  * thread-safe; which lock the caller may hold is said per function. The
  * notifications are sent only from the watch thread, never from a request
  * handler (libfuse's fuse_lowlevel.h: a handler that invalidates an entry
