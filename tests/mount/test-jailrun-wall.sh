@@ -137,7 +137,7 @@ out=$("$J" "${R[@]}" --net -- python3 sock.py 2>&1)
 check "--net: the same families" grep -qx "vsock EAFNOSUPPORT" <<<"$out"
 
 # ---- the caller's terminal ----
-PTY=("$SRC/tests/jailrun-pty.py")
+PTY=("$SRC/tests/mount/jailrun-pty.py")
 out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- stty rows 5 -echo)
 check "stty rows 5 -echo: settings and window size unchanged afterwards" \
 	eval 'grep -qx "termios same" <<<"$out" && grep -qx "echo on" <<<"$out" && grep -qx "winsize 40x100" <<<"$out"'

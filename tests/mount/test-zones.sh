@@ -18,8 +18,8 @@
 set -u
 J=${JAILRUN:?JAILRUN not set}
 : "${JAILFS:?JAILFS not set}"
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
 	[ "${CI:-}" = true ] && { echo "FAIL: needs root and /dev/fuse (CI=true)"; exit 1; }

@@ -31,8 +31,8 @@ if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
 	echo "SKIP: needs root and /dev/fuse"
 	exit 77
 fi
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "$0")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "$0")/../lib/lib-mount.sh"
 
 n=0
 fails=0
