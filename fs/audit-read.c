@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading an audit log back: getline(3) and jansson, one record per line
- * (schema in README, "## Audit log").
+ * (schema in docs/audit.md).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * jailfs --audit-report FILE: a human summary of an audit log (JSON Lines,
- * schema in README "## Audit log"). Each line is parsed with jansson; lines
+ * schema in docs/audit.md). Each line is parsed with jansson; lines
  * that do not parse (a torn last line after a crash, a hand-edited file) are
  * counted and reported, never fatal. Counts are kept in jansson objects used
  * as string maps.
@@ -50,7 +50,7 @@ static void usage(FILE *out)
 	      "    records, and a torn last line (the daemon was killed mid-write).\n"
 	      "\n"
 	      "FILE may be - for standard input. For anything finer, use jq on the file:\n"
-	      "see README, section \"Audit log\".\n"
+	      "see docs/audit.md (installed in share/doc/jailfs).\n"
 	      "\n"
 	      "Options:\n"
 	      "  --top N     show N rows in each ranking (default 20, 0 = all)\n"

@@ -4,7 +4,7 @@
  * root_fd and resolved by openat2(2) with RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, so a symlink or a ".."
  * planted in SOURCE (or a directory swapped for a symlink while we walk)
- * cannot lead outside it (threat model invariant 1; util-linux
+ * cannot lead outside it (docs/threat-model.md, invariant 1; util-linux
  * CVE-2026-27456 moved to the same call because O_NOFOLLOW guards only the
  * last component). After opening an inode by its path, (st_dev, st_ino) is
  * compared with the inode's: a different object answers -ESTALE, never

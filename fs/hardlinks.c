@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The hard-link index (threat model invariant 6: "no second name for a
+ * The hard-link index (docs/threat-model.md, invariant 6: "no second name for a
  * protected file"; a file with several names is treated by its most
  * restrictive known name, or refused).
  *

@@ -5,7 +5,7 @@
  * inode stores a parent pointer and its name, like a dentry, so its
  * view-relative path can be rebuilt and reopened below root_fd when needed.
  * This keeps fds bounded by open files and directories, not by tree size
- * (threat model invariant 9); memory is about 100 bytes + name per inode the
+ * (docs/threat-model.md, invariant 9); memory is about 100 bytes + name per inode the
  * kernel holds, and forget/batch_forget free them.
  *
  * Locking: one mutex (jf_fs.lock) guards the hash table and every inode's

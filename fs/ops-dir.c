@@ -337,7 +337,8 @@ static size_t add_entry(fuse_req_t req, struct jf_inode *dir, char *p, size_t re
 	*err = 0;
 	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
 		/* The root's ".." is outside the view: report the root itself,
-		 * not the host inode of SOURCE's parent (invariant 3). */
+		 * not the host inode of SOURCE's parent (docs/threat-model.md,
+		 * invariant 3). */
 		if (strcmp(de->d_name, ".") == 0 || dir == &jf_fs.root)
 			st.st_ino = jf_view_ino(dir);
 		else

@@ -238,7 +238,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	if (dfd < 0)
 		return dfd;
 	r = jf_check_new_name(req, "create", dpath, name, S_IFREG, path, sizeof(path), &v);
-	/* No set-user/group-ID file through the view (invariant 8). */
+	/* No set-user/group-ID file through the view (docs/threat-model.md, invariant 8). */
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0) {
 		fd = openat(dfd, name, flags | O_EXCL, mode);

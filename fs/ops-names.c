@@ -153,7 +153,7 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	jf_ns_assert_held();
 	*op = kind == MK_DIR ? "mkdir" : kind == MK_SYMLINK ? "symlink" : "mknod";
 	if (kind == MK_NOD && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
-		return -EPERM; /* no device nodes, ever (invariant 8) */
+		return -EPERM; /* no device nodes, ever (docs/threat-model.md, invariant 8) */
 	if (kind == MK_NOD)
 		mode &= ~(mode_t)(S_ISUID | S_ISGID); /* no set-ID files either */
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));

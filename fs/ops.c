@@ -3,8 +3,8 @@
  * The FUSE low-level operations of the jailed view.
  *
  * Every handler is thin: resolve the inode(s), call a function that returns
- * a negative errno or a result, reply exactly once. Decisions (threat model
- * invariants 2-6):
+ * a negative errno or a result, reply exactly once. Decisions (invariants
+ * 2-6 of docs/threat-model.md):
  *  - lookup and readdir classify parent_path/name before anything reaches
  *    the kernel; DENIED and refused names, the jailfs mountpoint inside
  *    SOURCE, pseudo filesystems and symlinks whose target leaves the view are
@@ -124,8 +124,9 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
 {
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
-	 * agent learns nothing, invariant 3): report 1 like btrfs does, which
-	 * find(1) and fts read as "unknown, do not use the leaf optimization".
+	 * agent learns nothing, docs/threat-model.md invariant 3): report 1
+	 * like btrfs does, which find(1) and fts read as "unknown, do not use
+	 * the leaf optimization".
 	 * Its size and blocks grow with its entries, hidden ones too (tmpfs:
 	 * 20 bytes a name; ext4: a block per ~100 names): report one block,
 	 * as many FUSE filesystems do (JF_DIR_SIZE). */
@@ -609,9 +610,10 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 
 		if (inode->type == S_IFLNK)
 			return -EOPNOTSUPP;
-		/* No set-user/group-ID file through the view (invariant 8): a
-		 * jailed root would set it on a root-owned backing file, and
-		 * nosuid guards only the view. Set-group-ID directories stay. */
+		/* No set-user/group-ID file through the view (docs/threat-model.md,
+		 * invariant 8): a jailed root would set it on a root-owned backing
+		 * file, and nosuid guards only the view. Set-group-ID directories
+		 * stay. */
 		if (inode->type != S_IFDIR)
 			mode &= ~(mode_t)(S_ISUID | S_ISGID);
 		jf_proc_fd_path(proc, sizeof(proc), fd);
@@ -772,7 +774,8 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	/* Defence in depth for a daemon running as root: file capabilities and
-	 * trusted.* attributes are never set through the view (invariant 8). */
+	 * trusted.* attributes are never set through the view (docs/threat-model.md,
+	 * invariant 8). */
 	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
 	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);

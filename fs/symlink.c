@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symlink targets (threat model invariant 5). The kernel follows a symlink
+ * Symlink targets (docs/threat-model.md, invariant 5). The kernel follows a symlink
  * on the caller's side, inside the view, so the daemon never follows one;
  * what it decides is which targets the view may show.
  *

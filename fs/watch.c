@@ -9,7 +9,7 @@
  * timeouts expire, and a directory renamed on the host would keep its cached
  * children in the view that long (a relative symlink deep inside could then
  * point out). With every directory the kernel knows watched, the long
- * timeouts issue 6's rows need cost no coherence.
+ * timeouts that keep requests off the daemon cost no coherence.
  *
  * What is watched: each directory inode while the inode table holds it, the
  * root from the start. The table calls jf_watch_dir() when it hands out a
@@ -19,7 +19,7 @@
  * frees the inode. The directory is opened with jf_open_inode() (openat2
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, then the (dev, ino) check) and
  * inotify_add_watch() is given "/proc/self/fd/N": never a path string from
- * '/' (threat model invariant 1).
+ * '/' (docs/threat-model.md, invariant 1).
  *
  * Maps: wd -> (dev, ino) of the directory (struct wdrec; shared when two
  * table inodes reach one backing directory, to which inotify gives one wd)
@@ -62,7 +62,7 @@
  * (jf_watch_own_change) and events on such a name younger than WATCH_OWN_MS
  * are skipped: the kernel already learnt the change from our reply.
  * Residual: a host change to that very name within WATCH_OWN_MS of a change
- * through the view is seen only after the timeouts (README).
+ * through the view is seen only after the timeouts (jailfs(1), "Host changes").
  */
 #include <errno.h>
 #include <fcntl.h>

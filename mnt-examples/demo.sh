@@ -7,7 +7,8 @@
 #    builds jailfs and jailrun with meson into build/ if they are not built;
 # 2. copies mnt-examples/demo-project/ to a temporary directory (the demo
 #    tree itself is never touched, so the demo can be run again and again),
-#    and makes it a git repository;
+#    plants fake secrets in the copy (demo-secrets.sh) and makes it a git
+#    repository;
 # 3. runs an agent-like session through `jailrun --source` (the way users
 #    run it by default: a private jailfs view with the default policy, one
 #    per command): list the tree, read a
@@ -108,6 +109,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 cp -a "$demo_src" "$proj"
+bash "$here/demo-secrets.sh" "$proj"
 (
 	cd "$proj"
 	git init -q -b main .

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Canonicalization of untrusted path bytes (threat model, "Path tricks the
- * policy library must refuse"). Pure string work, no filesystem access.
+ * Canonicalization of untrusted path bytes (docs/threat-model.md, "Path
+ * tricks the policy library refuses"). Pure string work, no filesystem access.
  *
  * Refusals, checked in this order so a path with several problems always
  * gets the same reason: empty, nul, path_too_long, encoded, control,
  * lookalike, dotdot, name_too_long, outside_root (and path_too_long again if
  * @base plus the path exceed JF_PATH_MAX).
  *
- * Decisions (also in README.md "Policy"):
+ * Decisions (also in jailfs-policy(5), SEMANTICS):
  *  - control bytes 0x01-0x1f and 0x7f, C1 controls U+0080-U+009F and the
  *    bidirectional embeddings, overrides and isolates U+202A-U+202E,
  *    U+2066-U+2069 (jf_unsafe_char_len) are refused anywhere: a name with a

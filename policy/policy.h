@@ -13,7 +13,7 @@
  *
  * Sources: PATH_MAX (4096) and NAME_MAX (255) from <linux/limits.h>;
  * gitignore pattern syntax from gitignore(5); threat model in
- * shared/docs/threat-model.md.
+ * docs/threat-model.md.
  */
 #pragma once
 
@@ -81,7 +81,7 @@ struct jf_canon {
  *
  * Returns 0 and fills @out, or -EINVAL with out->refusal set (out->path ""
  * and out->len 0). Thread-safe, reentrant, no allocation (@out is ~4 KiB).
- * Sources: threat-model.md "Path tricks"; PATH_MAX/NAME_MAX <linux/limits.h>.
+ * Sources: docs/threat-model.md "Path tricks"; PATH_MAX/NAME_MAX <linux/limits.h>.
  */
 int jf_canonicalize(const char *root, const char *base, const char *in, size_t len,
 		    struct jf_canon *out);
@@ -202,7 +202,7 @@ void jf_classify_public(const struct jf_policy *policy, const char *path, size_t
  */
 bool jf_content_public(enum jf_content kind, const char *buf, size_t len);
 
-/* Load a policy file (format: README.md "Policy"). On error returns negative
+/* Load a policy file (format: jailfs-policy(5)). On error returns negative
  * errno (-EINVAL for a syntax or semantic error, -ENOENT etc. from open,
  * -EISDIR, -EFBIG over 16 MiB, -ENOMEM) and writes a one-line message
  * "FILE:LINE: problem" (or "FILE: strerror") into @err (may be NULL), and
@@ -237,7 +237,7 @@ enum jf_zone jf_policy_default_zone(const struct jf_policy *policy);
 uint64_t jf_policy_max_file_size(const struct jf_policy *policy, enum jf_zone zone);
 
 /* [options] hardlinks = restricted (default) | zone | deny: how a regular file
- * with st_nlink > 1 is served (threat model invariant 6). */
+ * with st_nlink > 1 is served (docs/threat-model.md, invariant 6). */
 enum jf_hardlinks {
 	JF_HARDLINKS_RESTRICTED = 0, /* served read-only whatever its zone */
 	JF_HARDLINKS_ZONE,	     /* served by the zone of the name it was reached by */
@@ -281,6 +281,6 @@ const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t inde
 
 /* Names of the built-in profiles: "secrets", "project", "system", "gitdir";
  * NULL-terminated, JF_PROFILE_COUNT of them. Their contents are in
- * policy/profiles.c and README.md "Policy". */
+ * policy/profiles.c and jailfs-policy(5), PROFILES. */
 #define JF_PROFILE_COUNT 4
 extern const char *const jf_profile_names[];

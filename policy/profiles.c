@@ -15,7 +15,7 @@ const char *const jf_profile_names[] = {"secrets", "project", "system", "gitdir"
 _Static_assert(sizeof(jf_profile_names) / sizeof(jf_profile_names[0]) == JF_PROFILE_COUNT + 1,
 	       "JF_PROFILE_COUNT counts jf_profile_names");
 
-/* threat-model.md, "Secret names the default policy hides", minus .git/config
+/* docs/threat-model.md, "Secret names the default policy hides", minus .git/config
  * and .git/hooks/ (the project profile makes those RESTRICTED). */
 static const char secrets_text[] = "[denied]\n"
 				   /* environment and app secrets */

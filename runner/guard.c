@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Guardrails: pure checks of a request, decided before any process is
- * spawned. They make the common failure modes loud (the seed's list: sudo,
- * rm -rf, chmod -R 777, python3 -c, ../../etc/passwd...) and name the rule
+ * spawned. They make the common failure modes loud (sudo, rm -rf,
+ * chmod -R 777, python3 -c, ../../etc/passwd...) and name the rule
  * that refused. They are not the wall: a determined program gets past any
- * name list, which is why sandbox.c exists (threat model, invariant 10).
+ * name list, which is why sandbox.c exists (docs/threat-model.md, invariant 10).
  *
  * Decisions documented here:
  *  - Names are compared after exec-style resolution (resolve.c), on every

@@ -147,7 +147,7 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->zone, "DENIED"))
 		return "the policy hides that name: it cannot be created or used; pick another "
 		       "name";
-	return "see README, Semantics";
+	return "see jailfs-policy(5), SEMANTICS";
 }
 
 void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)

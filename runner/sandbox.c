@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The wall (threat model, invariant 10): the command runs in new mount, PID,
+ * The wall (docs/threat-model.md, invariant 10): the command runs in new mount, PID,
  * IPC and UTS namespaces, a new user namespace when jailrun is not root, and
  * a new network namespace unless --net. Its root is a fresh tmpfs holding:
  *
@@ -24,8 +24,8 @@
  * O_PATH fds opened before anything is mounted, so a project or mountpoint
  * below /tmp stays reachable after the private /tmp covers it.
  *
- * Why binds and not a jailfs view of / for system dirs: see README
- * ("jailrun: system directories"). In short, binds cost nothing per file
+ * Why binds and not a jailfs view of / for system dirs: see
+ * docs/benchmarks.md ("jailrun"). In short, binds cost nothing per file
  * access, the policy has nothing to say about /usr, and the numbers say so.
  *
  * Process layout: jailrun -> pid 1 of the new PID namespace (sets the jail

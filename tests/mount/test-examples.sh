@@ -6,8 +6,10 @@
 #   - the Python agent harness against jailrun --request -;
 #   - the fstab line, mounted for real by `mount -T FILE` (mount(8) ->
 #     mount.fuse3 -> jailfs) in a private mount namespace;
-#   - the systemd unit: `systemd-analyze verify`, then its ExecStart run as
-#     systemd would run it, and stopped the way systemd stops it (SIGTERM).
+#   - the systemd unit: `systemd-analyze verify` (its Documentation= man
+#     pages included), then its ExecStart run as systemd would run it, and
+#     stopped the way systemd stops it (SIGTERM);
+#   - README.md's three uses and docs/audit.md's jq recipes, as written.
 # Suite 'mount' (real FUSE mounts, not parallel). Needs /dev/fuse: with
 # CI=true a missing /dev/fuse or a non-root run is a failure, never a skip.
 set -uo pipefail
@@ -26,6 +28,8 @@ cleanup() {
 trap cleanup EXIT
 
 ok() { printf 'ok    %s\n' "$*"; }
+# A copy of the demo project with its fake secrets planted, as demo.sh makes.
+demo_copy() { cp -a "$ex/demo-project" "$1" && bash "$ex/demo-secrets.sh" "$1"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
 wait_mount() { # MNT want(1|0)
 	local _
@@ -50,7 +54,7 @@ fi
 # ---------------------------------------------------------------- policies
 # A tree holding every kind of name the policies talk about.
 t=$tmp/tree
-cp -a "$ex/demo-project" "$t"
+demo_copy "$t"
 mkdir -p "$t/.git/hooks" "$t/vendor/patches" "$t/.vscode" "$t/node_modules/x"
 : >"$t/.git/config"; : >"$t/.git/HEAD"; : >"$t/.git/hooks/pre-commit"
 : >"$t/vendor/lib.c"; : >"$t/vendor/patches/fix.patch"; : >"$t/.vscode/settings.json"
@@ -153,7 +157,7 @@ ls -d "$tmp"/jailfs-demo.* >/dev/null 2>&1 && bad "demo left its temp dir" || ok
 
 # ---------------------------------------------------------------- harness
 h=$tmp/harness
-cp -a "$ex/demo-project" "$h"
+demo_copy "$h"
 harness() { python3 "$ex/agent-harness.py" --jailrun "$JAILRUN" --source "$h" "$@"; }
 field() { python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(json.dumps(r.get(sys.argv[1])))' "$1"; }
 out=$(harness --timeout 60 -- make test 2>"$tmp/h.err"); rc=$?
@@ -195,7 +199,7 @@ else
 fi
 fs_src=$tmp/fstab-src
 fs_mnt=$tmp/fstab-mnt
-cp -a "$ex/demo-project" "$fs_src"
+demo_copy "$fs_src"
 mkdir -p "$fs_mnt" "$tmp/bin"
 ln -s "$JAILFS" "$tmp/bin/jailfs"
 # The same line, with this machine's paths (the policy from mnt-examples/).
@@ -230,14 +234,21 @@ grep -qx UNMOUNTED <<<"$out" && ok "mount -T: umount clean" || bad "mount -T: um
 # ---------------------------------------------------------------- systemd unit
 unit=$ex/jailfs@.service
 u_src=$tmp/unitsrc
-cp -a "$ex/demo-project" "$u_src"
+demo_copy "$u_src"
 inst=$(systemd-escape --path "$u_src" 2>/dev/null || python3 -c '
 import sys; p = sys.argv[1].strip("/")
 print("".join(c if c.isalnum() or c in "_." else "-" if c == "/" else "\\x%02x" % ord(c) for c in p))' "$u_src")
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$tmp/units"
 	sed "s|/usr/local/bin/jailfs|$JAILFS|" "$unit" >"$tmp/units/jailfs@$inst.service"
-	if v=$(systemd-analyze verify "$tmp/units/jailfs@$inst.service" 2>&1) && [ -z "$v" ]; then
+	# verify runs man(1) on each Documentation=man: page: give it the built
+	# pages, laid out as `meson install` lays them out.
+	mkdir -p "$tmp/man/man1" "$tmp/man/man5"
+	for p in "${JF_BUILDDIR:-/nonexistent}"/man/*.[15]; do
+		[ -f "$p" ] && ln -sf "$p" "$tmp/man/man${p##*.}/"
+	done
+	if v=$(MANPATH=$tmp/man systemd-analyze verify "$tmp/units/jailfs@$inst.service" 2>&1) &&
+		[ -z "$v" ]; then
 		ok "systemd-analyze verify jailfs@$inst.service: clean"
 	else
 		bad "systemd-analyze verify: $v"
@@ -290,12 +301,13 @@ r=$tmp/readme
 mkdir -p "$r/bin" "$r/mnt" "$r/out"
 ln -s "$JAILFS" "$r/bin/jailfs"
 ln -s "$JAILRUN" "$r/bin/jailrun"
-readme_block() { # NAME: the fenced block after <!-- readme-test: NAME -->
-	awk -v tag="<!-- readme-test: $1 -->" '
+doc_block() { # FILE TAG: the fenced block after the line <!-- TAG -->
+	awk -v tag="<!-- $2 -->" '
 		$0 == tag { armed = 1; next }
 		armed && /^```/ { if (inside) exit; inside = 1; next }
-		inside { print }' "$JF_SRCDIR/README.md"
+		inside { print }' "$JF_SRCDIR/$1"
 }
+readme_block() { doc_block README.md "readme-test: $1"; }
 for use in agent share audit; do
 	block=$(readme_block "$use")
 	if [ -z "$block" ]; then
@@ -303,7 +315,7 @@ for use in agent share audit; do
 		continue
 	fi
 	rm -rf "$r/proj"
-	cp -a "$ex/demo-project" "$r/proj"     # a fresh project for each use
+	demo_copy "$r/proj"     # a fresh project for each use
 	block=${block//\~\/src\/myproject/@PROJ@}
 	block=${block//\/mnt\//@MNT@/}
 	block=${block//\/tmp\//@OUT@/}
@@ -333,6 +345,17 @@ if [ -s "$r/out/audit.jsonl" ]; then
 	jq -r 'select(.bytes_written > 0) | .path' "$r/out/audit.jsonl" | grep -qx tally &&
 		ok "README audit: the audit log shows make writing 'tally'" ||
 		bad "README audit: no write of 'tally' in the audit log"
+	# docs/audit.md's jq recipes, run as written on that log.
+	block=$(doc_block docs/audit.md "doc-test: audit-jq")
+	if [ -z "$block" ]; then
+		bad "docs/audit.md: no block for <!-- doc-test: audit-jq -->"
+	elif out=$(cd "$r/out" && bash -e -c "$block" 2>&1); then
+		grep -qE '^[0-9]+'$'\t''tally$' <<<"$out" &&
+			ok "docs/audit.md: the jq recipes ran; bytes written per file lists 'tally'" ||
+			bad "docs/audit.md: no '<bytes><TAB>tally' line in the recipes' output: $out"
+	else
+		bad "docs/audit.md: a jq recipe failed: $out"
+	fi
 else
 	bad "README audit: no audit log"
 fi
@@ -348,7 +371,7 @@ if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
 		bindir=$(dirname "$(find "$dest" -type f -name jailfs -perm -u+x | head -n1)")
 		missing=""
 		for f in project.ini share.ini audit.ini system.ini fstab.example jailfs@.service \
-			agent-harness.py demo.sh demo-project/Makefile demo-project/.env.example; do
+			agent-harness.py demo.sh demo-secrets.sh demo-project/Makefile demo-project/.env.example; do
 			[ -e "$exdir/$f" ] || missing+=" $f"
 		done
 		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
