@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo-secrets.sh DIR: plant the demo's fake secrets in DIR, a copy of
-# mnt-examples/demo-project/ (demo.sh and tests/test-examples.sh call it on
+# mnt-examples/demo-project/ (demo.sh and tests/mount/test-examples.sh call it on
 # each copy they make).
 #
 # The secrets are made here, at run time, rather than kept as files beside

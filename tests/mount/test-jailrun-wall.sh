@@ -13,21 +13,9 @@ J=${JAILRUN:?JAILRUN not set}
 F=${JAILFS:?JAILFS not set}
 SRC=${JF_SRCDIR:?JF_SRCDIR not set}
 
-if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: needs root and /dev/fuse (CI=true)"
-		exit 1
-	fi
-	echo "SKIP: needs root and /dev/fuse"
-	exit 77
-fi
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# check DESCRIPTION COMMAND...: the command must succeed
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse
 
 T=$(mktemp -d /tmp/jf-wall.XXXXXX)
 P=$T/proj
@@ -137,7 +125,7 @@ out=$("$J" "${R[@]}" --net -- python3 sock.py 2>&1)
 check "--net: the same families" grep -qx "vsock EAFNOSUPPORT" <<<"$out"
 
 # ---- the caller's terminal ----
-PTY=("$SRC/tests/jailrun-pty.py")
+PTY=("$SRC/tests/mount/jailrun-pty.py")
 out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- stty rows 5 -echo)
 check "stty rows 5 -echo: settings and window size unchanged afterwards" \
 	eval 'grep -qx "termios same" <<<"$out" && grep -qx "echo on" <<<"$out" && grep -qx "winsize 40x100" <<<"$out"'
@@ -171,5 +159,4 @@ out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
 check "tmp_size = 0 is a policy error (125)" \
 	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
 
-echo "1..$n"
-[ $fails -eq 0 ]
+tap_done

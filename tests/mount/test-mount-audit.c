@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "mount-util.h"
+#include "test-util.h"
 
 static const char policy_ini[] = "[safe]\n"	  /* 1 */
 				 "/\n"		  /* 2 */
@@ -48,34 +49,11 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (!f)
-		fail_msg("%s: %s", path, strerror(errno));
-	do {
-		if (n + 65537 > cap) {
-			cap = (cap + 65536) * 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 /* Every line of @path as a JSON array of objects; fails on any bad line. */
 static json_t *load_records(const char *path)
 {
 	size_t len;
-	char *text = slurp(path, &len), *p = text, *end = text + len;
+	char *text = tu_slurp(path, &len), *p = text, *end = text + len;
 	json_t *all = json_array();
 	size_t line = 0;
 
@@ -499,7 +477,7 @@ static void wait_lines(const char *path, size_t n)
 
 	for (int i = 0; i < 1000; i++) {
 		size_t len;
-		char *text = slurp(path, &len);
+		char *text = tu_slurp(path, &len);
 
 		lines = 0;
 		for (size_t k = 0; k < len; k++)

@@ -13,21 +13,9 @@ set -u
 J=${JAILRUN:?JAILRUN not set}
 F=${JAILFS:?JAILFS not set}
 
-if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: needs root and /dev/fuse (CI=true)"
-		exit 1
-	fi
-	echo "SKIP: needs root and /dev/fuse"
-	exit 77
-fi
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# check DESCRIPTION COMMAND...: the command must succeed
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse
 
 T=$(mktemp -d /tmp/jf-jailrun.XXXXXX)
 P=$T/proj
@@ -462,5 +450,4 @@ else
 	bad "unprivileged: no jftest user (.ci/run creates it)"
 fi
 
-echo "1..$n"
-[ $fails -eq 0 ]
+tap_done

@@ -28,6 +28,8 @@
 #include "cleanup.h"
 #include "text.h"
 
+#include "test-util.h"
+
 static char tmpdir[] = "/tmp/jf-test-audit.XXXXXX";
 
 static char *tpath(const char *name)
@@ -38,30 +40,6 @@ static char *tpath(const char *name)
 
 	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
 	return p;
-}
-
-/* The whole file, NUL-terminated; *len set. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	assert_non_null(f);
-	do {
-		if (n + 65536 + 1 > cap) {
-			cap = (cap + 65536) * 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
 }
 
 /* Parse every line of @text (must end in '\n'); calls @fn on each object. */
@@ -198,7 +176,7 @@ static void test_level_filtering_in_file(void **state)
 		ev.err = EROFS;
 		jf_audit_emit(&ev);
 		jf_audit_stop();
-		text = slurp(f, &len);
+		text = tu_slurp(f, &len);
 		assert_int_equal(parse_lines(text, len, NULL, NULL), expect[l]);
 	}
 }
@@ -471,7 +449,7 @@ static void test_comm(void **state)
 	jf_audit_emit(&ev);
 	jf_audit_stop();
 
-	text = slurp(f, &len);
+	text = tu_slurp(f, &len);
 	{
 		char *l1 = text, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
 		char *l4 = strchr(l3, '\n') + 1, *l5 = strchr(l4, '\n') + 1;
@@ -564,7 +542,7 @@ static void test_many_records(void **state)
 	assert_int_equal(st.written, THREADS * PER);
 	assert_int_equal(st.dropped, 0);
 
-	text = slurp(f, &len);
+	text = tu_slurp(f, &len);
 	s.mark = calloc(THREADS * PER, 1);
 	assert_int_equal(parse_lines(text, len, mark_seen, &s), THREADS * PER);
 	assert_int_equal(s.records, THREADS * PER);
@@ -686,8 +664,8 @@ static void test_reopen_after_rename(void **state)
 	}
 	jf_audit_stop();
 
-	old = slurp(f1, &lo);
-	cur = slurp(f, &lc);
+	old = tu_slurp(f1, &lo);
+	cur = tu_slurp(f, &lc);
 	assert_int_equal(parse_lines(old, lo, count_lines_with, r_old), N);
 	assert_int_equal(parse_lines(cur, lc, count_lines_with, r_new), N);
 	s.mark = calloc(2 * N, 1);
@@ -741,7 +719,7 @@ static void test_reopen_signal_under_load(void **state)
 
 		if (access(files[i], F_OK) != 0)
 			continue;
-		text = slurp(files[i], &len);
+		text = tu_slurp(files[i], &len);
 		parse_lines(text, len, mark_seen, &s);
 	}
 	assert_int_equal(s.records, THREADS * PER);
@@ -771,7 +749,7 @@ static void test_sync_written_on_return(void **state)
 		assert_true(st.st_size > size);
 		size = st.st_size;
 		if (i % 50 == 0) {
-			text = slurp(f, &len);
+			text = tu_slurp(f, &len);
 			assert_int_equal(parse_lines(text, len, NULL, NULL), i + 1);
 			assert_non_null(strstr(text, path));
 		}
@@ -842,7 +820,7 @@ static void run_kill_test(bool sync)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-	text = slurp(f, &len);
+	text = tu_slurp(f, &len);
 	parse_lines(text, len, mark_seen, &s); /* fails on a torn line */
 	for (size_t i = 0; i < (size_t)THREADS * MAXPER; i++)
 		if (acked[i] && !s.mark[i])
@@ -922,7 +900,7 @@ static void test_append_mode(void **state)
 	}
 	assert_int_equal(stat(f, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	text = slurp(f, &len);
+	text = tu_slurp(f, &len);
 	assert_int_equal(parse_lines(text, len, NULL, NULL), 2);
 }
 

@@ -3,8 +3,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "mount-util.h"
 
@@ -500,4 +504,168 @@ int mu_requests(pid_t pid, const char *stats, const char *kind, uint64_t *out)
 		sleep_ms(10);
 	}
 	return -1;
+}
+
+char *mu_slurp(const char *path)
+{
+	static char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+bool mu_dir_has(const char *dir, const char *name)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(dp);
+	while ((de = readdir(dp)))
+		if (strcmp(de->d_name, name) == 0)
+			found = true;
+	closedir(dp);
+	return found;
+}
+
+bool mu_daemon_alive_for(const char *mnt)
+{
+	return mu_sh("{ for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; "
+		     "echo; done; } 2>/dev/null | grep -v grep | grep -q -- 'jailfs.* %s'",
+		     mnt) == 0;
+}
+
+static const char *policy_text = "[safe]\n"
+				 "/\n"
+				 "/ro/patches/\n"
+				 "[restricted]\n"
+				 "/ro/\n"
+				 "[denied]\n"
+				 "/secret/\n"
+				 "[limits]\n"
+				 "safe.max_file_size = 1M\n"
+				 "restricted.max_file_size = 64K\n";
+
+char mu_policy_path[512];
+bool mu_fast_open_mount;
+
+static void std_tree(struct jf_mnt *m)
+{
+	char big[100 * 1024 + 1];
+
+	mu_write(m, "work/f", "safe\n");
+	mu_mkdir(m, "work/d");
+	mu_symlink(m, "f", "work/l");
+	mu_write(m, "work/.env", "WORK_SECRET\n");
+	mu_write(m, "work/id_rsa", "KEY\n");
+	mu_write(m, "ro/f", "ro\n");
+	mu_mkdir(m, "ro/d");
+	mu_symlink(m, "f", "ro/l");
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mu_write(m, "ro/big", big);
+	mu_write(m, "ro/patches/p.c", "patch\n");
+	mu_write(m, "secret/token", "TOKEN\n");
+	mu_write(m, ".env", "TOP_SECRET\n");
+	mu_write(m, ".git/hooks/pre-commit", "#!/bin/sh\n");
+	mu_write(m, ".git/HEAD", "ref: refs/heads/main\n");
+	/* escapes planted in SOURCE */
+	mu_symlink(m, "/etc/passwd", "work/pw");
+	mu_symlink(m, "../../..", "work/up");
+	mu_symlink(m, ".env", "work/toenv");
+	mu_symlink(m, "../secret/token", "work/totoken");
+	{
+		char abs[600];
+
+		snprintf(abs, sizeof(abs), "%s/work/f", m->src);
+		mu_symlink(m, abs, "work/abs");
+		mu_symlink(m, abs, "absroot");
+	}
+	mu_mkdir(m, "work/s");
+	mu_symlink(m, "..", "work/s/u");
+	mu_symlink(m, "u/../..", "work/s/w");
+	if (link(mu_s(m, "secret/token"), mu_s(m, "work/hl")) < 0)
+		fail_msg("link: %s", strerror(errno));
+}
+
+int mu_setup_with(void **state, const char *const *args, void (*extra)(struct jf_mnt *m))
+{
+	struct jf_mnt *m = calloc(1, sizeof(*m));
+	FILE *f;
+
+	mu_tree_new(m);
+	snprintf(mu_policy_path, sizeof(mu_policy_path), "%s/policy.ini", m->dir);
+	f = fopen(mu_policy_path, "we");
+	fputs(policy_text, f);
+	fclose(f);
+	std_tree(m);
+	if (extra)
+		extra(m);
+	if (mu_mount(m, args, 0) < 0) {
+		fprintf(stderr, "jailfs did not mount %s\n", m->mnt);
+		mu_tree_free(m);
+		free(m);
+		return -1;
+	}
+	*state = m;
+	return 0;
+}
+
+int mu_std_setup(void **state)
+{
+	const char *args[] = {"--policy", mu_policy_path, NULL};
+
+	mu_fast_open_mount = false;
+	return mu_setup_with(state, args, NULL);
+}
+
+int mu_fast_setup(void **state)
+{
+	const char *args[] = {"--policy", mu_policy_path, "-o", "fast_open", NULL};
+
+	mu_fast_open_mount = true;
+	return mu_setup_with(state, args, NULL);
+}
+
+int mu_std_teardown(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	mu_fast_open_mount = false; /* tests with mounts of their own use the defaults */
+	mu_tree_free(m);
+	free(m);
+	return 0;
+}
+
+void assert_write_refused(const char *path, int flags)
+{
+	char why[512];
+
+	if (mu_write_refused(path, flags, mu_fast_open_mount, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+}
+
+int mu_run_group(const char *name, const struct CMUnitTest *tests, size_t count, int argc,
+		 char **argv)
+{
+	char group[128];
+
+	mu_require_fuse();
+	if (argc > 1 && strcmp(argv[1], "--unprivileged") == 0) {
+		/* As an ordinary user through fusermount3: everything; the
+		 * root-only tests (pseudo-fs mount, mount(8) helper) skip
+		 * themselves, and the big tree is smaller. */
+		if (!getenv("JF_BIGTREE_FILES"))
+			setenv("JF_BIGTREE_FILES", "5000", 1);
+	} else if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
+	snprintf(group, sizeof(group), "%s%s", name, geteuid() == 0 ? "" : "-unprivileged");
+	return _cmocka_run_group_tests(group, tests, count, NULL, NULL);
 }

@@ -25,8 +25,8 @@ failures=0
 t0=$(date +%s)
 phase_t=$t0
 work=""
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
 ok() { printf 'ok    %s\n' "$*"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }

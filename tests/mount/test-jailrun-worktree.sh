@@ -21,21 +21,10 @@
 set -u
 J=${JAILRUN:?JAILRUN not set}
 
-if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ] || ! command -v git >/dev/null; then
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: needs root, /dev/fuse and git (CI=true)"
-		exit 1
-	fi
-	echo "SKIP: needs root, /dev/fuse and git"
-	exit 77
-fi
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse git
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# check DESCRIPTION COMMAND...: the command must succeed
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 # has PATTERN: the last output ($out) holds a line matching PATTERN (grep -E)
 has() { grep -qE -- "$1" <<<"$out"; }
 
@@ -194,5 +183,4 @@ check "the host's git worktree add works afterwards" git -C "$M" worktree add -q
 jr "$T/wt2" -- git status --porcelain=v1 -b
 check "git status in the new work tree (exit $rc)" has '^## wt2$'
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_done

@@ -18,8 +18,8 @@ set -uo pipefail
 ex=$JF_SRCDIR/mnt-examples
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfexamples.XXXXXX")
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
 cleanup() {
 	unmount_all

@@ -18,24 +18,15 @@
 set -u
 J=${JAILRUN:?JAILRUN not set}
 : "${JAILFS:?JAILFS not set}"
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
-if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: needs root and /dev/fuse (CI=true)"; exit 1; }
-	echo "SKIP: needs root and /dev/fuse"
-	exit 77
-fi
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse
 for tool in git openssl; do
 	command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed"; exit 1; }
 done
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# check DESCRIPTION COMMAND...: the command must succeed
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 
 # Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
 work=$(mktemp -d /var/tmp/jf-zones.XXXXXX)
@@ -192,6 +183,5 @@ check "the venv's python reads pip's cacert.pem through the view" \
 js=$(cd "$venv" && "$J" --source "$venv" --json --timeout 300 -- .venv/bin/pip --version 2>"$work/jr.err")
 check "the venv's pip runs" eval '[ "$(jq -r .exit_code <<<"$js")" = 0 ] && grep -q "^pip " <<<"$(stdout_of "$js")"'
 
-echo "1..$n"
-[ "$fails" -eq 0 ] || { echo "$fails of $n failed"; exit 1; }
+tap_done || exit 1
 echo "all $n passed"

@@ -69,7 +69,7 @@ def main():
         print("SKIP: no /dev/fuse")
         return 77
     src = os.environ.get("JF_SRCDIR") or os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+        os.path.dirname(os.path.abspath(__file__))))
     build = os.environ.get("JF_BUILDDIR") or os.path.join(src, "build")
     cache = tempfile.mkdtemp(prefix="jf-bench-smoke.")
     md = os.path.join(cache, "table.md")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # jailfs --check and --scan on a real temporary tree: exact output lines,
-# exit codes, policy error messages. Needs env JAILFS (tests/meson.build).
+# exit codes, policy error messages. Needs env JAILFS (tests/unit/meson.build).
 set -euo pipefail
 : "${JAILFS:?JAILFS must point to the jailfs binary}"
 

@@ -23,23 +23,11 @@ set -u
 J=${JAILRUN:?JAILRUN not set}
 F=${JAILFS:?JAILFS not set}
 
-if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: needs root and /dev/fuse (CI=true)"
-		exit 1
-	fi
-	echo "SKIP: needs root and /dev/fuse"
-	exit 77
-fi
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "$0")/lib-mount.sh"
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# check DESCRIPTION COMMAND...: the command must succeed
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "$0")/../lib/lib-mount.sh"
 
 T=$(mktemp -d /tmp/jf-refusals.XXXXXX)
 P=$T/proj
@@ -256,5 +244,4 @@ check "... and reason is non-null whenever denied is true" \
 check "... usage, setup errors and refusals among them" \
 	[ "$(jq -s '[.[] | .exit_code] | (index(2) != null) and (index(125) != null) and (index(-100) != null)' "$JSONS")" = true ]
 
-echo "1..$n"
-[ $fails -eq 0 ]
+tap_done

@@ -42,15 +42,6 @@
 
 #include "mount-util.h"
 
-#define assert_errno(call, e)                                                                      \
-	do {                                                                                       \
-		errno = 0;                                                                         \
-		assert_true((call) < 0);                                                           \
-		if (errno != (e))                                                                  \
-			fail_msg("%s: errno %d (%s), want %d (%s)", #call, errno, strerror(errno), \
-				 e, strerror(e));                                                  \
-	} while (0)
-
 static const char policy_ini[] = "[safe]\n"
 				 "/\n"
 				 "[denied]\n"

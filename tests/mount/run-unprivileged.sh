@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Run the mount suite's unprivileged subset as an ordinary user (jftest),
-# mounting through the set-uid fusermount3 like any user would.
-# Usage: run-unprivileged.sh TEST-MOUNT-BINARY   (env: JAILFS)
+# Run the daemon's mount test programs (test-mount*, one per topic) with
+# --unprivileged as an ordinary user (jftest), mounting through the set-uid
+# fusermount3 like any user would. Every program runs; any failure fails.
+# Usage: run-unprivileged.sh TEST-PROGRAM...   (env: JAILFS)
 # Needs root to switch users; elsewhere it skips (77), except under CI=true
 # where a missing prerequisite is a failure.
 set -euo pipefail
-test_bin=$1
+[ $# -gt 0 ] || { echo "usage: run-unprivileged.sh TEST-PROGRAM..." >&2; exit 2; }
 fail_or_skip() {
     echo "run-unprivileged: $*" >&2
     if [ "${CI:-}" = true ]; then exit 1; else exit 77; fi
@@ -36,12 +37,20 @@ cleanup() {
 }
 trap cleanup EXIT
 install -m 0755 "$JAILFS" "$work/jailfs"
-install -m 0755 "$test_bin" "$work/test-mount"
+names=()
+for bin in "$@"; do
+    install -m 0755 "$bin" "$work/"
+    names+=("$(basename "$bin")")
+done
 mkdir "$work/tmp"
 chown -R jftest: "$work"
 chmod 0755 "$work"
 
 cd "$work"
-env JAILFS="$work/jailfs" JF_MOUNT_TMPDIR="$work/tmp" HOME="$work" \
-    setpriv --reuid=jftest --regid=jftest --init-groups \
-    "$work/test-mount" --unprivileged
+status=0
+for name in "${names[@]}"; do
+    env JAILFS="$work/jailfs" JF_MOUNT_TMPDIR="$work/tmp" HOME="$work" \
+        setpriv --reuid=jftest --regid=jftest --init-groups \
+        "$work/$name" --unprivileged || { echo "run-unprivileged: $name failed" >&2; status=1; }
+done
+exit "$status"

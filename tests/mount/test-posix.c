@@ -40,16 +40,6 @@
 
 #include "mount-util.h"
 
-#define assert_errno(call, e)                                                                      \
-	do {                                                                                       \
-		errno = 0;                                                                         \
-		assert_true((call) < 0);                                                           \
-		if (errno != (e))                                                                  \
-			fail_msg("%s: errno %d (%s), want %d (%s)", #call, errno, strerror(errno), \
-				 e, strerror(e));                                                  \
-	} while (0)
-#define assert_ok(call) assert_int_equal((call), 0)
-
 static struct jf_mnt M;
 static char stats_path[400];
 static bool passthrough; /* the mode asked for on the command line */

@@ -38,8 +38,8 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 read -ra modes <<<"${JF_REALWORK_MODES:-oneshot mount readonly audit}"
 t0=$(date +%s)
 
-# shellcheck source=tests/lib-mount.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib-mount.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
 	[ "${CI:-}" = true ] && { echo "FAIL  needs root and /dev/fuse (CI=true)"; exit 1; }

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mount suite, handles, fds and page cache with and without fast_open: the
+ * daemon's fds stay bounded under create and unlink, and bytes mapped into a
+ * RESTRICTED running executable are never what the view serves.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mount-util.h"
+
+/*
+ * In no_open mode (fast_open) the kernel sends no RELEASE for a file made
+ * with CREATE once the first OPEN was answered ENOSYS; a handle kept for it
+ * would leak an fd and, once the file is removed, its disk space (found by
+ * the red team: a build creating 1,000 files ran the daemon out of fds).
+ * Invariant 9: the daemon's fds stay bounded, with and without fast_open.
+ */
+static void test_create_fds_bounded(void **state)
+{
+	struct jf_mnt *m = *state;
+	char rel[64];
+	int fd, before, i;
+
+	/* An open(2) first: in no_open mode that OPEN is the one answered ENOSYS. */
+	fd = open(mu_v(m, "work/f"), O_RDONLY);
+	assert_true(fd >= 0);
+	close(fd);
+	before = mu_count_fds(m->pid);
+	for (i = 0; i < 200; i++) {
+		snprintf(rel, sizeof(rel), "work/c%d", i);
+		fd = open(mu_v(m, rel), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "x", 1), 1);
+		close(fd);
+		assert_ok(unlink(mu_v(m, rel)));
+	}
+	/* RELEASE and FORGET are asynchronous; 40 fds of slack for worker
+	 * threads' splice pipes. */
+	for (i = 0; i < 150 && mu_count_fds(m->pid) > before + 40; i++)
+		usleep(20000);
+	if (mu_count_fds(m->pid) > before + 40)
+		fail_msg("daemon fds grew from %d to %d after 200 create+unlink", before,
+			 mu_count_fds(m->pid));
+}
+
+/*
+ * Child process with CAP_DAC_OVERRIDE over the view: root, or (as an
+ * ordinary user) uid 0 of a user namespace of its own, which any user can
+ * make with unshare -Ur, and where the file owner's uid is mapped. It opens
+ * @path read-write (no OPEN reaches the daemon in no_open mode), writes
+ * @bytes through a shared mapping and msyncs. Exit 0: the mapping was
+ * written; 2: the open was refused (EACCES/EROFS); 3: anything else.
+ */
+static int poison_by_mmap(const char *path, const char *bytes)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		char map[64];
+		int fd;
+		char *p;
+
+		if (geteuid() != 0 && unshare(CLONE_NEWUSER) == 0) {
+			snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+			fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, map, strlen(map)) < 0)
+				_exit(3);
+			close(fd);
+			fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+			if (fd >= 0 && write(fd, "deny", 4) < 0)
+				_exit(3);
+			if (fd >= 0)
+				close(fd);
+			snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+			fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, map, strlen(map)) < 0)
+				_exit(3);
+			close(fd);
+		}
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(errno == EACCES || errno == EROFS ? 2 : 3);
+		p = mmap(NULL, strlen(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		memcpy(p, bytes, strlen(bytes));
+		(void)msync(p, strlen(bytes), MS_SYNC); /* EROFS, ETXTBSY... */
+		munmap(p, strlen(bytes));
+		close(fd);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 3);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * RESTRICTED is read-only "in every way": bytes written into the page cache
+ * of a RESTRICTED file through a shared mapping must not be what the view
+ * serves. In no_open mode the kernel lets a caller with CAP_DAC_OVERRIDE
+ * map it writable; the page is dropped afterwards only because the daemon's
+ * open(O_WRONLY) of the backing file (before its zone check) ends in an
+ * IN_CLOSE_WRITE that the watcher turns into an invalidation. When that open
+ * fails (ETXTBSY: the RESTRICTED file is a running executable) the written
+ * page stays, and an exec through the view runs it.
+ */
+static void test_restricted_mmap_busy(void **state)
+{
+	struct jf_mnt *m = *state;
+	char head[4] = "";
+	pid_t runner;
+	int fd, r, status;
+
+	assert_int_equal(mu_sh("cp /usr/bin/sleep '%s'", mu_s(m, "ro/busy")), 0);
+	runner = fork();
+	assert_true(runner >= 0);
+	if (runner == 0) {
+		execl(mu_s(m, "ro/busy"), "busy", "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000); /* exec'd: the backing file is now write-denied */
+	r = poison_by_mmap(mu_v(m, "ro/busy"), "EVIL");
+	if (r == 0) {
+		bool clean = EVENTUALLY(({
+			fd = open(mu_v(m, "ro/busy"), O_RDONLY | O_CLOEXEC);
+			head[0] = 0;
+			if (fd >= 0) {
+				(void)!read(fd, head, 4);
+				close(fd);
+			}
+			memcmp(head, "\177ELF", 4) == 0;
+		}));
+
+		kill(runner, SIGKILL);
+		waitpid(runner, &status, 0);
+		if (!clean)
+			fail_msg("the view serves \"%.4s\" for a RESTRICTED executable whose "
+				 "disk bytes are \\177ELF",
+				 head);
+		return;
+	}
+	kill(runner, SIGKILL);
+	waitpid(runner, &status, 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		mu_std_test(test_create_fds_bounded),
+		mu_std_test(test_restricted_mmap_busy),
+		mu_fast_open_test(test_create_fds_bounded),
+		mu_fast_open_test(test_restricted_mmap_busy),
+	};
+
+	return mu_run_tests("mount-handles", tests, argc, argv);
+}

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mount suite, host changes (the inotify watcher, fs/watch.c): edits,
+ * creates, deletes and renames made on the host behind the view show
+ * through kernel caches that would otherwise hold for 10 minutes; -o nowatch
+ * keeps serving the cache; the watch limit; a file the host replaces right
+ * after the view wrote it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mount-util.h"
+
+/*
+ * Kernel caches that would hold for 10 minutes: only the daemon's inotify
+ * watch can make a host change visible within the tests' 3 s. Each test
+ * leaves the kernel with a valid cached answer before the host change (a
+ * negative entry, a positive entry with fresh attributes, cached pages):
+ * test_nowatch_stays_cached makes the same changes with -o nowatch and
+ * checks that those answers are still served, so the watch is what made the
+ * difference. (After a READ the kernel drops its cached atime and the next
+ * stat() asks the daemon, which would notice a missing name by itself: the
+ * tests stat after reading.)
+ */
+#define LONG_TIMEOUTS "entry_timeout=600,attr_timeout=600,negative_timeout=600"
+
+static void watch_tree(struct jf_mnt *m)
+{
+	mu_write(m, "work/sub/inner", "inner\n");
+	mu_write(m, "work/gone", "gone\n");
+	mu_write(m, "work/config", "API_KEY=123\n");
+}
+
+static int long_mount(void **state, const char *opts)
+{
+	const char *args[] = {"--policy", mu_policy_path, "-o", opts, NULL};
+
+	return mu_setup_with(state, args, watch_tree);
+}
+
+static int watch_setup(void **state)
+{
+	return long_mount(state, LONG_TIMEOUTS);
+}
+
+static int watch_fast_setup(void **state)
+{
+	return long_mount(state, "fast_open," LONG_TIMEOUTS);
+}
+
+static int nowatch_setup(void **state)
+{
+	return long_mount(state, "nowatch," LONG_TIMEOUTS);
+}
+
+/* Overwrite the first bytes of SOURCE file @rel in place: same size, new
+ * content (no truncation, so only the mtime and the bytes change). */
+static void host_overwrite(const struct jf_mnt *m, const char *rel, const char *bytes)
+{
+	int fd = open(mu_s(m, rel), O_WRONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, strlen(bytes), 0), (ssize_t)strlen(bytes));
+	close(fd);
+}
+
+static bool reads(const char *path, const char *want)
+{
+	const char *got = mu_slurp(path);
+
+	return got && strcmp(got, want) == 0;
+}
+
+static bool fd_reads(int fd, const char *want)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strcmp(buf, want) == 0;
+}
+
+static bool absent(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
+static bool present(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static bool has_size(const char *path, off_t size)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_size == size;
+}
+
+/* Cache work/f's pages (through @fd) and attributes in the kernel. */
+static int cache_work_f(struct jf_mnt *m)
+{
+	int fd = open(mu_v(m, "work/f"), O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_true(fd_reads(fd, "safe\n"));
+	assert_true(has_size(mu_v(m, "work/f"), 5));
+	return fd;
+}
+
+static void test_watch_host_edit(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = cache_work_f(m);
+
+	/* Same size: only the page cache can tell. */
+	host_overwrite(m, "work/f", "SAFE");
+	assert_true(EVENTUALLY(fd_reads(fd, "SAFE\n")));
+	assert_true(reads(mu_v(m, "work/f"), "SAFE\n"));
+	assert_true(has_size(mu_v(m, "work/f"), 5));
+	/* Size change: attributes and content. */
+	mu_write(m, "work/f", "edited on the host\n");
+	assert_true(EVENTUALLY(has_size(mu_v(m, "work/f"), 19)));
+	assert_true(EVENTUALLY(reads(mu_v(m, "work/f"), "edited on the host\n")));
+	assert_true(fd_reads(fd, "edited on the host\n"));
+	close(fd);
+}
+
+static void test_watch_host_create(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	/* A negative entry (cached for 600 s) and a listing without the name. */
+	assert_true(absent(mu_v(m, "work/new")));
+	assert_false(mu_dir_has(mu_v(m, "work"), "new"));
+	mu_write(m, "work/new", "new\n");
+	assert_true(EVENTUALLY(reads(mu_v(m, "work/new"), "new\n")));
+	assert_true(EVENTUALLY(mu_dir_has(mu_v(m, "work"), "new")));
+	/* A new directory with content, below the root. */
+	assert_true(absent(mu_v(m, "newdir")));
+	mu_write(m, "newdir/g", "g\n");
+	assert_true(EVENTUALLY(reads(mu_v(m, "newdir/g"), "g\n")));
+}
+
+static void test_watch_host_delete(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	assert_true(present(mu_v(m, "work/gone")));
+	assert_true(mu_dir_has(mu_v(m, "work"), "gone"));
+	assert_ok(unlink(mu_s(m, "work/gone")));
+	assert_true(EVENTUALLY(absent(mu_v(m, "work/gone"))));
+	assert_true(EVENTUALLY(!mu_dir_has(mu_v(m, "work"), "gone")));
+}
+
+static void test_watch_host_dir_rename(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	/* The kernel holds work/sub and work/sub/inner; the host moves the
+	 * directory. */
+	assert_true(reads(mu_v(m, "work/sub/inner"), "inner\n"));
+	assert_true(present(mu_v(m, "work/sub/inner")));
+	assert_true(absent(mu_v(m, "work/moved")));
+	assert_ok(rename(mu_s(m, "work/sub"), mu_s(m, "work/moved")));
+	assert_true(EVENTUALLY(absent(mu_v(m, "work/sub"))));
+	assert_true(absent(mu_v(m, "work/sub/inner")));
+	assert_true(EVENTUALLY(reads(mu_v(m, "work/moved/inner"), "inner\n")));
+	assert_true(mu_dir_has(mu_v(m, "work/moved"), "inner"));
+	assert_true(EVENTUALLY(!mu_dir_has(mu_v(m, "work"), "sub")));
+}
+
+static void test_watch_host_rename_to_denied(void **state)
+{
+	struct jf_mnt *m = *state;
+
+	assert_true(reads(mu_v(m, "work/config"), "API_KEY=123\n"));
+	assert_true(present(mu_v(m, "work/config")));
+	assert_true(mu_dir_has(mu_v(m, "work"), "config"));
+	/* .env.* is DENIED by the built-in secrets profile. */
+	assert_ok(rename(mu_s(m, "work/config"), mu_s(m, "work/.env.production")));
+	assert_true(EVENTUALLY(absent(mu_v(m, "work/config"))));
+	assert_true(absent(mu_v(m, "work/.env.production")));
+	assert_false(mu_dir_has(mu_v(m, "work"), "config"));
+	assert_false(mu_dir_has(mu_v(m, "work"), ".env.production"));
+	assert_true(reads(mu_s(m, "work/.env.production"), "API_KEY=123\n"));
+}
+
+/* Zones follow names moved on the host: a handle opened for writing while
+ * the file was SAFE cannot write once the host moved its directory to a
+ * RESTRICTED name (.git/config), and the file is not shown writable. */
+static void host_move_to_restricted(struct jf_mnt *m, bool fast)
+{
+	struct stat st;
+	uint64_t sum;
+	int fd;
+
+	mu_write(m, "work/g/config", "[core]\n");
+	fd = open(mu_v(m, "work/g/config"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a\n", 2), 2);
+	assert_ok(rename(mu_s(m, "work/g"), mu_s(m, "work/.git")));
+	assert_true(EVENTUALLY(present(mu_v(m, "work/.git/config"))));
+	sum = mu_tree_sum(m, NULL);
+	errno = 0;
+	assert_int_equal(write(fd, "b\n", 2), -1);
+	assert_int_equal(errno, EROFS);
+	close(fd);
+	assert_true(mu_tree_sum(m, NULL) == sum);
+	/* With fast_open the file is shown without write bits and the kernel
+	 * refuses a write open (EACCES) unless the caller may override modes
+	 * (root), whose writes then fail as above; where the daemon sees opens
+	 * it refuses them itself (EROFS). */
+	assert_ok(stat(mu_v(m, "work/.git/config"), &st));
+	if (fast)
+		assert_int_equal(st.st_mode & 0222, 0);
+	if (fast && geteuid() == 0)
+		return;
+	errno = 0;
+	assert_int_equal(open(mu_v(m, "work/.git/config"), O_WRONLY | O_APPEND), -1);
+	assert_true(errno == (fast ? EACCES : EROFS));
+}
+
+static void test_watch_host_move_to_restricted(void **state)
+{
+	host_move_to_restricted(*state, false);
+}
+
+static void test_watch_host_move_to_restricted_fast(void **state)
+{
+	host_move_to_restricted(*state, true);
+}
+
+static void test_watch_own_change_then_host(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd;
+
+	/* A name the view itself created: events on it are skipped for 1 s
+	 * (our own change); a host change after that window is seen. */
+	fd = open(mu_v(m, "work/mine"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "mine\n", 5), 5);
+	close(fd);
+	assert_true(reads(mu_v(m, "work/mine"), "mine\n"));
+	assert_true(present(mu_v(m, "work/mine")));
+	usleep(1300 * 1000);
+	host_overwrite(m, "work/mine", "MINE");
+	assert_true(EVENTUALLY(reads(mu_v(m, "work/mine"), "MINE\n")));
+	assert_true(present(mu_v(m, "work/mine")));
+	assert_ok(unlink(mu_s(m, "work/mine")));
+	assert_true(EVENTUALLY(absent(mu_v(m, "work/mine"))));
+}
+
+static void test_nowatch_stays_cached(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = cache_work_f(m);
+
+	/* The host changes of the tests above, with -o nowatch: a second later
+	 * (the watch reacts within milliseconds) the view still serves what
+	 * the kernel cached. */
+	assert_true(absent(mu_v(m, "work/new")));
+	assert_true(present(mu_v(m, "work/gone")));
+	assert_true(reads(mu_v(m, "work/sub/inner"), "inner\n"));
+	assert_true(present(mu_v(m, "work/sub/inner")));
+	assert_true(reads(mu_v(m, "work/config"), "API_KEY=123\n"));
+	assert_true(present(mu_v(m, "work/config")));
+	host_overwrite(m, "work/f", "SAFE");
+	mu_write(m, "work/new", "new\n");
+	assert_ok(unlink(mu_s(m, "work/gone")));
+	assert_ok(rename(mu_s(m, "work/sub"), mu_s(m, "work/moved")));
+	assert_ok(rename(mu_s(m, "work/config"), mu_s(m, "work/.env.production")));
+	usleep(1000 * 1000);
+	assert_true(fd_reads(fd, "safe\n"));
+	mu_write(m, "work/f", "edited on the host\n");
+	usleep(200 * 1000);
+	assert_true(has_size(mu_v(m, "work/f"), 5));
+	assert_true(absent(mu_v(m, "work/new")));
+	assert_true(present(mu_v(m, "work/gone")));
+	/* the documented gap: the old names still resolve from the cache */
+	assert_true(present(mu_v(m, "work/sub")));
+	assert_true(present(mu_v(m, "work/sub/inner")));
+	assert_true(present(mu_v(m, "work/config")));
+	close(fd);
+}
+
+static void test_watch_limit_warns(void **state)
+{
+	struct jf_mnt t;
+	char err[400];
+	int r;
+
+	(void)state;
+	/* A user namespace has its own inotify watch limit
+	 * (/proc/sys/user/max_inotify_watches): 3 watches for 6 directories.
+	 * The daemon warns once, naming the limit, and serves on. */
+	if (mu_sh("unshare -Urm true 2>/dev/null") != 0)
+		skip();
+	mu_tree_new(&t);
+	for (int i = 1; i <= 6; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "d%d/f", i);
+		mu_write(&t, rel, "f\n");
+	}
+	snprintf(err, sizeof(err), "%s/err", t.dir);
+	r = mu_sh("unshare -Urm sh -c '"
+		  "echo 3 > /proc/sys/user/max_inotify_watches || exit 77; "
+		  "\"$JAILFS\" -f -o " LONG_TIMEOUTS " %s %s 2>%s & p=$!; i=0; "
+		  "until grep -q \" %s \" /proc/self/mountinfo; do "
+		  "i=$((i+1)); [ $i -gt 250 ] && exit 3; sleep 0.02; done; r=0; "
+		  "for d in 1 2 3 4 5 6; do cat %s/d$d/f >/dev/null || r=4; done; "
+		  "kill $p; wait $p || r=5; exit $r'",
+		  t.src, t.mnt, err, t.mnt, t.mnt);
+	if (r == 77) {
+		mu_tree_free(&t);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(mu_sh("test $(grep -c 'inotify watch limit reached' %s) -eq 1 && "
+			       "grep -q max_user_watches %s",
+			       err, err),
+			 0);
+	mu_tree_free(&t);
+}
+
+/*
+ * The host replaces a file the view wrote less than 1 s before (inside the
+ * watcher's own-change window, so no invalidation comes): the stale inode
+ * answers ESTALE, and the daemon then drops the name, so the view serves
+ * the new file within moments instead of ESTALE until entry_timeout (red
+ * team: ESTALE for 10 s and more with fast_open).
+ */
+static void test_host_replaces_own_file(void **state)
+{
+	struct jf_mnt *m = *state;
+	const char *got;
+
+	mu_write(m, "work/own.tmp", "H\n");
+	assert_string_equal(mu_slurp(mu_v(m, "work/f")),
+			    mu_slurp(mu_v(m, "work/f"))); /* an open first */
+	assert_int_equal(mu_sh("echo v >'%s'", mu_v(m, "work/own")), 0);
+	assert_ok(rename(mu_s(m, "work/own.tmp"), mu_s(m, "work/own")));
+	if (!EVENTUALLY((got = mu_slurp(mu_v(m, "work/own"))) && strcmp(got, "H\n") == 0))
+		fail_msg("the view still answers %s for a file replaced on the host",
+			 got ? got : strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_watch_host_edit, watch_setup, mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_create, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_delete, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_dir_rename, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_rename_to_denied, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_host_move_to_restricted_fast,
+						watch_fast_setup, mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_own_change_then_host, watch_setup,
+						mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_nowatch_stays_cached, nowatch_setup,
+						mu_std_teardown),
+		cmocka_unit_test(test_watch_limit_warns),
+		mu_std_test(test_host_replaces_own_file),
+		mu_fast_open_test(test_host_replaces_own_file),
+	};
+
+	return mu_run_tests("mount-watch", tests, argc, argv);
+}
