@@ -6,7 +6,7 @@
  * request at level "all", and building a json_t object and dumping it costs
  * about 2.1 us per record here against about 0.2 us for this code
  * (docs/benchmarks.md, "Audit log"). Every record it makes is parsed back with
- * jansson in tests/test-audit.c, including paths with quotes, control bytes
+ * jansson in tests/unit/test-audit.c, including paths with quotes, control bytes
  * and invalid UTF-8. Sources: RFC 8259 (JSON strings), RFC 3629 (UTF-8
  * well-formedness, table 3-7 of the Unicode standard), RFC 3339 (time).
  */

@@ -321,7 +321,7 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 {
 	jf_fs.policy = pol;
 	if (srcfd >= 0)
-		jf_tracked_load(srcfd, source, true);
+		jf_zones_load_tracked(srcfd, source, true);
 }
 
 static void daemon_view_end(void)

@@ -4,7 +4,7 @@
  * 2, 3 and 4 (prefix-compressed paths), SHA-1 and SHA-256 repositories.
  * Pure: it works on bytes already read, never on files, and never runs git
  * (git would run the repository's own configuration). Used by tracked.c;
- * tests/test-gitindex.c runs it on crafted indexes.
+ * tests/unit/test-gitindex.c runs it on crafted indexes.
  *
  * Conventions: 0 or a negative errno; thread-safe (no global state).
  */

@@ -36,6 +36,7 @@
 #include "tracked.h"
 #include "watch.h"
 #include "zone.h"
+#include "zones.h"
 
 /* The inode table tells the watch module of its directories. */
 static const struct jf_inode_watcher watcher = {
@@ -530,7 +531,7 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_tracked_load(jf_fs.root_fd, jf_fs.source_abs, false);
+		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs, false);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r && add_mount_options(&o) < 0)

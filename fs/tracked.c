@@ -35,10 +35,8 @@
 #include "policy.h"
 #include "tracked.h"
 #include "zone.h"
-#include "zones.h"
 
 #define JF_INDEX_MAX_SIZE (256u << 20)
-#define SHOWN_NAMED 5 /* names in the start-up line */
 
 const struct jf_rule jf_git_index_rule = {
 	.source = "git-index", .pattern = "", .zone = JF_RESTRICTED};
@@ -198,23 +196,14 @@ static void slot_add(uint32_t i)
 	slots[h] = i;
 }
 
-/* Is candidate @t still the blob the index names? */
-static bool verified(int rootfd, const struct jf_tracked *t)
-{
-	_cleanup_close_ int fd = jf_open_below(rootfd, t->path, O_PATH, 0);
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && jf_zone_tracked_ok(rootfd, t->path, &st, t);
-}
-
 /* Keep the verified candidates, add the DENIED directories above them and
  * hash everything. Returns how many candidates were dropped, or -ENOMEM. */
-static long build_set(int rootfd)
+static long build_set(int rootfd, jf_tracked_verify_fn verify)
 {
 	size_t n = nset, kept = 0, room = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (verified(rootfd, &set[i]))
+		if (verify(rootfd, &set[i]))
 			set[kept++] = set[i];
 		else
 			free((char *)set[i].path);
@@ -250,62 +239,33 @@ static long build_set(int rootfd)
 	return (long)(n - kept);
 }
 
-/* The start-up line: how many tracked files are shown read-only although
- * their names are DENIED (not those a public content shows anyway). */
-static void report(int rootfd, long dropped)
-{
-	size_t shown = 0;
-	char names[512] = "";
-
-	for (size_t i = 0; i < nset; i++) {
-		_cleanup_close_ int fd = -1;
-		struct jf_verdict v;
-		struct stat st;
-
-		if (set[i].dir)
-			continue;
-		fd = jf_open_below(rootfd, set[i].path, O_PATH, 0);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			continue;
-		jf_classify_path(set[i].path, set[i].len, false, &v);
-		jf_zone_refine(rootfd, set[i].path, set[i].path, set[i].len, &st, &v);
-		if (v.rule != &jf_git_index_rule)
-			continue;
-		if (++shown <= SHOWN_NAMED)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 shown > 1 ? ", " : "", set[i].path);
-	}
-	if (shown == 0 && dropped == 0)
-		return;
-	fprintf(stderr,
-		"jailfs: %zu file%s tracked by git shown read-only although the policy hides "
-		"%s name%s (hiding %s would make git record a deletion)%s%s%s",
-		shown, shown == 1 ? "" : "s", shown == 1 ? "its" : "their", shown == 1 ? "" : "s",
-		shown == 1 ? "it" : "them", shown ? ": " : "", names,
-		shown > SHOWN_NAMED ? ", ..." : "");
-	if (dropped > 0)
-		fprintf(stderr, "; %ld more differ%s from the index and stay%s hidden", dropped,
-			dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
-	fputc('\n', stderr);
-}
-
-int jf_tracked_load(int rootfd, const char *source, bool quiet)
+int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify, long *ret_dropped)
 {
 	long dropped = 0;
 	int r;
 
+	*ret_dropped = 0;
 	if (!objects_readable())
 		return 0;
 	r = read_index(rootfd, source);
 	if (r == 0 && nset)
-		r = (int)(dropped = build_set(rootfd));
+		r = (int)(dropped = build_set(rootfd, verify));
 	if (r < 0) {
 		jf_tracked_free(); /* fail closed: nothing is shown */
 		return r;
 	}
-	if ((nset || dropped > 0) && !quiet)
-		report(rootfd, dropped);
+	*ret_dropped = dropped;
 	return 0;
+}
+
+size_t jf_tracked_count(void)
+{
+	return nset;
+}
+
+const struct jf_tracked *jf_tracked_at(size_t i)
+{
+	return i < nset ? &set[i] : NULL;
 }
 
 void jf_tracked_free(void)

@@ -26,12 +26,22 @@ struct jf_tracked {
 /* The rule of such files' verdicts: prints as "git-index", zone RESTRICTED. */
 extern const struct jf_rule jf_git_index_rule;
 
-/* Read SOURCE's .git/index below @rootfd once, keep the tracked files with
- * DENIED names whose content matches (see tracked.c), and unless @quiet say
- * on stderr how many are shown. @source names SOURCE in messages. Needs jf_fs.policy. Start-up
- * only, one thread, before serving. Returns 0 (also without a repository, or when the policy hides
- * .git/objects) or a negative errno after one warning; then nothing is shown (fail closed). */
-int jf_tracked_load(int rootfd, const char *source, bool quiet);
+/* Is the file of candidate @t, below @rootfd, still the blob the index
+ * names? (zones.c's content judge, passed in so this module stays below it.) */
+typedef bool (*jf_tracked_verify_fn)(int rootfd, const struct jf_tracked *t);
+
+/* Read SOURCE's .git/index below @rootfd once and keep the tracked files with
+ * DENIED names that @verify accepts, with the DENIED directories above them;
+ * *@ret_dropped gets how many @verify refused. @source names SOURCE in
+ * messages. Needs jf_fs.policy. Start-up only, one thread, before serving.
+ * Returns 0 (also without a repository, or when the policy hides
+ * .git/objects) or a negative errno after one warning; then nothing is
+ * shown (fail closed). */
+int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify, long *ret_dropped);
+/* The kept entries, files and directories: how many, and the @i-th (NULL
+ * past the end). Lock-free once loaded. */
+size_t jf_tracked_count(void);
+const struct jf_tracked *jf_tracked_at(size_t i);
 /* The entry for view path @path (@len bytes), or NULL. Lock-free. */
 const struct jf_tracked *jf_tracked_find(const char *path, size_t len);
 void jf_tracked_free(void);

@@ -20,15 +20,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backing.h"
+#include "cleanup.h"
 #include "fsstate.h"
 #include "gitindex.h"
 #include "policy.h"
 #include "tracked.h"
+#include "zone.h"
 #include "zones.h"
 
 /* The largest tracked file whose blob id is computed (bigger: stays hidden). */
@@ -239,4 +243,72 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
 		*v = (struct jf_verdict){
 			.zone = JF_RESTRICTED, .rule = &jf_git_index_rule, .by_content = true};
 	}
+}
+
+/* Is candidate @t still the blob the index names? */
+static bool tracked_verified(int rootfd, const struct jf_tracked *t)
+{
+	_cleanup_close_ int fd = jf_open_below(rootfd, t->path, O_PATH, 0);
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && jf_zone_tracked_ok(rootfd, t->path, &st, t);
+}
+
+#define SHOWN_NAMED 5 /* names in the start-up line */
+
+/* Is tracked file @t shown by the git-index rule (not by a public content)? */
+static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
+{
+	_cleanup_close_ int fd = -1;
+	struct jf_verdict v;
+	struct stat st;
+
+	if (t->dir)
+		return false;
+	fd = jf_open_below(rootfd, t->path, O_PATH, 0);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	jf_classify_path(t->path, t->len, false, &v);
+	jf_zone_refine(rootfd, t->path, t->path, t->len, &st, &v);
+	return v.rule == &jf_git_index_rule;
+}
+
+/* The start-up line: how many tracked files are shown read-only although
+ * their names are DENIED (not those a public content shows anyway). */
+static void report_tracked(int rootfd, long dropped)
+{
+	size_t shown = 0, n = jf_tracked_count();
+	char names[512] = "";
+
+	for (size_t i = 0; i < n; i++) {
+		const struct jf_tracked *t = jf_tracked_at(i);
+
+		if (!shown_as_tracked(rootfd, t))
+			continue;
+		if (++shown <= SHOWN_NAMED)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 shown > 1 ? ", " : "", t->path);
+	}
+	if (shown == 0 && dropped == 0)
+		return;
+	fprintf(stderr,
+		"jailfs: %zu file%s tracked by git shown read-only although the policy hides "
+		"%s name%s (hiding %s would make git record a deletion)%s%s%s",
+		shown, shown == 1 ? "" : "s", shown == 1 ? "its" : "their", shown == 1 ? "" : "s",
+		shown == 1 ? "it" : "them", shown ? ": " : "", names,
+		shown > SHOWN_NAMED ? ", ..." : "");
+	if (dropped > 0)
+		fprintf(stderr, "; %ld more differ%s from the index and stay%s hidden", dropped,
+			dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
+	fputc('\n', stderr);
+}
+
+int jf_zones_load_tracked(int rootfd, const char *source, bool quiet)
+{
+	long dropped;
+	int r = jf_tracked_load(rootfd, source, tracked_verified, &dropped);
+
+	if (r == 0 && !quiet && (jf_tracked_count() || dropped > 0))
+		report_tracked(rootfd, dropped);
+	return r;
 }

@@ -31,3 +31,9 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
  * Cached like jf_zone_refine(). */
 bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
 			const struct jf_tracked *t);
+
+/* Load the files tracked by SOURCE's git index whose names are DENIED
+ * (jf_tracked_load), keeping those whose content is still the indexed blob,
+ * and unless @quiet say on stderr how many are shown read-only. Start-up
+ * only, one thread. Returns what jf_tracked_load() returns. */
+int jf_zones_load_tracked(int rootfd, const char *source, bool quiet);
