@@ -88,6 +88,7 @@
 #include "options.h"
 #include "policy.h"
 #include "watch.h"
+#include "zone.h"
 
 #define WATCH_STR2(x) #x
 #define WATCH_STR(x) WATCH_STR2(x)
@@ -749,8 +750,8 @@ static int child_node(struct batch *b, const char *name, fuse_ino_t *child)
 		return 0;
 	if (jf_join(full, sizeof(full), b->path, name) < 0)
 		return 0;
-	if (jf_fs.mnt_rel && strcmp(full, jf_fs.mnt_rel) == 0)
-		return -1; /* MOUNTPOINT inside SOURCE (zone.c jf_is_mnt_path) */
+	if (jf_is_mnt_path(full))
+		return -1; /* MOUNTPOINT inside SOURCE */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	return jf_inode_find(st.st_dev, st.st_ino, child, NULL, 0) == 0 ? 1 : 0;
@@ -807,8 +808,7 @@ static void note_move(struct batch *b, const char *name)
 	struct stat st;
 	int fd = dir_fd(b);
 
-	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 ||
-	    (jf_fs.mnt_rel && strcmp(full, jf_fs.mnt_rel) == 0))
+	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 || jf_is_mnt_path(full))
 		return; /* the mountpoint: stat would call into ourselves */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		jf_inode_moved(st.st_dev, st.st_ino, b->dev, b->ino, name);
