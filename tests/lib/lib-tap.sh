@@ -1,21 +1,22 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # TAP-style results for the test scripts; source it, do not run it.
-#   require_root_fuse [TOOL...]   before anything else
+#   require_root_fuse [TOOL...]   before anything else (mount tests)
+#   require_tools TOOL...         the same without root and /dev/fuse
 #   ok DESC / bad DESC / check DESC COMMAND...   one numbered result each
 #   tap_done                      last: the plan line, and the exit status
 
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+tap_n=0
+tap_fails=0
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1"; }
+bad() { tap_n=$((tap_n + 1)); tap_fails=$((tap_fails + 1)); echo "not ok $tap_n - $1"; }
 # check DESCRIPTION COMMAND...: the command must succeed
 check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 
 # tap_done: print the plan; status 0 when nothing failed.
 tap_done() {
-	echo "1..$n"
-	[ "$fails" -eq 0 ] || { echo "$fails of $n failed"; return 1; }
+	echo "1..$tap_n"
+	[ "$tap_fails" -eq 0 ] || { echo "$tap_fails of $tap_n failed"; return 1; }
 }
 
 # require_root_fuse [TOOL...]: unless running as root with /dev/fuse and
@@ -32,4 +33,19 @@ require_root_fuse() {
 		echo "SKIP: needs $what"
 		exit 77
 	fi
+}
+
+# require_tools TOOL...: unless every TOOL is on PATH, exit: 1 (a failure)
+# when CI=true, else 77 (a skip).
+require_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null && continue
+		if [ "${CI:-}" = true ]; then
+			echo "FAIL: needs $t (CI=true; Debian package $t)"
+			exit 1
+		fi
+		echo "SKIP: needs $t"
+		exit 77
+	done
 }

@@ -184,4 +184,4 @@ js=$(cd "$venv" && "$J" --source "$venv" --json --timeout 300 -- .venv/bin/pip -
 check "the venv's pip runs" eval '[ "$(jq -r .exit_code <<<"$js")" = 0 ] && grep -q "^pip " <<<"$(stdout_of "$js")"'
 
 tap_done || exit 1
-echo "all $n passed"
+echo "all $tap_n passed"

@@ -14,15 +14,9 @@
 set -uo pipefail
 
 : "${JF_SRCDIR:?set by meson}" "${JF_BUILDDIR:?set by meson}"
-failures=0
-ok() { printf 'ok    %s\n' "$*"; }
-bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
-
-if ! command -v scdoc >/dev/null; then
-	[ "${CI:-}" = true ] && { echo "FAIL  scdoc is missing (apt-get install scdoc)"; exit 1; }
-	echo "SKIP  scdoc is missing"
-	exit 77
-fi
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_tools scdoc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfinstall.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
@@ -101,9 +95,4 @@ else
 	done
 fi
 
-echo
-if [ "$failures" -ne 0 ]; then
-	echo "$failures failure(s)"
-	exit 1
-fi
-echo "install ok"
+tap_done

@@ -12,15 +12,9 @@
 set -uo pipefail
 
 : "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}" "${JF_SRCDIR:?set by meson}"
-failures=0
-ok() { printf 'ok    %s\n' "$*"; }
-bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
-
-if ! command -v scdoc >/dev/null; then
-	[ "${CI:-}" = true ] && { echo "FAIL  scdoc is missing (apt-get install scdoc)"; exit 1; }
-	echo "SKIP  scdoc is missing"
-	exit 77
-fi
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_tools scdoc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfman.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -96,9 +90,4 @@ done
 [ -z "$missing" ] && ok "jailfs accepts every option jailfs.1 describes" ||
 	bad "jailfs.1 describes options jailfs refuses:$missing"
 
-echo
-if [ "$failures" -ne 0 ]; then
-	echo "$failures failure(s)"
-	exit 1
-fi
-echo "all manual page checks ok"
+tap_done
