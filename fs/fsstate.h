@@ -78,10 +78,12 @@ struct jf_fs {
 	uint64_t max_size[3]; /* jf_policy_max_file_size per zone */
 	/* Answer the first OPEN with ENOSYS, so the kernel stops sending OPEN and
 	 * RELEASE (FUSE no_open, Linux >= 4.19): reads and writes arrive with
-	 * fh == 0 and open the backing file per request. Set at init: only with
-	 * -o fast_open, and not while an audit log is on (at every level a
-	 * refused write open must reach the log). Files outside SAFE are then
-	 * shown without write bits (jf_fill_attr). */
+	 * fh == 0 and open the backing file per request. Set at init: with
+	 * -o fast_open (the default of read-only and unprivileged mounts,
+	 * mount.c), not while the audit level records allowed opens and
+	 * release byte counts (writes, all). A write open outside SAFE then
+	 * succeeds in the kernel and the first mutation (WRITE, SETATTR,
+	 * FALLOCATE) is refused with EROFS and recorded. */
 	bool no_open;
 	struct fuse_session *se; /* for notifications from helper threads */
 	enum jf_hardlinks hardlinks;

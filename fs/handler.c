@@ -63,7 +63,7 @@ int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path
 	return err;
 }
 
-void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone)
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode)
 {
 	st->st_ino = jf_view_ino(inode);
 	/* A directory's link count would count hidden subdirectories (the
@@ -80,13 +80,6 @@ void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zo
 	}
 	if (S_ISLNK(st->st_mode) && inode->symlink_len)
 		st->st_size = inode->symlink_len;
-	/* In no_open mode no OPEN reaches the daemon: a file outside SAFE is
-	 * shown read-only there, so that with default_permissions the kernel
-	 * refuses a write open(2) (EACCES) itself; a caller with
-	 * CAP_DAC_OVERRIDE still gets EROFS at write(2). When opens reach us the
-	 * real bits are shown and jf_open answers EROFS, with an audit record. */
-	if (jf_fs.no_open && S_ISREG(st->st_mode) && zone != JF_SAFE)
-		st->st_mode &= ~(mode_t)(S_IWUSR | S_IWGRP | S_IWOTH);
 }
 
 /* Open @inode's directory (root_fd for the root); fills @path. */
@@ -119,7 +112,7 @@ int jf_make_entry(struct jf_inode *parent, const char *name, struct probe *p,
 	if (inode == &jf_fs.root)
 		e->ino = FUSE_ROOT_ID;
 	e->attr = p->st;
-	jf_fill_attr(&e->attr, inode, p->v.zone);
+	jf_fill_attr(&e->attr, inode);
 	e->attr_timeout = jf_fs.opts->attr_timeout;
 	e->entry_timeout = jf_fs.opts->entry_timeout;
 	return 0;
@@ -272,9 +265,9 @@ static void notify_later(struct later *l)
 
 /*
  * A refused write-back (a shared writable mapping of a file outside SAFE,
- * possible for a caller with CAP_DAC_OVERRIDE with -o fast_open) leaves the
- * changed pages in the kernel's page cache, clean: the view would show data
- * the disk never got. Drop them.
+ * which any caller can make in no_open mode: its write open reached no
+ * daemon) leaves the changed pages in the kernel's page cache, clean: the
+ * view would show data the disk never got. Drop them.
  */
 void jf_drop_pages_later(fuse_ino_t ino)
 {

@@ -30,9 +30,10 @@ void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *p
 /* Refusal of a mutation on an existing object: audit it and return @err. */
 int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path2,
 	      enum jf_zone zone, const struct jf_rule *rule, int err);
-/* Fill the view's attributes of @inode into @st (a backing stat), for an
- * inode of zone @zone. */
-void jf_fill_attr(struct stat *st, const struct jf_inode *inode, enum jf_zone zone);
+/* Fill the view's attributes of @inode into @st (a backing stat). The mode
+ * bits are the backing file's in every zone and open mode: a write outside
+ * SAFE is refused by the daemon (EROFS), never by the kernel's mode check. */
+void jf_fill_attr(struct stat *st, const struct jf_inode *inode);
 /* Open @dir's directory (root_fd for the root; release with jf_put_fd());
  * fills @path (@size >= JF_PATH_MAX + 1) with its view path. */
 int jf_dir_fd(struct jf_inode *dir, char *path, size_t size);

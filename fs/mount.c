@@ -268,6 +268,21 @@ static int add_mount_options(struct jf_options *o)
 	return 0;
 }
 
+/*
+ * Zero-message opens (FUSE no_open) unless -o fast_open / -o nofast_open
+ * says otherwise: on a read-only view (the kernel's MS_RDONLY, or with an
+ * audit log the daemon, refuses every mutation) and on the mount of a
+ * daemon without the privilege passthrough needs that only its user's
+ * processes may enter (no allow_other, allow_root). Root's default mount
+ * keeps OPEN for passthrough. jf_init still turns it off at the audit
+ * levels that record opens.
+ */
+static void choose_open_mode(struct jf_options *o)
+{
+	if (!o->fast_open_given)
+		o->fast_open = o->read_only || (!o->allow_others && !jf_pt_privileged());
+}
+
 static char *audit_abs; /* absolute audit path, owned here */
 
 /* Absolute form of @path: realpath of its directory + its last name (the file
@@ -534,6 +549,8 @@ int jf_cmd_mount(int argc, char **argv)
 		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs, false);
 	if (!r)
 		r = precheck_audit(&o);
+	if (!r)
+		choose_open_mode(&o);
 	if (!r && add_mount_options(&o) < 0)
 		r = 1;
 	if (!r) {

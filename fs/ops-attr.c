@@ -156,7 +156,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 			return fd;
 		close(fd);
 	}
-	jf_fill_attr(st, inode, v.zone);
+	jf_fill_attr(st, inode);
 	return 0;
 }
 
@@ -267,7 +267,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	}
 	if (fstat(fd, out) < 0)
 		return -errno;
-	jf_fill_attr(out, inode, JF_SAFE);
+	jf_fill_attr(out, inode);
 	return 0;
 }
 

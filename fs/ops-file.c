@@ -39,63 +39,81 @@ static bool wants_write(int flags)
 }
 
 /*
- * The handle a request works on. In no_open mode a file opened with open(2)
- * has none (fh == 0): the backing file is opened for this request only, into
- * @tmp, by its path with the (dev, ino) check, or through the orphan fd of an
- * inode unlinked through the view. The caller ends with put_file(). Returns
- * 0 or -ESTALE, -ENOENT (unlinked elsewhere), -EFBIG (over the zone's
- * max_file_size, as open would have answered), an errno of openat2(2).
- * Writability is not checked here: the kernel did, on its own file, and the
- * zone is what the callers check.
+ * Open @tmp's backing file for this request only (no_open mode: the file
+ * has no handle) with @flags, by its path with the (dev, ino) check, or
+ * through the orphan fd of an inode unlinked through the view. 0, -ESTALE,
+ * -ENOENT (unlinked elsewhere), -EFBIG (over the zone's max_file_size, as
+ * an OPEN would have answered), an errno of openat2(2).
  */
-static int get_file(fuse_ino_t ino, struct fuse_file_info *fi, int flags, struct jf_file *tmp,
-		    struct jf_file **out)
+static int open_per_request(struct jf_file *tmp, int flags)
 {
-	struct jf_inode *inode = jf_inode_get(ino);
-	struct jf_verdict v;
 	struct stat st;
 	int fd, r;
 
-	*out = jf_file_of(fi);
-	if (*out)
-		return 0;
-	if ((flags & O_ACCMODE) == O_RDONLY)
-		jf_zone_read(inode, &v);
-	else
-		jf_zone_of(inode, &v);
-	if (v.zone == JF_DENIED)
-		return -ENOENT; /* renamed to a hidden name since the open */
-	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = v.zone, .writable = true};
-	/* A write outside SAFE is refused by the caller's zone check: never open
-	 * the backing file for writing (ETXTBSY, an inotify event...). */
-	if ((flags & O_ACCMODE) != O_RDONLY && v.zone != JF_SAFE) {
-		*out = tmp;
-		return 0;
-	}
-	fd = jf_open_inode(inode, flags, &st);
+	fd = jf_open_inode(tmp->inode, flags, &st);
 	if (fd >= 0 && (flags & O_ACCMODE) != O_RDONLY && (r = jf_kill_setid(fd)) < 0) {
 		close(fd);
 		return r;
 	}
 	if (fd == -ENOENT || fd == -ESTALE) {
-		int ofd = jf_inode_orphan_fd(inode);
+		int ofd = jf_inode_orphan_fd(tmp->inode);
 
 		if (ofd >= 0)
 			fd = ofd;
 		if (ofd >= 0 && fstat(fd, &st) < 0)
 			st.st_size = 0;
 		else if (ofd < 0)
-			jf_forget_name_later(inode); /* the name holds another file now */
+			jf_forget_name_later(tmp->inode); /* the name holds another file now */
 	}
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[v.zone] && (flags & O_ACCMODE) == O_RDONLY) {
+	if ((uint64_t)st.st_size > jf_fs.max_size[tmp->zone]) {
 		close(fd);
 		return -EFBIG;
 	}
 	tmp->fd = fd;
-	*out = tmp;
 	return 0;
+}
+
+/* Audit and return @err (-EFBIG: over the zone's max_file_size) for @op on
+ * @inode. */
+static int refuse_size(fuse_req_t req, const char *op, struct jf_inode *inode,
+		       const struct jf_verdict *v, int err)
+{
+	char path[JF_PATH_MAX + 1] = "";
+
+	jf_inode_path(inode, path, sizeof(path));
+	return jf_refuse(req, op, path, NULL, v->zone, v->rule, err);
+}
+
+/*
+ * The handle a reading request (@op: READ, FSYNC, LSEEK, the source of
+ * COPY_FILE_RANGE) works on. In no_open mode a file opened with open(2) has
+ * none (fh == 0): the backing file is opened read-only for this request,
+ * into @tmp (open_per_request). The caller ends with put_file(). Returns 0
+ * or -ENOENT (renamed to a hidden name since the open), -EFBIG (audited),
+ * an errno of open_per_request().
+ */
+static int get_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct jf_file *tmp, struct jf_file **out)
+{
+	struct jf_inode *inode = jf_inode_get(ino);
+	struct jf_verdict v;
+	int r;
+
+	*out = jf_file_of(fi);
+	if (*out)
+		return 0;
+	jf_zone_read(inode, &v);
+	if (v.zone == JF_DENIED)
+		return -ENOENT;
+	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = v.zone};
+	r = open_per_request(tmp, O_RDONLY);
+	if (r == -EFBIG)
+		return refuse_size(req, op, inode, &v, r);
+	if (r == 0)
+		*out = tmp;
+	return r;
 }
 
 static void put_file(struct jf_file *f, struct jf_file *tmp)
@@ -382,7 +400,7 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 	struct jf_file tmp, *f;
-	int r = get_file(ino, fi, O_RDONLY, &tmp, &f);
+	int r = get_file(req, "read", ino, fi, &tmp, &f);
 
 	if (r == 0)
 		r = still_shown(f, &tmp);
@@ -409,34 +427,56 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	put_file(f, &tmp);
 }
 
-/* Refuse a write-class request on @f outside SAFE; audited like open was.
- * The zone is the inode's at its current name (@v), not the one it had
- * when the handle was opened: a file renamed (or whose directory was
- * renamed) to a RESTRICTED name is read-only from then on. */
-static int check_writable(fuse_req_t req, const char *op, struct jf_file *f, struct jf_verdict *v)
+/*
+ * The file a write-class request (@op: WRITE, FALLOCATE, the destination of
+ * COPY_FILE_RANGE) works on, once its zone allows the write. The zone is
+ * the inode's at its current name (@v), not the one it had when a handle
+ * was opened: a file renamed (or whose directory was renamed) to a
+ * RESTRICTED name is read-only from then on. Outside SAFE: -EROFS, audited,
+ * and nothing is opened for writing (no ETXTBSY, no event for the host's
+ * watchers). This is where a write open that reached no daemon (no_open
+ * mode) is refused. Without a handle the backing file is then opened for
+ * this request into @tmp (open_per_request); the caller ends with
+ * put_file(). 0, -EBADF (a read-only handle), -ENOENT (renamed to a hidden
+ * name since the open), -EROFS, -EFBIG (audited).
+ */
+static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct fuse_file_info *fi,
+			  struct jf_file *tmp, struct jf_file **out, struct jf_verdict *v)
 {
+	struct jf_file *f = jf_file_of(fi);
+	struct jf_inode *inode = f ? f->inode : jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
+	int r;
 
-	if (!f->writable)
+	*out = NULL;
+	if (f && !f->writable)
 		return -EBADF;
-	jf_zone_of(f->inode, v);
-	if (v->zone == JF_SAFE)
-		return 0;
-	jf_inode_path(f->inode, path, sizeof(path));
-	return jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
+	jf_zone_of(inode, v);
+	if (!f && v->zone == JF_DENIED)
+		return -ENOENT;
+	if (v->zone != JF_SAFE) {
+		jf_inode_path(inode, path, sizeof(path));
+		return jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
+	}
+	if (!f) {
+		*tmp = (struct jf_file){
+			.fd = -1, .inode = inode, .zone = v->zone, .writable = true};
+		r = open_per_request(tmp, O_WRONLY);
+		if (r < 0)
+			return r == -EFBIG ? refuse_size(req, op, inode, v, r) : r;
+		f = tmp;
+	}
+	*out = f;
+	return 0;
 }
 
-static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *in, off_t off,
-			int flags)
+static ssize_t do_write(fuse_req_t req, struct jf_file *f, const struct jf_verdict *v,
+			struct fuse_bufvec *in, off_t off, int flags)
 {
 	size_t size = fuse_buf_size(in);
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
-	struct jf_verdict v;
-	int r = check_writable(req, "write", f, &v);
-	uint64_t max = jf_fs.max_size[v.zone];
+	uint64_t max = jf_fs.max_size[v->zone];
 
-	if (r < 0)
-		return r;
 	if (flags & O_APPEND) {
 		struct stat st;
 
@@ -447,7 +487,7 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 		char path[JF_PATH_MAX + 1] = "";
 
 		jf_inode_path(f->inode, path, sizeof(path));
-		return jf_refuse(req, "write", path, NULL, v.zone, v.rule, -EFBIG);
+		return jf_refuse(req, "write", path, NULL, v->zone, v->rule, -EFBIG);
 	}
 	if ((uint64_t)off + size > max)
 		size = (size_t)(max - (uint64_t)off); /* short write, then EFBIG */
@@ -461,14 +501,17 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, struct fuse_bufvec *i
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		  struct fuse_file_info *fi)
 {
-	struct jf_file tmp, *f = NULL;
-	ssize_t n = get_file(ino, fi, O_WRONLY, &tmp, &f);
+	struct jf_file tmp, *f;
+	struct jf_verdict v;
+	ssize_t n = get_write_file(req, "write", ino, fi, &tmp, &f, &v);
 
 	if (n == 0)
-		n = do_write(req, f, in, off, fi->flags);
+		n = do_write(req, f, &v, in, off, fi->flags);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
-		if (n == -EROFS && fi->writepage)
+		/* A refused write-back of a shared mapping: its pages are clean
+		 * now, and hold what the disk never got. */
+		if ((n == -EROFS || n == -EFBIG) && fi->writepage)
 			jf_drop_pages_later(ino);
 	} else {
 		atomic_fetch_add(&f->bytes_written, n);
@@ -527,7 +570,7 @@ void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void jf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	struct jf_file tmp, *f;
-	int r = get_file(ino, fi, O_RDONLY, &tmp, &f);
+	int r = get_file(req, "fsync", ino, fi, &tmp, &f);
 
 	if (r == 0) {
 		r = (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0 ? -errno : 0;
@@ -557,19 +600,13 @@ static int fallocate_limit(int fd, int mode, off_t off, off_t len)
 	return end > max ? -EFBIG : 0;
 }
 
-static int do_fallocate(fuse_req_t req, struct jf_file *f, int mode, off_t off, off_t len)
+static int do_fallocate(fuse_req_t req, struct jf_file *f, const struct jf_verdict *v, int mode,
+			off_t off, off_t len)
 {
-	char path[JF_PATH_MAX + 1] = "";
-	struct jf_verdict v;
-	int r = check_writable(req, "fallocate", f, &v);
+	int r = fallocate_limit(f->fd, mode, off, len);
 
 	if (r < 0)
-		return r;
-	r = fallocate_limit(f->fd, mode, off, len);
-	if (r < 0) {
-		jf_inode_path(f->inode, path, sizeof(path));
-		return jf_refuse(req, "fallocate", path, NULL, v.zone, v.rule, r);
-	}
+		return refuse_size(req, "fallocate", f->inode, v, r);
 	return fallocate(f->fd, mode, off, len) < 0 ? -errno : 0;
 }
 
@@ -577,15 +614,16 @@ void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 		  struct fuse_file_info *fi)
 {
 	struct jf_file tmp, *f;
+	struct jf_verdict v;
 	int r;
 
 	if (off < 0 || len <= 0) {
 		fuse_reply_err(req, EINVAL); /* what fallocate(2) answers: no decision */
 		return;
 	}
-	r = get_file(ino, fi, O_WRONLY, &tmp, &f);
+	r = get_write_file(req, "fallocate", ino, fi, &tmp, &f, &v);
 	if (r == 0) {
-		r = do_fallocate(req, f, mode, off, len);
+		r = do_fallocate(req, f, &v, mode, off, len);
 		put_file(f, &tmp);
 	}
 	fuse_reply_err(req, -r);
@@ -594,7 +632,7 @@ void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
 	struct jf_file tmp, *f;
-	off_t r = get_file(ino, fi, O_RDONLY, &tmp, &f);
+	off_t r = get_file(req, "lseek", ino, fi, &tmp, &f);
 
 	if (r == 0) {
 		r = lseek(f->fd, off, whence);
@@ -608,15 +646,12 @@ void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse
 		fuse_reply_lseek(req, r);
 }
 
-static ssize_t do_copy_file_range(fuse_req_t req, struct jf_file *in, off_t off_in,
-				  struct jf_file *out, off_t off_out, size_t len, int flags)
+static ssize_t do_copy_file_range(struct jf_file *in, off_t off_in, struct jf_file *out,
+				  off_t off_out, size_t len, int flags)
 {
 	uint64_t max = jf_fs.max_size[JF_SAFE];
-	struct jf_verdict v;
-	ssize_t n = check_writable(req, "write", out, &v);
+	ssize_t n;
 
-	if (n < 0)
-		return n;
 	if ((uint64_t)off_out >= max && len > 0)
 		return -EFBIG;
 	if ((uint64_t)off_out + len > max)
@@ -634,14 +669,15 @@ void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			struct fuse_file_info *fi_out, size_t len, int flags)
 {
 	struct jf_file tmp_in, tmp_out, *in = NULL, *out = NULL;
-	ssize_t n = get_file(ino_in, fi_in, O_RDONLY, &tmp_in, &in);
+	struct jf_verdict v;
+	ssize_t n = get_file(req, "read", ino_in, fi_in, &tmp_in, &in);
 
 	if (n == 0 && (n = still_shown(in, &tmp_in)) < 0)
 		in = NULL;
 	if (n == 0)
-		n = get_file(ino_out, fi_out, O_WRONLY, &tmp_out, &out);
+		n = get_write_file(req, "write", ino_out, fi_out, &tmp_out, &out, &v);
 	if (n == 0)
-		n = do_copy_file_range(req, in, off_in, out, off_out, len, flags);
+		n = do_copy_file_range(in, off_in, out, off_out, len, flags);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

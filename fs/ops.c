@@ -30,6 +30,8 @@
  * filesystem already chose it). The kernel checks modes (default_permissions).
  */
 
+#include <stdio.h>
+
 #include "audit.h"
 #include "fsstate.h"
 #include "ops.h"
@@ -59,13 +61,20 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* no_open mode (jf_fs.no_open). O_TRUNC must then reach us as a SETATTR,
 	 * where the zone is checked: with atomic_o_trunc the kernel would trust
-	 * an OPEN it never sent to have truncated the file. Not while refusals
-	 * are audited: a write open refused by the kernel's mode check would
-	 * leave no record. */
+	 * an OPEN it never sent to have truncated the file. Refusals need no
+	 * OPEN (each mutation is refused and recorded when it arrives), but the
+	 * allow records of opens and the byte counts at release do: not while
+	 * the audit level records those (writes, all). */
 	jf_fs.no_open = jf_fs.opts->fast_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
-			!jf_audit_wants(JF_AUDIT_DENY, true);
+			!jf_audit_wants(JF_AUDIT_ALLOW, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	if (jf_fs.opts->debug)
+		fprintf(stderr, "jailfs: fast_open %s\n",
+			jf_fs.no_open ? "on"
+			: !jf_fs.opts->fast_open
+				? "off"
+				: "off: the kernel lacks it or the audit level records opens");
 	jf_pt_init(conn);
 	conn->max_write = 1 << 20;
 	conn->max_readahead = 1 << 20;

@@ -162,13 +162,17 @@ static int own_option(struct jf_options *o, char *opt)
 		o->no_splice = true;
 	} else if (KEY("nowatch")) {
 		o->no_watch = true;
-	} else if (KEY("fast_open")) {
-		o->fast_open = true;
+	} else if (KEY("fast_open") || KEY("nofast_open")) {
+		o->fast_open = KEY("fast_open");
+		o->fast_open_given = true;
 	} else if (KEY("nopassthrough")) {
 		o->no_passthrough = true;
 	} else if (KEY("stats") && val) {
 		o->stats = val;
 	} else {
+		/* FUSE's; these decide the default open mode too (mount.c) */
+		if (KEY("allow_other") || KEY("allow_root"))
+			o->allow_others = true;
 		return 0;
 	}
 #undef KEY

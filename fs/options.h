@@ -26,7 +26,9 @@ struct jf_options {
 	unsigned max_threads;	 /* -o max_threads= (idle worker threads kept) */
 	bool no_splice;		 /* -o no_splice */
 	bool no_watch;		 /* -o nowatch: no inotify invalidation (watch.c) */
-	bool fast_open;		 /* -o fast_open: zero-message opens (FUSE no_open) */
+	bool fast_open;		 /* zero-message opens (FUSE no_open), as chosen by mount.c */
+	bool fast_open_given;	 /* -o fast_open / -o nofast_open said which */
+	bool allow_others;	 /* -o allow_other or allow_root (also passed to FUSE) */
 	bool no_passthrough;	 /* -o nopassthrough: every read and write through the daemon */
 	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
 	struct jf_audit_config audit;

@@ -183,9 +183,7 @@ int jf_devio_install(struct fuse_session *se)
 	return fuse_session_custom_io(se, &io, pt.fd);
 }
 
-/* CAP_SYS_ADMIN, effective, in the initial user namespace (whose uid_map is
- * the identity over the whole range): what FUSE_DEV_IOC_BACKING_OPEN asks. */
-static bool has_init_sys_admin(void)
+bool jf_pt_privileged(void)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
 	unsigned long inner, outer, count;
@@ -212,7 +210,7 @@ static const char *passthrough_refusal(void)
 		return "-o fast_open (no OPEN requests, no handles to pass through)";
 	if (jf_audit_wants(JF_AUDIT_ALLOW, true))
 		return "the audit level records writes and byte counts, which need the daemon";
-	if (!has_init_sys_admin())
+	if (!jf_pt_privileged())
 		return "the daemon lacks CAP_SYS_ADMIN in the initial user namespace";
 	return NULL;
 }

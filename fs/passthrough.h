@@ -30,6 +30,10 @@ int jf_devio_install(struct fuse_session *se);
  * libfuse flags that would contradict it (writeback cache with passthrough).
  * With -d, says once whether passthrough is on and why not. */
 void jf_pt_init(struct fuse_conn_info *conn);
+/* Does the daemon hold CAP_SYS_ADMIN, effective, in the initial user
+ * namespace (whose uid_map is the identity over the whole range)? What
+ * FUSE_DEV_IOC_BACKING_OPEN asks. Reads /proc/self/uid_map; any thread. */
+bool jf_pt_privileged(void);
 /* Is passthrough in use on this mount (asked at INIT, accepted so far)? */
 bool jf_pt_active(void);
 /* Did the INIT reply ask for FUSE_HANDLE_KILLPRIV_V2: the kernel no longer

@@ -399,11 +399,11 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 	find_jailfs(jailfs, sizeof(jailfs));
 	argv[argc++] = jailfs;
 	argv[argc++] = "-f";
-	/* Zero-message opens where nothing is audited: only the jail uses this
-	 * view, and its processes have no capabilities and cannot get any (no
-	 * user namespaces), so the kernel's mode check keeps write opens of
-	 * files outside SAFE out (unrecorded, EACCES). */
-	if (!a->audit && !a->refusal_log) {
+	/* Zero-message opens, also with the private refusal log: a write open
+	 * of a file outside SAFE succeeds in the kernel, and its first
+	 * mutation reaches the daemon, which refuses it (EROFS) and records it.
+	 * Not with --audit (level all records every open). */
+	if (!a->audit) {
 		argv[argc++] = "-o";
 		argv[argc++] = "fast_open";
 	}
@@ -418,9 +418,7 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 		argv[argc++] = a->policy;
 	}
 	/* An audit log, so the result can say what the view refused: at level
-	 * denied the refusals and hidden lookups, not every lookup. With it
-	 * every open reaches the daemon (no -o fast_open), which refuses a
-	 * write open outside SAFE with EROFS and records it. */
+	 * denied the refusals and hidden lookups, not every lookup. */
 	if (a->audit || a->refusal_log) {
 		argv[argc++] = "--audit";
 		argv[argc++] = a->audit ? a->audit : o->log;

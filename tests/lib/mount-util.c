@@ -396,15 +396,18 @@ int mu_write_refused(const char *path, int flags, bool fast_open, char *why, siz
 	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		if (e == EROFS || e == EACCES)
+		if (e == EROFS && (!fast_open || (flags & O_TRUNC)))
 			return 0;
-		snprintf(why, size, "open %s: expected EROFS or EACCES, got errno=%d (%s)", path, e,
+		snprintf(why, size, "open %s: expected %s, got errno=%d (%s)", path,
+			 fast_open ? "success (no_open), then EROFS at write(2)" : "EROFS", e,
 			 strerror(e));
 		return -1;
 	}
-	if (!fast_open) {
+	if (!fast_open || (flags & O_TRUNC)) {
 		close(fd);
-		snprintf(why, size, "open %s for writing succeeded without fast_open", path);
+		snprintf(why, size, "open %s for writing%s succeeded%s", path,
+			 flags & O_TRUNC ? " with O_TRUNC" : "",
+			 fast_open ? "" : " without fast_open");
 		return -1;
 	}
 	errno = 0;
@@ -619,7 +622,7 @@ int mu_setup_with(void **state, const char *const *args, void (*extra)(struct jf
 
 int mu_std_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, NULL};
+	const char *args[] = {"--policy", mu_policy_path, "-o", "nofast_open", NULL};
 
 	mu_fast_open_mount = false;
 	return mu_setup_with(state, args, NULL);

@@ -55,12 +55,14 @@ uint64_t mu_tree_sum(const struct jf_mnt *m, const char *skip_prefix);
 uint64_t mu_file_sum(const struct jf_mnt *m, const char *rel);
 
 /*
- * Is a write to RESTRICTED file @path refused? Opens it with @flags (a write
- * mode) and, if that succeeds, writes one byte. Refused means: open(2) fails
- * with EROFS or EACCES (EACCES for a caller without CAP_DAC_OVERRIDE: the
- * view shows no write bits); or, only when @fast_open (FUSE no_open: the
- * daemon sees no OPEN), open succeeds and write(2) fails with EROFS.
- * Returns 0 when refused, else -1 with the reason in @why (@size bytes).
+ * Is a write to RESTRICTED file @path refused, where the daemon refuses it?
+ * Opens it with @flags (a write mode) and, if that succeeds, writes one
+ * byte. Without @fast_open (OPEN reaches the daemon): open(2) fails with
+ * EROFS. With it (FUSE no_open: the kernel opens the file without asking
+ * the daemon, and shows the real mode bits): open succeeds and write(2)
+ * fails with EROFS; with O_TRUNC, open fails with EROFS (the truncation
+ * reaches the daemon as SETATTR). Returns 0 when refused so, else -1 with
+ * the reason in @why (@size bytes).
  */
 int mu_write_refused(const char *path, int flags, bool fast_open, char *why, size_t size);
 
@@ -110,8 +112,8 @@ extern bool mu_fast_open_mount;
  * mounted with @args (NULL-terminated); *state becomes its struct jf_mnt,
  * freed by mu_std_teardown. 0, or -1 when it did not mount. */
 int mu_setup_with(void **state, const char *const *args, void (*extra)(struct jf_mnt *m));
-/* cmocka setups: the standard tree with its policy, without and with
- * -o fast_open (zero-message opens, FUSE no_open; no audit log). */
+/* cmocka setups: the standard tree with its policy, with -o nofast_open and
+ * with -o fast_open (zero-message opens, FUSE no_open; no audit log). */
 int mu_std_setup(void **state);
 int mu_fast_setup(void **state);
 /* cmocka teardown of the setups above: unmount, remove the tree. */
@@ -154,22 +156,6 @@ int mu_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
 		if (_r >= 0 || errno != (e))                                                       \
 			fail_msg("%s: expected errno %d (%s), got r=%ld errno=%d (%s)", #call,     \
 				 (e), strerror(e), _r, errno, strerror(errno));                    \
-	} while (0)
-
-/*
- * @call fails with errno @e1 or @e2. A write to a RESTRICTED file is refused
- * with EROFS at open(2) where opens reach the daemon (no -o fast_open, or an
- * audit log on); in no_open mode (the daemon sees no OPEN) with EACCES at
- * open(2) for a caller without CAP_DAC_OVERRIDE (the view shows it without
- * write bits), else EROFS at the first write(2).
- */
-#define assert_errno2(call, e1, e2)                                                                \
-	do {                                                                                       \
-		errno = 0;                                                                         \
-		long _r = (long)(call);                                                            \
-		if (_r >= 0 || (errno != (e1) && errno != (e2)))                                   \
-			fail_msg("%s: expected errno %d or %d, got r=%ld errno=%d (%s)", #call,    \
-				 (e1), (e2), _r, errno, strerror(errno));                          \
 	} while (0)
 
 /* @call returns 0. */

@@ -127,12 +127,12 @@ static void test_restricted_matrix(void **state)
 	assert_write_refused(mu_v(m, "ro/f"), O_WRONLY);
 	assert_write_refused(mu_v(m, "ro/f"), O_RDWR);
 	assert_string_equal(mu_slurp(mu_v(m, "ro/f")), "ro\n"); /* no page cache residue */
-	/* write bits are hidden only where the kernel alone checks write opens */
+	/* the real write bits in every mode: the daemon refuses, not the mode check */
 	assert_ok(stat(mu_s(m, "ro/f"), &st));
 	mode = st.st_mode & 0222;
 	assert_int_not_equal(mode, 0);
 	assert_ok(stat(mu_v(m, "ro/f"), &st));
-	assert_int_equal(st.st_mode & 0222, mu_fast_open_mount ? 0 : mode);
+	assert_int_equal(st.st_mode & 0222, mode);
 	assert_write_refused(mu_v(m, "ro/f"), O_WRONLY | O_TRUNC);
 	assert_write_refused(mu_v(m, "ro/f"), O_RDONLY | O_TRUNC);
 	assert_write_refused(mu_v(m, "ro/f"), O_WRONLY | O_APPEND);
@@ -149,12 +149,12 @@ static void test_restricted_matrix(void **state)
 	assert_errno(rename(mu_v(m, "ro/f"), mu_v(m, "ro/g")), EROFS);
 	assert_errno(chmod(mu_v(m, "ro/f"), 0777), EROFS);
 	assert_errno(chown(mu_v(m, "ro/f"), getuid(), getgid()), EROFS);
-	/* EACCES without CAP_DAC_OVERRIDE: the view shows no write bits */
-	assert_errno2(truncate(mu_v(m, "ro/f"), 0), EROFS, EACCES);
+	assert_errno(truncate(mu_v(m, "ro/f"), 0), EROFS);
 	assert_errno(utimensat(AT_FDCWD, mu_v(m, "ro/f"), ts, 0), EROFS);
-	assert_errno2(setxattr(mu_v(m, "ro/f"), "user.x", "1", 1, 0), EROFS, EACCES);
-	assert_errno2(removexattr(mu_v(m, "ro/f"), "user.x"), EROFS, EACCES);
-	/* fallocate / copy_file_range need a writable fd, which cannot exist */
+	assert_errno(setxattr(mu_v(m, "ro/f"), "user.x", "1", 1, 0), EROFS);
+	assert_errno(removexattr(mu_v(m, "ro/f"), "user.x"), EROFS);
+	/* fallocate / copy_file_range need a writable fd, which cannot exist
+	 * where opens reach the daemon (no_open: test_first_mutation_refused) */
 	fd = open(mu_v(m, "ro/f"), O_RDONLY);
 	assert_true(fd >= 0);
 	assert_errno(fallocate(fd, 0, 0, 4096), EBADF);
@@ -185,9 +185,9 @@ static void test_restricted_matrix(void **state)
 	assert_true(mu_tree_sum(m, "work/") == before);
 }
 
-/* A shared writable mapping of a RESTRICTED file (root with
- * CAP_DAC_OVERRIDE can open it read-write in no_open mode): msync fails with
- * EROFS, the disk keeps its bytes and so, soon after, does the view. */
+/* A shared writable mapping of a RESTRICTED file (any caller can open it
+ * read-write in no_open mode): msync fails with EROFS, the disk keeps its
+ * bytes and so, soon after, does the view. */
 static void test_restricted_mmap(void **state)
 {
 	struct jf_mnt *m = *state;
@@ -195,10 +195,12 @@ static void test_restricted_mmap(void **state)
 	char *p;
 	int i;
 
-	if (fd < 0) {
-		assert_true(errno == EACCES || errno == EROFS);
+	if (!mu_fast_open_mount) {
+		assert_int_equal(fd, -1);
+		assert_int_equal(errno, EROFS);
 		return;
 	}
+	assert_true(fd >= 0);
 	p = mmap(NULL, 3, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(p != MAP_FAILED);
 	memcpy(p, "XY", 2);
@@ -230,6 +232,119 @@ static void test_restricted_size_limit(void **state)
 	}
 	assert_int_equal(errno, EFBIG);
 	assert_string_equal(mu_slurp(mu_v(m, "ro/f")), "ro\n");
+}
+
+/*
+ * Every mutation through an fd of @rel, which the kernel opened for writing
+ * without asking the daemon (no_open), answers @e: write, pwrite, O_APPEND
+ * write, fallocate, copy_file_range into it, and with @trunc O_TRUNC at open
+ * and ftruncate; nothing of the backing file changes (content, size, mode,
+ * mtime).
+ */
+static void refused_through_fd(const struct jf_mnt *m, const char *rel, int e, bool trunc)
+{
+	uint64_t sum = mu_file_sum(m, rel);
+	struct stat before, after;
+	loff_t o = 0;
+	int fd, in;
+
+	assert_ok(stat(mu_s(m, rel), &before));
+	if (trunc) {
+		assert_errno(open(mu_v(m, rel), O_WRONLY | O_TRUNC), e);
+		assert_errno(open(mu_v(m, rel), O_RDONLY | O_TRUNC), e);
+	}
+	fd = open(mu_v(m, rel), O_RDWR);
+	assert_true(fd >= 0);
+	assert_errno(write(fd, "x", 1), e);
+	assert_errno(pwrite(fd, "xy", 2, 1), e);
+	if (trunc)
+		assert_errno(ftruncate(fd, 1), e);
+	assert_errno(fallocate(fd, 0, 0, 4096), e);
+	assert_errno(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096), e);
+	in = open(mu_v(m, "work/f"), O_RDONLY);
+	assert_true(in >= 0);
+	assert_errno(copy_file_range(in, &o, fd, NULL, 4, 0), e);
+	close(in);
+	close(fd);
+	fd = open(mu_v(m, rel), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_errno(write(fd, "z", 1), e);
+	close(fd);
+	assert_ok(stat(mu_s(m, rel), &after));
+	assert_true(mu_file_sum(m, rel) == sum);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_mode, before.st_mode);
+	assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+}
+
+/* SAFE work/huge, over safe.max_file_size (1M). */
+static void add_huge(struct jf_mnt *m)
+{
+	char *buf = malloc((1 << 20) + 2);
+
+	assert_non_null(buf);
+	memset(buf, 'h', (1 << 20) + 1);
+	buf[(1 << 20) + 1] = '\0';
+	mu_write(m, "work/huge", buf);
+	free(buf);
+}
+
+static int fast_huge_setup(void **state)
+{
+	const char *args[] = {"--policy", mu_policy_path, "-o", "fast_open", NULL};
+
+	mu_fast_open_mount = true;
+	return mu_setup_with(state, args, add_huge);
+}
+
+/*
+ * no_open mode: the kernel opens files without asking the daemon, so a
+ * write open of a file the daemon refuses succeeds (the view shows the real
+ * mode bits) and the refusal comes at the first mutation, which always
+ * reaches the daemon. RESTRICTED ro/f and ro/big (over its limit too):
+ * EROFS; SAFE work/huge over max_file_size: reads and writes EFBIG, as its
+ * open would have answered, while shrinking it is allowed, as truncate(2)
+ * is in every mode (open(O_TRUNC) reaches the daemon as that very
+ * truncation). Pages the kernel filled for a refused write are not served
+ * afterwards.
+ */
+static void test_first_mutation_refused(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct timespec ts[2] = {{1, 0}, {2, 0}};
+	uint64_t before = mu_tree_sum(m, NULL);
+	char buf[16];
+	int fd;
+
+	assert_ok(access(mu_v(m, "ro/f"), W_OK)); /* the documented caveat */
+	refused_through_fd(m, "ro/f", EROFS, true);
+	refused_through_fd(m, "ro/big", EROFS, true);
+	refused_through_fd(m, "work/huge", EFBIG, false);
+	/* attribute changes through the fd */
+	fd = open(mu_v(m, "ro/f"), O_RDWR);
+	assert_true(fd >= 0);
+	assert_errno(fchmod(fd, 0600), EROFS);
+	assert_errno(fchown(fd, getuid(), getgid()), EROFS);
+	assert_errno(futimens(fd, ts), EROFS);
+	/* the page cache: cached, then a refused write over the same bytes */
+	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 3);
+	assert_errno(pwrite(fd, "XY", 2, 0), EROFS);
+	assert_int_equal(pread(fd, buf, sizeof(buf), 0), 3);
+	assert_memory_equal(buf, "ro\n", 3);
+	close(fd);
+	assert_string_equal(mu_slurp(mu_v(m, "ro/f")), "ro\n");
+	/* reads of files over their zone's limit */
+	fd = open(mu_v(m, "work/huge"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_errno(read(fd, buf, sizeof(buf)), EFBIG);
+	close(fd);
+	assert_true(mu_tree_sum(m, NULL) == before);
+	fd = open(mu_v(m, "work/huge"), O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "s", 1), 1);
+	close(fd);
+	assert_string_equal(mu_slurp(mu_s(m, "work/huge")), "s");
 }
 
 static void test_safe_inside_restricted(void **state)
@@ -417,6 +532,8 @@ int main(int argc, char **argv)
 		mu_fast_open_test(test_restricted_mmap),
 		mu_fast_open_test(test_restricted_matrix),
 		mu_fast_open_test(test_safe_matrix),
+		cmocka_unit_test_setup_teardown(test_first_mutation_refused, fast_huge_setup,
+						mu_std_teardown),
 	};
 
 	return mu_run_tests("mount", tests, argc, argv);
