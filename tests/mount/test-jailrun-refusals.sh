@@ -2,17 +2,22 @@
 # SPDX-License-Identifier: MIT
 #
 # Honest refusals, end to end on real jailfs mounts and real jails:
-#  - `echo x >> .git/config` and `true > .vscode/settings.json` answer EROFS
-#    ("Read-only file system") in every mode that sees opens: one-shot
-#    --source (private audit log), --source --audit (level all), --root on a
-#    mount with --audit-level all, --root on a -o fast_open mount with an
-#    audit log (which therefore sees opens); they are in the audit log and in
-#    the result's refusals (zone RESTRICTED, rule profile:project, EROFS),
-#    the backing files keep their bytes
+#  - `echo x >> .git/config` and `true > .vscode/settings.json` are refused
+#    with EROFS in every mode: at open(2) ("Read-only file system") where
+#    the daemon sees opens (--source --audit and --root on a mount at level
+#    all); at the first mutation where it does not (-o fast_open: one-shot
+#    --source with its private log at level denied, --root on a fast_open
+#    mount with an audit log): the open succeeds, the write answers EROFS
+#    (dash says "I/O error" for any failed write), O_TRUNC answers EROFS
+#    at open; either way they are in the audit log and in the result's
+#    refusals (zone RESTRICTED, rule profile:project, EROFS, op open or
+#    write/truncate), the backing files keep their bytes and show their
+#    write bits
 #  - --root on a mount without audit log: EROFS, refusals unknown (null, and
-#    why); -o fast_open without audit log: EACCES (no write bits shown)
+#    why); -o fast_open without audit log: EROFS at the write, not recorded
 #  - --read-only: an MS_RDONLY mount without an audit log; with one, jailfs
-#    refuses each mutation itself (EROFS), listed and in the log
+#    refuses each mutation itself (EROFS), listed and in the log: at the
+#    first write by default (fast_open), at open with -o nofast_open
 #  - hidden lookups (probes) are not listed as refusals, but are in the log
 #  - the no-network hint for a failed getaddrinfo, not with --net, not for a
 #    command that succeeded; the allow_exec hint for a refused rm
@@ -60,9 +65,12 @@ before=$(sums)
 JSONS=$T/results.jsonl # every --json result of this script, one per line
 json() { "$J" "$@" | tee -a "$JSONS"; }
 
-# refusals_ok DESC JSON: .git/config twice, .vscode/settings.json once, EROFS
+# refusals_ok DESC JSON AT: .git/config twice, .vscode/settings.json once,
+# EROFS; refused at open (AT=open) or at the first mutation (AT=write)
 refusals_ok() {
-	local want='[{"op":"open","path":".git/config","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":2},{"op":"open","path":".vscode/settings.json","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":1}]'
+	local op1=open op2=open eio=0 want
+	[ "$3" = write ] && op1=write op2=truncate eio=2
+	want='[{"op":"'$op1'","path":".git/config","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":2},{"op":"'$op2'","path":".vscode/settings.json","zone":"RESTRICTED","rule":"profile:project","errno":"EROFS","count":1}]'
 	check "$1: refusals list both files, RESTRICTED, profile:project, EROFS" \
 		[ "$(jq -c .refusals <<<"$2")" = "$want" ]
 	check "$1: ... none omitted, known" \
@@ -70,31 +78,43 @@ refusals_ok() {
 	check "$1: the hint names .git/config and says why" \
 		grep -q '^the view refused writing .git/config (RESTRICTED by profile:project, EROFS): files that make git or editors run code' \
 		<<<"$(jq -r .hint <<<"$2")"
-	check "$1: the command saw EROFS for both" \
-		[ "$(jq -r .stderr <<<"$2" | grep -c 'Read-only file system')" -eq 3 ]
+	check "$1: the command saw EROFS for each" \
+		[ "$(jq -r .stderr <<<"$2" | grep -c 'Read-only file system')" -eq $((3 - eio)) -a \
+			"$(jq -r .stderr <<<"$2" | grep -c 'echo: I/O error')" -eq $eio ]
 }
 
-# in_log DESC FILE: the log holds the refused open of .git/config
+# in_log DESC FILE AT: the log holds the refused open (AT=open) or write
+# (AT=write) of .git/config
 in_log() {
-	check "$1: the audit log records the refused open of .git/config" \
-		[ "$(jq -c 'select(.op == "open" and .path == ".git/config" and .decision == "deny")
+	check "$1: the audit log records the refused $3 of .git/config" \
+		[ "$(jq -c --arg op "$3" 'select(.op == $op and .path == ".git/config" and .decision == "deny")
 			| [.zone, .rule, .errno]' "$2" | sort -u)" = '["RESTRICTED","profile:project","EROFS"]' ]
 }
 
-# overwrite DESC [LOG] -- JAILRUN-ARGS...: the RESTRICTED overwrites, live and --json
+# echo_refused DESC AT OUT RC: `echo x >> .git/config` failed with EROFS, at
+# open(2) (AT=open: the shell says so) or at write(2) (AT=write: dash says
+# "I/O error" for any failed write; the errno is the refusal's, below)
+echo_refused() {
+	local want="cannot create .git/config: Read-only file system" said=0
+	[ "$2" = write ] && want="echo: echo: I/O error"
+	grep -qF "$want" <<<"$3" && said=1
+	check "$1: echo x >> .git/config fails with EROFS at $2 ($4)" [ "$4" -ne 0 -a $said = 1 ]
+}
+
+# overwrite DESC [LOG] AT -- JAILRUN-ARGS...: the RESTRICTED overwrites, live
+# and --json, refused at open or at the first write (AT)
 overwrite() {
-	local d=$1 log=$2 out js rc
-	shift 3
+	local d=$1 log=$2 at=$3 out js rc
+	shift 4
 	out=$("$J" "$@" --shell -- 'echo x >> .git/config' 2>&1); rc=$?
-	check "$d: echo x >> .git/config fails with EROFS ($rc)" \
-		eval '[ $rc -ne 0 ] && grep -q "cannot create .git/config: Read-only file system" <<<"$out"'
+	echo_refused "$d" "$at" "$out" "$rc"
 	check "$d: stderr lists the refusal" \
-		grep -qxF 'jailrun:   open .git/config: EROFS (RESTRICTED, profile:project)' <<<"$out"
+		grep -qxF "jailrun:   $at .git/config: EROFS (RESTRICTED, profile:project)" <<<"$out"
 	check "$d: ... and the hint" grep -q '^jailrun: hint: the view refused writing .git/config' <<<"$out"
 	js=$(json "$@" --json --shell -- 'echo x >> .git/config; true > .vscode/settings.json; echo x >> .git/config')
-	refusals_ok "$d" "$js"
+	refusals_ok "$d" "$js" "$at"
 	check "$d: the backing files keep their bytes" [ "$(sums)" = "$before" ]
-	[ -n "$log" ] && in_log "$d" "$log"
+	[ -n "$log" ] && in_log "$d" "$log" "$at"
 	out=$("$J" "$@" -- stat -c %A .git/config 2>&1)
 	check "$d: .git/config shows its write bit ($out)" [ "$out" = "-rw-r--r--" ]
 	js=$(json "$@" --json -- python3 probe.py)
@@ -107,7 +127,7 @@ overwrite() {
 chmod 0644 "$P/.git/config" "$P/.vscode/settings.json"
 
 # ---- one-shot --source: a private audit log at level denied ----
-overwrite "--source" "" -- --source "$P"
+overwrite "--source" "" write -- --source "$P"
 "$J" --source "$P" -- sleep 3 &
 jpid=$!
 dpid=
@@ -123,11 +143,13 @@ done
 check "--source: the daemon writes a private log ($log)" [ -n "$log" ]
 check "--source: ... at level denied" \
 	eval 'tr "\0" " " </proc/$dpid/cmdline | grep -q -- "--audit-level denied"'
+check "--source: ... with -o fast_open" \
+	eval 'tr "\0" " " </proc/$dpid/cmdline | grep -q -- "-o fast_open"'
 wait $jpid
 check "--source: ... removed afterwards" [ -n "$log" -a ! -e "$log" ]
 
 # ---- one-shot --source --audit FILE: level all, the caller's file ----
-overwrite "--source --audit" "$T/src.jsonl" -- --source "$P" --audit "$T/src.jsonl"
+overwrite "--source --audit" "$T/src.jsonl" open -- --source "$P" --audit "$T/src.jsonl"
 js=$(json --source "$P" --audit "$T/src.jsonl" --json -- cat .vscode/settings.json)
 check "--source --audit: counts and refusals of this run only" \
 	[ "$(jq -c '[.refusals, (.audit.records > 0)]' <<<"$js")" = '[[],true]' ]
@@ -147,22 +169,24 @@ umount_view "$M"
 # ---- --root on a mount with --audit-level all ----
 M=$T/all
 mount_view "$M" --audit "$T/all.jsonl" --audit-level all "$P" || bad "jailfs --audit-level all did not mount"
-overwrite "--root, level all" "$T/all.jsonl" -- --root "$M"
+overwrite "--root, level all" "$T/all.jsonl" open -- --root "$M"
 umount_view "$M"
 
-# ---- --root on a -o fast_open mount with an audit log: opens are seen ----
+# ---- --root on a -o fast_open mount with an audit log: refused at the first write ----
 M=$T/fast
 mount_view "$M" -o fast_open --audit "$T/fast.jsonl" "$P" || bad "jailfs -o fast_open --audit did not mount"
-overwrite "--root, fast_open + audit" "$T/fast.jsonl" -- --root "$M"
+overwrite "--root, fast_open + audit" "$T/fast.jsonl" write -- --root "$M"
 umount_view "$M"
 
-# ---- --root on a -o fast_open mount without an audit log: EACCES ----
+# ---- --root on a -o fast_open mount without an audit log: EROFS at the write ----
 M=$T/fastplain
 mount_view "$M" -o fast_open "$P" || bad "jailfs -o fast_open did not mount"
-out=$("$J" --root "$M" --shell -- 'echo x >> .git/config' 2>&1)
-check "fast_open, no log: the kernel answers EACCES ($out)" grep -q "Permission denied" <<<"$out"
+out=$("$J" --root "$M" --shell -- 'echo x >> .git/config' 2>&1); rc=$?
+echo_refused "fast_open, no log" write "$out" "$rc"
+out=$("$J" --root "$M" --shell -- '/bin/echo x >> .git/config' 2>&1)
+check "fast_open, no log: ... EROFS, says coreutils ($out)" grep -q "write error: Read-only file system" <<<"$out"
 out=$("$J" --root "$M" -- stat -c %A .git/config 2>&1)
-check "fast_open, no log: no write bits shown ($out)" [ "$out" = "-r--r--r--" ]
+check "fast_open, no log: the real write bits shown ($out)" [ "$out" = "-rw-r--r--" ]
 check "fast_open, no log: backing unchanged" [ "$(sums)" = "$before" ]
 umount_view "$M"
 
@@ -178,15 +202,27 @@ M=$T/roaudit
 mount_view "$M" --read-only --audit "$T/ro.jsonl" "$P" || bad "jailfs --read-only --audit did not mount"
 check "--read-only with a log: not an MS_RDONLY mount (jailfs refuses)" \
 	eval 'findmnt -no OPTIONS "$M" | grep -qE "(^|,)rw(,|$)"'
-js=$(json --root "$M" --json --shell -- 'echo x >> build/main.o; mkdir build/d')
-check "--read-only with a log: EROFS for both" [ "$(jq -r .stderr <<<"$js" | grep -c 'Read-only file system')" -eq 2 ]
-check "--read-only with a log: both listed, RESTRICTED by default" \
-	[ "$(jq -c '[.refusals[] | [.op, .path, .zone, .rule, .errno]]' <<<"$js")" = \
-		'[["open","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
-check "--read-only with a log: ... and in the log" \
-	[ "$(jq -r 'select(.decision == "deny") | .op' "$T/ro.jsonl" | sort | tr '\n' ' ')" = "mkdir open " ]
-check "--read-only with a log: the backing tree unchanged" \
-	[ "$(cat "$P/build/main.o")" = obj -a ! -e "$P/build/d" ]
+# read_only_logged DESC AT LOG: a write to and a mkdir in the --read-only
+# view at $M are refused (the write at open or at write(2): AT), listed and
+# in LOG, and the backing tree is unchanged
+read_only_logged() {
+	local js
+	js=$(json --root "$M" --json --shell -- '/bin/echo x >> build/main.o; mkdir build/d')
+	check "$1: EROFS for both" [ "$(jq -r .stderr <<<"$js" | grep -c 'Read-only file system')" -eq 2 ]
+	check "$1: both listed, RESTRICTED by default" \
+		[ "$(jq -c '[.refusals[] | [.op, .path, .zone, .rule, .errno]]' <<<"$js")" = \
+			'[["'$2'","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
+	check "$1: ... and in the log" \
+		[ "$(jq -r 'select(.decision == "deny") | .op' "$3" | sort | tr '\n' ' ')" = "$(printf '%s\n' mkdir "$2" | sort | tr '\n' ' ')" ]
+	check "$1: the backing tree unchanged" \
+		[ "$(cat "$P/build/main.o")" = obj -a ! -e "$P/build/d" ]
+}
+read_only_logged "--read-only with a log" write "$T/ro.jsonl"
+umount_view "$M"
+M=$T/roaudit2
+mount_view "$M" --read-only -o nofast_open --audit "$T/ro2.jsonl" "$P" ||
+	bad "jailfs --read-only -o nofast_open --audit did not mount"
+read_only_logged "--read-only -o nofast_open with a log" open "$T/ro2.jsonl"
 umount_view "$M"
 
 # ---- no network ----
