@@ -5,6 +5,7 @@
  * audit file is read back whole and every line parsed with jansson.
  *   - each op class appears with the right fields (level all);
  *   - level writes leaves reads out;
+ *   - -o fast_open at level denied: refusals at the first mutation, recorded;
  *   - SIGHUP after a rename (logrotate) loses and duplicates nothing;
  *   - SIGTERM and fusermount3 -u flush everything queued;
  *   - --audit-sync then SIGKILL: every answered request has its record.
@@ -12,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -412,6 +414,79 @@ static void test_level_writes(void **state)
 	mu_tree_free(&M);
 }
 
+/*
+ * -o fast_open with a log of refusals (level denied, as jailrun's views):
+ * the kernel opens files without the daemon, so a write open of a
+ * RESTRICTED file succeeds, and each mutation through it is refused when it
+ * reaches the daemon, with a deny record naming the path and the rule; so
+ * are reads and writes of a file over max_file_size (EFBIG). No open is
+ * recorded, and SOURCE is unchanged.
+ */
+static void test_fast_open_refusals(void **state)
+{
+	const char *fast[] = {"-o", "fast_open", NULL};
+	struct timespec ts[2] = {{1, 0}, {2, 0}};
+	char big[2048], buf[16], mypid[32];
+	uint64_t before;
+	json_t *all;
+	FILE *f;
+	int fd;
+
+	tree();
+	f = fopen(policy_file, "ae"); /* line 9 on: the limit of src/big */
+	assert_non_null(f);
+	fputs("[limits]\nsafe.max_file_size = 1K\n", f);
+	fclose(f);
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mu_write(&M, "src/big", big);
+	before = mu_tree_sum(&M, NULL);
+	mount_with(fast);
+	snprintf(mypid, sizeof(mypid), "pid=%d", (int)getpid());
+	fd = open(mu_v(&M, "docs/guide.md"), O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(ftruncate(fd, 0), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(fallocate(fd, 0, 0, 4096), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(fchmod(fd, 0600), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(futimens(fd, ts), -1);
+	assert_int_equal(errno, EROFS);
+	close(fd);
+	assert_int_equal(open(mu_v(&M, ".git/config"), O_WRONLY | O_TRUNC | O_CLOEXEC), -1);
+	assert_int_equal(errno, EROFS);
+	fd = open(mu_v(&M, "src/big"), O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(write(fd, "x", 1), -1);
+	assert_int_equal(errno, EFBIG);
+	close(fd);
+	stop_daemon(SIGTERM);
+
+	all = load_records(audit_file);
+	EXPECT(all, "op=write", "path=docs/guide.md", "zone=RESTRICTED", "decision=deny",
+	       "errno=EROFS", "rule=policy.ini:4", mypid);
+	EXPECT(all, "op=truncate", "path=docs/guide.md", "decision=deny", "errno=EROFS",
+	       "rule=policy.ini:4");
+	EXPECT(all, "op=fallocate", "path=docs/guide.md", "decision=deny", "errno=EROFS");
+	EXPECT(all, "op=chmod", "path=docs/guide.md", "decision=deny", "errno=EROFS");
+	EXPECT(all, "op=utimens", "path=docs/guide.md", "decision=deny", "errno=EROFS");
+	EXPECT(all, "op=truncate", "path=.git/config", "zone=RESTRICTED", "decision=deny",
+	       "errno=EROFS", "rule=profile:project");
+	EXPECT(all, "op=read", "path=src/big", "zone=SAFE", "decision=deny", "errno=EFBIG",
+	       "rule=policy.ini:2", mypid);
+	EXPECT(all, "op=write", "path=src/big", "zone=SAFE", "decision=deny", "errno=EFBIG");
+	assert_null(find(all, "op=open", NULL));
+	assert_null(find(all, "decision=allow", NULL));
+	json_decref(all);
+	assert_true(mu_tree_sum(&M, NULL) == before);
+	mu_tree_free(&M);
+}
+
 /* Create h0.secret .. h<n-1>.secret in SOURCE: only names that exist are
  * "hidden" (a lookup of an absent name is a plain ENOENT, not a decision). */
 static void make_hidden(int n)
@@ -624,6 +699,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_op_classes, teardown),
 		cmocka_unit_test_teardown(test_level_writes, teardown),
+		cmocka_unit_test_teardown(test_fast_open_refusals, teardown),
 		cmocka_unit_test_teardown(test_sighup_rotation, teardown),
 		cmocka_unit_test_teardown(test_sigterm_flushes, teardown),
 		cmocka_unit_test_teardown(test_unmount_flushes, teardown),

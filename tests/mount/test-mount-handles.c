@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Mount suite, handles, fds and page cache with and without fast_open: the
- * daemon's fds stay bounded under create and unlink, and bytes mapped into a
- * RESTRICTED running executable are never what the view serves.
+ * daemon's fds stay bounded under create and unlink, bytes mapped into a
+ * RESTRICTED running executable are never what the view serves, which mount
+ * gets zero-message opens, and that they keep the page cache.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -168,6 +169,119 @@ static void test_restricted_mmap_busy(void **state)
 	waitpid(runner, &status, 0);
 }
 
+/*
+ * OPEN requests a fresh mount with @extra (NULL-terminated) and, when
+ * @audit_level is set, an audit log at that level, got for 5 open(2) and
+ * read(2) of one file: at most 1 (the one answered ENOSYS) in no_open mode,
+ * at least 5 otherwise.
+ */
+static uint64_t opens_with(const char *const *extra, const char *audit_level)
+{
+	char stats[400], audit[400], buf[4];
+	const char *args[16] = {"--stats", stats};
+	struct jf_mnt m;
+	uint64_t n = 0;
+	int a = 2, fd;
+
+	mu_tree_new(&m);
+	mu_write(&m, "f", "x\n");
+	snprintf(stats, sizeof(stats), "%s/stats", m.dir);
+	snprintf(audit, sizeof(audit), "%s/audit.jsonl", m.dir);
+	if (audit_level) {
+		args[a++] = "--audit";
+		args[a++] = audit;
+		args[a++] = "--audit-level";
+		args[a++] = audit_level;
+	}
+	for (; extra && *extra && a < 15; extra++)
+		args[a++] = *extra;
+	args[a] = NULL;
+	assert_int_equal(mu_mount(&m, args, 0), 0);
+	for (int i = 0; i < 5; i++) {
+		fd = open(mu_v(&m, "f"), O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, buf, sizeof(buf)), 2);
+		close(fd);
+	}
+	assert_int_equal(mu_requests(m.pid, stats, "OPEN", &n), 0);
+	mu_tree_free(&m);
+	return n;
+}
+
+#define NO_OPEN(n) ((n) <= 1)
+
+/*
+ * Which mount gets zero-message opens (jailfs(1), "Zero-message opens"):
+ * read-only views, and an unprivileged daemon's mount without allow_other;
+ * root's default mount keeps OPEN (passthrough); -o nofast_open opts out;
+ * an audit level that records opens (writes, all) turns it off, a log of
+ * refusals (denied) does not.
+ */
+static void test_default_open_mode(void **state)
+{
+	const char *ro[] = {"--read-only", NULL};
+	const char *ro_plain[] = {"--read-only", "-o", "nofast_open", NULL};
+	const char *plain[] = {"-o", "nofast_open", NULL};
+	const char *fast[] = {"-o", "fast_open", NULL};
+	const char *other[] = {"-o", "allow_other", NULL};
+
+	(void)state;
+	assert_true(NO_OPEN(opens_with(ro, NULL)));
+	assert_true(NO_OPEN(opens_with(ro, "denied")));
+	assert_false(NO_OPEN(opens_with(ro, "writes")));
+	assert_false(NO_OPEN(opens_with(ro_plain, NULL)));
+	assert_false(NO_OPEN(opens_with(plain, NULL)));
+	assert_true(NO_OPEN(opens_with(fast, "denied")));
+	assert_false(NO_OPEN(opens_with(fast, "writes")));
+	assert_false(NO_OPEN(opens_with(fast, "all")));
+	if (geteuid() == 0) {
+		assert_false(NO_OPEN(opens_with(NULL, NULL)));
+		assert_false(NO_OPEN(opens_with(NULL, "denied")));
+		return;
+	}
+	assert_true(NO_OPEN(opens_with(NULL, NULL)));
+	assert_true(NO_OPEN(opens_with(NULL, "denied")));
+	/* an ordinary user may pass allow_other only where fuse.conf says so */
+	if (mu_sh("grep -qx user_allow_other /etc/fuse.conf") == 0)
+		assert_false(NO_OPEN(opens_with(other, NULL)));
+}
+
+/*
+ * In no_open mode the kernel keeps a file's page cache across opens
+ * (FOPEN_KEEP_CACHE is its default without an OPEN reply): a second read of
+ * an unchanged file costs no READ request.
+ */
+static void test_fast_open_keeps_cache(void **state)
+{
+	const char *args[] = {"--stats", NULL, "-o", "fast_open", NULL};
+	size_t size = 4 << 20;
+	char *buf = malloc(size + 1), stats[400];
+	uint64_t first, second;
+	struct jf_mnt m;
+	int fd;
+
+	(void)state;
+	assert_non_null(buf);
+	mu_tree_new(&m);
+	memset(buf, 'c', size);
+	buf[size] = '\0';
+	mu_write(&m, "f", buf);
+	snprintf(stats, sizeof(stats), "%s/stats", m.dir);
+	args[1] = stats;
+	assert_int_equal(mu_mount(&m, args, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		fd = open(mu_v(&m, "f"), O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, buf, size + 1), (ssize_t)size);
+		close(fd);
+		assert_int_equal(mu_requests(m.pid, stats, "READ", i ? &second : &first), 0);
+	}
+	assert_true(first > 0);
+	assert_int_equal(second, first);
+	free(buf);
+	mu_tree_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +289,8 @@ int main(int argc, char **argv)
 		mu_std_test(test_restricted_mmap_busy),
 		mu_fast_open_test(test_create_fds_bounded),
 		mu_fast_open_test(test_restricted_mmap_busy),
+		cmocka_unit_test(test_default_open_mode),
+		cmocka_unit_test(test_fast_open_keeps_cache),
 	};
 
 	return mu_run_tests("mount-handles", tests, argc, argv);
