@@ -28,6 +28,7 @@ struct jf_options {
 	bool no_watch;		 /* -o nowatch: no inotify invalidation (watch.c) */
 	bool fast_open;		 /* -o fast_open: zero-message opens (FUSE no_open) */
 	bool no_passthrough;	 /* -o nopassthrough: every read and write through the daemon */
+	bool io_uring;		 /* -o io_uring: FUSE over io_uring where the kernel allows */
 	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
