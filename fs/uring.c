@@ -497,9 +497,12 @@ static void queue_run(struct jf_uring_queue *q)
 static void *queue_main(void *arg)
 {
 	struct jf_uring_queue *q = arg;
+	char name[16];
 	cpu_set_t cpus;
 	bool run;
 
+	snprintf(name, sizeof(name), "jailfs-ring%u", (unsigned)q->qid % 10000U);
+	pthread_setname_np(pthread_self(), name);
 	/* Requests made on CPU qid come to this queue: serve them there. Best
 	 * effort (the CPU may be offline). */
 	CPU_ZERO(&cpus);
