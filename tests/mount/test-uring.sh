@@ -63,13 +63,13 @@ daemon() {
 # (SIGUSR1) and print that line's KIND=N pairs, one a line.
 counters() {
 	local n0 _
-	n0=$(cat "$2" 2>/dev/null | wc -l)
+	n0=$(wc -l <"$2" 2>/dev/null || echo 0)
 	kill -USR1 "$1" || return 1
 	for _ in $(seq 200); do
-		[ "$(cat "$2" 2>/dev/null | wc -l)" -gt "$n0" ] && break
+		[ "$(wc -l <"$2" 2>/dev/null || echo 0)" -gt "$n0" ] && break
 		sleep 0.01
 	done
-	tail -n1 "$2" | cut -d: -f3- | tr ' ' '\n' | grep =
+	tail -n1 "$2" | cut -d: -f3- | tr ' ' '\n' | grep '='
 }
 # count KIND: from counters' output on stdin, N (0 when absent)
 count() { awk -F= -v k="$1" '$1 == k { n = $2 } END { print n + 0 }'; }
@@ -86,6 +86,7 @@ rings_pinned() {
 		[ -n "$found" ] || { echo "no thread jailfs-ring$q pinned to CPU $q"; return 1; }
 	done
 }
+unmounted() { ! mounted "$1"; }
 no_rings() { ! cat /proc/"$1"/task/*/comm | grep -q '^jailfs-ring'; }
 
 # files VIEW SRC N: create, write, read, rename, list and unlink N files
@@ -97,7 +98,7 @@ files() {
 		[ "$(cat "$v/many/f$i")" = "file $i" ] || { echo "f$i reads wrong"; return 1; }
 		mv "$v/many/f$i" "$v/many/g$i" || return 1
 	done
-	[ "$(ls "$v/many" | wc -l)" -eq "$n" ] || { echo "readdir: not $n names"; return 1; }
+	[ "$(find "$v/many" -mindepth 1 | wc -l)" -eq "$n" ] || { echo "readdir: not $n names"; return 1; }
 	[ "$(cat "$s/many/g$((n - 1))")" = "file $((n - 1))" ] || { echo "backing differs"; return 1; }
 	for ((i = 0; i < n; i++)); do rm "$v/many/g$i" || return 1; done
 	rmdir "$v/many" && [ ! -e "$s/many" ]
@@ -171,7 +172,7 @@ fusermount3 -u "$work/pt"
 wait "$dpid"
 rc=$?
 check "pt: fusermount3 -u ends the daemon with status 0" [ "$rc" -eq 0 ]
-check "pt: no mount left" eval '! mounted "$work/pt"'
+check "pt: no mount left" unmounted "$work/pt"
 check "pt: exit report counts the rings" grep -q ' uring=[1-9]' "$work/pt.stats"
 
 ring_mount nopt -o nopassthrough
@@ -183,7 +184,7 @@ kill -TERM "$dpid"
 wait "$dpid"
 rc=$?
 check "nopt: SIGTERM ends the daemon with status 0" [ "$rc" -eq 0 ]
-check "nopt: no mount left" eval '! mounted "$work/nopt"'
+check "nopt: no mount left" unmounted "$work/nopt"
 
 # ---------------------------------------------------------------- enable_uring=N
 echo N >"$param"
