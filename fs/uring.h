@@ -9,7 +9,8 @@
  * the reply back in the same buffer with the command that fetches the next
  * request, so a request costs no wake-up of a thread on another CPU.
  * FORGET and INTERRUPT still come through /dev/fuse, and so does everything
- * until every queue has registered; notifications always go there.
+ * until every queue has registered; notifications always go there. One
+ * thread per queue: a slow request holds up the others made on its CPU.
  *
  * Requests taken from a ring are handed to libfuse as /dev/fuse would have
  * delivered them (fuse_session_process_buf()); the reply comes back through
