@@ -476,7 +476,10 @@ static int serve(struct jf_options *o)
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;
-	jf_uring_stop(); /* no ring thread serves past the loop */
+	/* No ring thread serves past the loop; one waiting for the hard-link
+	 * index is woken by stopping the walk first. */
+	jf_hardlinks_stop();
+	jf_uring_stop();
 	if (o->debug || o->stats)
 		jf_stats_report();
 out_audit:
