@@ -34,6 +34,7 @@
 #include "policy.h"
 #include "stats.h"
 #include "tracked.h"
+#include "uring.h"
 #include "watch.h"
 #include "zone.h"
 #include "zones.h"
@@ -469,6 +470,7 @@ static int serve(struct jf_options *o)
 		fprintf(stderr, "jailfs: cannot hook /dev/fuse: %s\n", strerror(-r));
 		goto out_unmount;
 	}
+	jf_uring_prepare(se);
 	if (fuse_daemonize(o->foreground) < 0)
 		goto out_unmount;
 	if (index_hardlinks())
@@ -489,6 +491,10 @@ static int serve(struct jf_options *o)
 	r = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	status = r < 0 ? 1 : 0;
+	/* No ring thread serves past the loop; one waiting for the hard-link
+	 * index is woken by stopping the walk first. */
+	jf_hardlinks_stop();
+	jf_uring_stop();
 	if (o->debug || o->stats)
 		jf_stats_report();
 out_audit:

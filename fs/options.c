@@ -72,6 +72,11 @@ void jf_options_usage(const char *prog)
 	       "                            passthrough), except with fast_open, at audit\n"
 	       "                            levels writes and all, and where a zone's\n"
 	       "                            max_file_size applies\n"
+	       "       io_uring             take requests from per-CPU io_uring queues\n"
+	       "                            instead of reading /dev/fuse (FUSE over\n"
+	       "                            io_uring: as root, Linux >= 6.14 with the fuse\n"
+	       "                            module parameter enable_uring=Y); otherwise\n"
+	       "                            /dev/fuse as usual, and stderr says why\n"
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
@@ -170,6 +175,8 @@ static int own_option(struct jf_options *o, char *opt)
 		o->fast_open_given = true;
 	} else if (KEY("nopassthrough")) {
 		o->no_passthrough = true;
+	} else if (KEY("io_uring")) {
+		o->io_uring = true;
 	} else if (KEY("stats") && val) {
 		o->stats = val;
 	} else {

@@ -30,6 +30,7 @@ struct jf_options {
 	bool fast_open_given;	 /* -o fast_open / -o nofast_open said which */
 	bool allow_others;	 /* -o allow_other or allow_root (also passed to FUSE) */
 	bool no_passthrough;	 /* -o nopassthrough: every read and write through the daemon */
+	bool io_uring;		 /* -o io_uring: FUSE over io_uring where the kernel allows */
 	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */

@@ -37,6 +37,7 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "stats.h"
+#include "uring.h"
 
 /* Protocol 7.40 where the system's linux/fuse.h is older. */
 #ifndef FUSE_PASSTHROUGH
@@ -112,17 +113,18 @@ static bool reply_ok(const struct iovec *iov, int count, size_t min)
 	return h.error == 0 && h.unique != 0;
 }
 
-static void patch_init_reply(struct iovec *iov, int count)
+/* Add pt.add_flags to the INIT reply. Was @iov the INIT reply? */
+static bool patch_init_reply(struct iovec *iov, int count)
 {
 	uint32_t flags, flags2, depth = JF_MAX_STACK_DEPTH;
 	struct fuse_out_header h;
 	char *out;
 
 	if (!reply_ok(iov, count, JF_INIT_OUT_STACK_DEPTH + 4))
-		return;
+		return false;
 	memcpy(&h, iov[0].iov_base, sizeof(h));
 	if (h.unique != pt.init_unique)
-		return;
+		return false;
 	out = iov[1].iov_base;
 	atomic_store(&pt.init_pending, false);
 	memcpy(&flags, out + offsetof(struct fuse_init_out, flags), 4);
@@ -135,6 +137,7 @@ static void patch_init_reply(struct iovec *iov, int count)
 	memcpy(out + offsetof(struct fuse_init_out, flags2), &flags2, 4);
 	if (pt.add_flags & FUSE_PASSTHROUGH)
 		memcpy(out + JF_INIT_OUT_STACK_DEPTH, &depth, 4);
+	return true;
 }
 
 /* OPEN replies end with struct fuse_open_out; CREATE replies with
@@ -153,21 +156,37 @@ static void patch_open_reply(struct iovec *iov, int count)
 	memcpy(p, &o, sizeof(o));
 }
 
+/* Replies to requests taken from an io_uring queue go back into their ring
+ * entry (uring.h), the rest to /dev/fuse. */
 static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
+	bool init = false;
+	ssize_t n;
+
 	if (reply_backing_id > 0) {
 		patch_open_reply(iov, count);
 		reply_backing_id = 0;
 	}
 	if (atomic_load_explicit(&pt.init_pending, memory_order_relaxed))
-		patch_init_reply(iov, count);
-	return writev(fd, iov, count);
+		init = patch_init_reply(iov, count);
+	n = jf_uring_reply(iov, count);
+	if (n >= 0)
+		return n;
+	n = writev(fd, iov, count);
+	if (init && n > 0) /* the kernel took it: ring entries may register */
+		jf_uring_start();
+	return n;
 }
 
-/* Read data keeps going to the kernel without a copy (fuse_reply_data). */
+/* Read data keeps going to the kernel without a copy (fuse_reply_data);
+ * a ring entry's reply is read out of the pipe into the entry. */
 static ssize_t dev_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
 			       unsigned int flags, void *userdata)
 {
+	ssize_t n = jf_uring_reply_pipe(fdin, len);
+
+	if (n != -2)
+		return n;
 	return splice(fdin, offin, fdout, offout, len, flags);
 }
 
@@ -224,6 +243,7 @@ void jf_pt_init(struct fuse_conn_info *conn)
 		pt.add_flags |= FUSE_HANDLE_KILLPRIV_V2;
 		pt.killpriv_v2 = true;
 	}
+	pt.add_flags |= jf_uring_init_flags(pt.kernel_flags);
 	if (!why) {
 		pt.add_flags |= FUSE_PASSTHROUGH;
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;

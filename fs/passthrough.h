@@ -7,7 +7,9 @@
  * (fuse_session_custom_io()): requests are counted (stats.h), the INIT reply
  * gets the protocol 7.40 bits libfuse 3.14 cannot set (FUSE_PASSTHROUGH with
  * max_stack_depth, FUSE_HANDLE_KILLPRIV_V2), and OPEN/CREATE replies of
- * passthrough handles get FOPEN_PASSTHROUGH and the backing id.
+ * passthrough handles get FOPEN_PASSTHROUGH and the backing id. With
+ * -o io_uring, a reply to a request taken from a ring goes on into its ring
+ * entry instead of /dev/fuse (uring.h), after the same patching.
  *
  * Passthrough (Linux >= 6.9): the kernel serves read, write, splice and mmap
  * of such a handle from a backing file the daemon registered with

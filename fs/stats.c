@@ -18,6 +18,7 @@
 
 static atomic_uint_fast64_t counts[JF_NOPS];
 static atomic_uint_fast64_t passthrough_opens;
+static atomic_uint_fast64_t uring_requests;
 static int stats_fd = -1;
 
 /* Names as the kernel's protocol spells them (linux/fuse.h), shortened. */
@@ -84,6 +85,11 @@ void jf_stats_count_passthrough(void)
 	atomic_fetch_add_explicit(&passthrough_opens, 1, memory_order_relaxed);
 }
 
+void jf_stats_count_uring(void)
+{
+	atomic_fetch_add_explicit(&uring_requests, 1, memory_order_relaxed);
+}
+
 uint64_t jf_stats_get(uint32_t opcode)
 {
 	return opcode < JF_NOPS ? atomic_load(&counts[opcode]) : 0;
@@ -138,6 +144,7 @@ void jf_stats_report(void)
 	if (other)
 		put_pair(&p, end, "other", other);
 	put_pair(&p, end, "passthrough_opens", atomic_load(&passthrough_opens));
+	put_pair(&p, end, "uring", atomic_load(&uring_requests));
 	*p++ = '\n';
 	if (write(stats_fd >= 0 ? stats_fd : STDERR_FILENO, line, (size_t)(p - line)) < 0)
 		errno = saved; /* nowhere to say it */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Request counters: how many FUSE requests of each kind the daemon received
- * from the kernel, counted where they are read from /dev/fuse (devio.c).
+ * from the kernel, counted where they are read from /dev/fuse (passthrough.c) or taken from
+ * an io_uring queue (uring.c).
  * Reported as one line, "jailfs: requests: total=N LOOKUP=N ...", at exit
  * (with -d or --stats) and on SIGUSR1, so a workload's cost in round trips
  * can be read off (bench/run divides them by the files it made).
@@ -16,6 +17,9 @@
 void jf_stats_count(uint32_t opcode);
 /* Count an open or create answered with a passthrough handle. */
 void jf_stats_count_passthrough(void);
+/* Count a request taken from an io_uring queue (uring.h) rather than read
+ * from /dev/fuse; it is also counted by opcode. Reported as uring=N. */
+void jf_stats_count_uring(void);
 /* Requests of opcode @opcode received so far (tests, reports). */
 uint64_t jf_stats_get(uint32_t opcode);
 

@@ -8,6 +8,10 @@
  *                              through the daemon's request counters
  *   test-posix nopassthrough   -o nopassthrough: every read and write is a
  *                              request to the daemon
+ *   test-posix MODE io_uring   the same with -o io_uring, the fuse module's
+ *                              enable_uring turned on for the run (and put
+ *                              back); checked to serve requests from the
+ *                              rings through the daemon's request counters
  * Each syscall's success and errno cases, timestamps after write, truncate,
  * rename and link, link counts, sticky directories, O_EXCL, long names and
  * long symlink targets. Results are compared with the backing tree where
@@ -42,8 +46,10 @@
 
 static struct jf_mnt M;
 static char stats_path[400];
-static bool passthrough; /* the mode asked for on the command line */
-static bool pt_active;	 /* ... and found on (counters) */
+static bool passthrough;       /* the mode asked for on the command line */
+static bool pt_active;	       /* ... and found on (counters) */
+static bool io_uring;	       /* -o io_uring asked for */
+static char uring_saved = 'N'; /* enable_uring before the run */
 static int seq;
 
 /* A fresh SAFE directory per test: "t<N>". Returns its view-relative name. */
@@ -810,9 +816,46 @@ static void test_host_move_to_restricted(void **state)
 
 /* ---------- set-up ---------- */
 
+#define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
+
+/* Write @c to the fuse module's enable_uring; with @old, save what it was. */
+static int set_enable_uring(char c, char *old)
+{
+	int fd = open(ENABLE_URING, O_RDWR | O_CLOEXEC);
+	int r = fd < 0 ? -1 : 0;
+
+	if (fd >= 0 && old && read(fd, old, 1) != 1)
+		r = -1;
+	if (fd >= 0 && pwrite(fd, &c, 1, 0) != 1)
+		r = -1;
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		fprintf(stderr, "test-posix: cannot set %s: %s\n", ENABLE_URING, strerror(errno));
+	return r;
+}
+
+/* With io_uring, requests after the probe must have come from the rings. */
+static int check_uring(void)
+{
+	uint64_t n = 0;
+
+	if (mu_requests(M.pid, stats_path, "uring", &n) < 0)
+		return -1;
+	if (io_uring && n == 0) {
+		fprintf(stderr, "test-posix: -o io_uring, but no request came from a ring\n");
+		return -1;
+	}
+	if (!io_uring && n) {
+		fprintf(stderr, "test-posix: requests from a ring without -o io_uring\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int group_setup(void **state)
 {
-	const char *args[8];
+	const char *args[10];
 	uint64_t opens = 0;
 	int n = 0, fd;
 
@@ -825,6 +868,12 @@ static int group_setup(void **state)
 	if (!passthrough) {
 		args[n++] = "-o";
 		args[n++] = "nopassthrough";
+	}
+	if (io_uring) {
+		args[n++] = "-o";
+		args[n++] = "io_uring";
+		if (set_enable_uring('Y', &uring_saved) < 0)
+			return -1;
 	}
 	args[n] = NULL;
 	if (mu_mount(&M, args, 0) < 0)
@@ -851,13 +900,17 @@ static int group_setup(void **state)
 		fprintf(stderr, "test-posix: passthrough is active with -o nopassthrough\n");
 		return -1;
 	}
-	return 0;
+	return check_uring();
 }
 
 static int group_teardown(void **state)
 {
+	int r = io_uring ? check_uring() : 0;
+
 	mu_tree_free(&M);
-	return 0;
+	if (io_uring && set_enable_uring(uring_saved, NULL) < 0)
+		r = -1;
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -887,11 +940,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_host_move_to_restricted),
 	};
 
-	if (argc != 2 || (strcmp(argv[1], "passthrough") && strcmp(argv[1], "nopassthrough"))) {
-		fprintf(stderr, "usage: %s passthrough|nopassthrough\n", argv[0]);
+	if (argc < 2 || argc > 3 ||
+	    (strcmp(argv[1], "passthrough") && strcmp(argv[1], "nopassthrough")) ||
+	    (argc == 3 && strcmp(argv[2], "io_uring"))) {
+		fprintf(stderr, "usage: %s passthrough|nopassthrough [io_uring]\n", argv[0]);
 		return 2;
 	}
 	passthrough = strcmp(argv[1], "passthrough") == 0;
+	io_uring = argc == 3;
 	mu_require_fuse();
-	return cmocka_run_group_tests_name(argv[1], tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name(io_uring ? "io_uring" : argv[1], tests, group_setup,
+					   group_teardown);
 }
