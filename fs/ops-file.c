@@ -646,14 +646,18 @@ void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse
 		fuse_reply_lseek(req, r);
 }
 
-static ssize_t do_copy_file_range(struct jf_file *in, off_t off_in, struct jf_file *out,
-				  off_t off_out, size_t len, int flags)
+/* Copy into @out, a SAFE file (@v), within its max_file_size: a range that
+ * starts past the limit is refused (-EFBIG, audited as a write); one that
+ * straddles it is copied short. */
+static ssize_t do_copy_file_range(fuse_req_t req, struct jf_file *in, off_t off_in,
+				  struct jf_file *out, const struct jf_verdict *v, off_t off_out,
+				  size_t len, int flags)
 {
 	uint64_t max = jf_fs.max_size[JF_SAFE];
 	ssize_t n;
 
 	if ((uint64_t)off_out >= max && len > 0)
-		return -EFBIG;
+		return refuse_size(req, "write", out->inode, v, -EFBIG);
 	if ((uint64_t)off_out + len > max)
 		len = (size_t)(max - (uint64_t)off_out);
 	n = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
@@ -677,7 +681,7 @@ void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (n == 0)
 		n = get_write_file(req, "write", ino_out, fi_out, &tmp_out, &out, &v);
 	if (n == 0)
-		n = do_copy_file_range(in, off_in, out, off_out, len, flags);
+		n = do_copy_file_range(req, in, off_in, out, &v, off_out, len, flags);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
