@@ -213,8 +213,10 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	return r;
 }
 
+/* The change of a SAFE inode (@v, which jf_zone_links may make RESTRICTED:
+ * -EROFS, audited by the caller). */
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
-		      struct fuse_file_info *fi, struct stat *out)
+		      struct fuse_file_info *fi, struct jf_verdict *v, struct stat *out)
 {
 	jf_ns_assert_held();
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
@@ -232,6 +234,9 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 			return pfd;
 		fd = pfd;
 	}
+	r = jf_zone_links(fd, v);
+	if (r < 0 || v->zone != JF_SAFE)
+		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		mode_t mode = attr->st_mode & 07777;
 
@@ -324,8 +329,8 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 	if (v.zone != JF_SAFE)
 		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
-	r = do_setattr(inode, attr, to_set, fi, out);
-	if (r == -EFBIG)
+	r = do_setattr(inode, attr, to_set, fi, &v, out);
+	if (r == -EFBIG || v.zone != JF_SAFE)
 		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
 	if (r == 0)
 		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
@@ -439,7 +444,10 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
 		return fd;
-	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
+	r = jf_zone_links(fd, &v);
+	if (r == 0 && v.zone != JF_SAFE)
+		r = jf_refuse(req, op, path, NULL, v.zone, v.rule, -EROFS);
+	if (r == 0 && (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name)))
 		r = -errno;
 	close(fd);
 	if (r == 0)
