@@ -213,8 +213,10 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	return r;
 }
 
+/* The change of a SAFE inode (@v, which jf_zone_links may make RESTRICTED:
+ * -EROFS, audited by the caller). */
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
-		      struct fuse_file_info *fi, struct stat *out)
+		      struct fuse_file_info *fi, struct jf_verdict *v, struct stat *out)
 {
 	jf_ns_assert_held();
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
@@ -232,6 +234,9 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 			return pfd;
 		fd = pfd;
 	}
+	r = jf_zone_links(fd, v);
+	if (r < 0 || v->zone != JF_SAFE)
+		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		mode_t mode = attr->st_mode & 07777;
 
@@ -282,6 +287,31 @@ static const char *setattr_op(int to_set)
 	return "utimens";
 }
 
+/*
+ * Is this SETATTR a truncation to the size the backing file has, and
+ * nothing else? Then it changes nothing (a truncate(2) or ftruncate(2)
+ * also sets the times, so never arrives as one): the kernel sends it by
+ * itself, to undo what it cached of a direct write past the end that failed,
+ * refused on a file opened without the daemon. Answered with the
+ * attributes in @out, neither refused nor recorded. 0 when so, -1 otherwise.
+ */
+static int same_size_only(struct jf_inode *inode, const struct stat *attr, int to_set,
+			  struct stat *out)
+{
+	int fd;
+
+	if (to_set != FUSE_SET_ATTR_SIZE || inode->type != S_IFREG)
+		return -1;
+	fd = jf_open_inode(inode, O_PATH, out);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (out->st_size != attr->st_size)
+		return -1;
+	jf_fill_attr(out, inode);
+	return 0;
+}
+
 /* Zone checks and the change, under the shared namespace lock so a rename
  * cannot give the inode another zone between the two. */
 static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *attr, int to_set,
@@ -294,11 +324,13 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
 	jf_zone_of(inode, &v);
+	if (v.zone == JF_RESTRICTED && same_size_only(inode, attr, to_set, out) == 0)
+		return 0;
 	if (v.zone != JF_SAFE)
 		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
-	r = do_setattr(inode, attr, to_set, fi, out);
-	if (r == -EFBIG)
+	r = do_setattr(inode, attr, to_set, fi, &v, out);
+	if (r == -EFBIG || v.zone != JF_SAFE)
 		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
 	if (r == 0)
 		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
@@ -412,7 +444,10 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
 		return fd;
-	if (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name))
+	r = jf_zone_links(fd, &v);
+	if (r == 0 && v.zone != JF_SAFE)
+		r = jf_refuse(req, op, path, NULL, v.zone, v.rule, -EROFS);
+	if (r == 0 && (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name)))
 		r = -errno;
 	close(fd);
 	if (r == 0)

@@ -162,7 +162,9 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	return 0;
 }
 
-static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v,
+/* Open @inode for an OPEN request; a write open also needs the zone of all
+ * the file's names (jf_zone_links, which updates @v): -EROFS. */
+static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 		   struct fuse_file_info *fi)
 {
 	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC);
@@ -176,9 +178,14 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdi
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
-	if ((uint64_t)st.st_size > jf_fs.max_size[v->zone]) {
+	r = wants_write(fi->flags) ? jf_zone_links(fd, v) : 0;
+	if (r == 0 && wants_write(fi->flags) && v->zone != JF_SAFE)
+		r = -EROFS;
+	else if (r == 0 && (uint64_t)st.st_size > jf_fs.max_size[v->zone])
+		r = -EFBIG;
+	if (r < 0) {
 		close(fd);
-		return -EFBIG;
+		return r;
 	}
 	r = wants_write(fi->flags) ? jf_kill_setid(fd) : 0;
 	if (r == 0 && (fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0)
@@ -199,7 +206,7 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, const struct jf_verdi
  * each takes a slot of the fd budget (fd-budget.c), given back by
  * drop_file(). EMFILE once the budget is spent. No slot in no_open mode,
  * where create leaves no handle. */
-static int open_counted(fuse_req_t req, struct jf_inode *inode, const struct jf_verdict *v,
+static int open_counted(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 			struct fuse_file_info *fi)
 {
 	int r = jf_fd_take(JF_FD_FILE);
@@ -432,13 +439,15 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
  * COPY_FILE_RANGE) works on, once its zone allows the write. The zone is
  * the inode's at its current name (@v), not the one it had when a handle
  * was opened: a file renamed (or whose directory was renamed) to a
- * RESTRICTED name is read-only from then on. Outside SAFE: -EROFS, audited,
- * and nothing is opened for writing (no ETXTBSY, no event for the host's
- * watchers). This is where a write open that reached no daemon (no_open
- * mode) is refused. Without a handle the backing file is then opened for
- * this request into @tmp (open_per_request); the caller ends with
- * put_file(). 0, -EBADF (a read-only handle), -ENOENT (renamed to a hidden
- * name since the open), -EROFS, -EFBIG (audited).
+ * RESTRICTED name is read-only from then on, and so is one that has gained
+ * a name since (jf_zone_links). Outside SAFE: -EROFS, audited, and nothing
+ * is opened for writing when the cached zone tells (no ETXTBSY, no event
+ * for the host's watchers); a file with a new name is seen only once
+ * opened. This is where a write open that reached no daemon (no_open
+ * mode) is refused. Without a handle the backing file is opened for this
+ * request into @tmp (open_per_request); the caller ends with put_file().
+ * 0, -EBADF (a read-only handle), -ENOENT (renamed to a hidden name since
+ * the open), -EROFS, -EFBIG (audited).
  */
 static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct fuse_file_info *fi,
 			  struct jf_file *tmp, struct jf_file **out, struct jf_verdict *v)
@@ -446,7 +455,7 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 	struct jf_file *f = jf_file_of(fi);
 	struct jf_inode *inode = f ? f->inode : jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
-	int r;
+	int r = 0;
 
 	*out = NULL;
 	if (f && !f->writable)
@@ -454,11 +463,7 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 	jf_zone_of(inode, v);
 	if (!f && v->zone == JF_DENIED)
 		return -ENOENT;
-	if (v->zone != JF_SAFE) {
-		jf_inode_path(inode, path, sizeof(path));
-		return jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
-	}
-	if (!f) {
+	if (v->zone == JF_SAFE && !f) {
 		*tmp = (struct jf_file){
 			.fd = -1, .inode = inode, .zone = v->zone, .writable = true};
 		r = open_per_request(tmp, O_WRONLY);
@@ -466,8 +471,17 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 			return r == -EFBIG ? refuse_size(req, op, inode, v, r) : r;
 		f = tmp;
 	}
-	*out = f;
-	return 0;
+	if (v->zone == JF_SAFE)
+		r = jf_zone_links(f->fd, v);
+	if (r == 0 && v->zone != JF_SAFE) {
+		jf_inode_path(inode, path, sizeof(path));
+		r = jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
+	}
+	if (r < 0 && f)
+		put_file(f, tmp);
+	else
+		*out = f;
+	return r;
 }
 
 static ssize_t do_write(fuse_req_t req, struct jf_file *f, const struct jf_verdict *v,
@@ -646,14 +660,18 @@ void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse
 		fuse_reply_lseek(req, r);
 }
 
-static ssize_t do_copy_file_range(struct jf_file *in, off_t off_in, struct jf_file *out,
-				  off_t off_out, size_t len, int flags)
+/* Copy into @out, a SAFE file (@v), within its max_file_size: a range that
+ * starts past the limit is refused (-EFBIG, audited as a write); one that
+ * straddles it is copied short. */
+static ssize_t do_copy_file_range(fuse_req_t req, struct jf_file *in, off_t off_in,
+				  struct jf_file *out, const struct jf_verdict *v, off_t off_out,
+				  size_t len, int flags)
 {
 	uint64_t max = jf_fs.max_size[JF_SAFE];
 	ssize_t n;
 
 	if ((uint64_t)off_out >= max && len > 0)
-		return -EFBIG;
+		return refuse_size(req, "write", out->inode, v, -EFBIG);
 	if ((uint64_t)off_out + len > max)
 		len = (size_t)(max - (uint64_t)off_out);
 	n = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
@@ -677,7 +695,7 @@ void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (n == 0)
 		n = get_write_file(req, "write", ino_out, fi_out, &tmp_out, &out, &v);
 	if (n == 0)
-		n = do_copy_file_range(in, off_in, out, off_out, len, flags);
+		n = do_copy_file_range(req, in, off_in, out, &v, off_out, len, flags);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -69,6 +69,12 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 			!jf_audit_wants(JF_AUDIT_ALLOW, true);
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	/* With asynchronous direct I/O the kernel sends every WRITE of a large
+	 * O_DIRECT write at once, so a write opened without the daemon outside
+	 * SAFE would be refused (and recorded) once per request instead of once
+	 * per system call: one at a time, it stops at the first refusal. */
+	if (jf_fs.no_open)
+		conn->want &= ~FUSE_CAP_ASYNC_DIO;
 	if (jf_fs.opts->debug)
 		fprintf(stderr, "jailfs: fast_open %s\n",
 			jf_fs.no_open ? "on"

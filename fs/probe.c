@@ -220,6 +220,22 @@ int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
 	return zone_of(inode, v, true);
 }
 
+int jf_zone_links(int fd, struct jf_verdict *v)
+{
+	struct jf_inode_info known = {.safe_links = false};
+	struct stat st;
+
+	if (v->zone != JF_SAFE)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
+		return 0;
+	jf_inode_info(st.st_dev, st.st_ino, &known);
+	v->zone = jf_effective_zone(&st, v->zone, known.safe_links);
+	return 0;
+}
+
 /* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
  * -ENOENT when absent or hidden, -EROFS otherwise. */
 int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p)

@@ -52,3 +52,11 @@ int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v);
  * from the file as it is now (cheap while it is unchanged), so a file the
  * host filled with a private key since it was looked up is not read. */
 int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v);
+/* For a mutation through @fd, an fd of @inode's backing file, when @v (from
+ * jf_zone_of) is SAFE: a regular file that has more names now than when its
+ * zone was computed (a hard link made on the host, which no rename of the
+ * inode announces) gets the zone of all its names (jf_effective_zone), so
+ * writes through the SAFE name do not change a file that also has a
+ * RESTRICTED one. Updates @v->zone. 0 or -errno of fstat(2); takes
+ * jf_fs.lock briefly for files with several names only. */
+int jf_zone_links(int fd, struct jf_verdict *v);

@@ -23,7 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +35,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "io-util.h"
 #include "mount-util.h"
 #include "test-util.h"
 
@@ -85,10 +90,38 @@ static const char *sget(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/*
- * The first record matching every "key=value" in the NULL-terminated list
- * (numbers compared as text, "key=" means absent). NULL if none.
- */
+/* Does @o match every "key=value" of @ap (NULL-terminated; numbers
+ * compared as text, "key=" means absent)? */
+static bool matches(json_t *o, va_list ap)
+{
+	const char *kv;
+
+	while ((kv = va_arg(ap, const char *))) {
+		const char *eq = strchr(kv, '=');
+		char key[64], num[32];
+		json_t *v;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+		v = json_object_get(o, key);
+		if (!eq[1]) {
+			if (v)
+				return false;
+		} else if (json_is_string(v)) {
+			if (strcmp(json_string_value(v), eq + 1) != 0)
+				return false;
+		} else if (json_is_integer(v)) {
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+			if (strcmp(num, eq + 1) != 0)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The first record matching every "key=value" in the NULL-terminated list
+ * (matches()). NULL if none. */
 static json_t *find(json_t *all, ...)
 {
 	size_t i;
@@ -97,34 +130,32 @@ static json_t *find(json_t *all, ...)
 	json_array_foreach(all, i, o)
 	{
 		va_list ap;
-		const char *kv;
-		bool ok = true;
+		bool ok;
 
 		va_start(ap, all);
-		while (ok && (kv = va_arg(ap, const char *))) {
-			const char *eq = strchr(kv, '=');
-			char key[64], num[32];
-			json_t *v;
-
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
-			v = json_object_get(o, key);
-			if (!eq[1]) {
-				ok = v == NULL;
-			} else if (json_is_string(v)) {
-				ok = strcmp(json_string_value(v), eq + 1) == 0;
-			} else if (json_is_integer(v)) {
-				snprintf(num, sizeof(num), "%lld",
-					 (long long)json_integer_value(v));
-				ok = strcmp(num, eq + 1) == 0;
-			} else {
-				ok = false;
-			}
-		}
+		ok = matches(o, ap);
 		va_end(ap);
 		if (ok)
 			return o;
 	}
 	return NULL;
+}
+
+/* How many records match every "key=value" in the NULL-terminated list. */
+static size_t count(json_t *all, ...)
+{
+	size_t i, n = 0;
+	json_t *o;
+
+	json_array_foreach(all, i, o)
+	{
+		va_list ap;
+
+		va_start(ap, all);
+		n += matches(o, ap);
+		va_end(ap);
+	}
+	return n;
 }
 
 static void dump(json_t *all)
@@ -487,6 +518,200 @@ static void test_fast_open_refusals(void **state)
 	mu_tree_free(&M);
 }
 
+/* RESTRICTED docs/<name>, 12 KiB of 'd', for one refused mutation each. */
+static const char *const victims[] = {
+	"write",    "bigwrite", "direct", "writev",   "append", "uring", "aio",
+	"sendfile", "splice",	"cfr",	  "falloc",   "punch",	"trunc", "otrunc",
+	"chmod",    "chown",	"utimes", "setxattr", "mmap",	NULL,
+};
+
+/* An fd of docs/@name opened read-write (no OPEN reaches the daemon). */
+static int victim(const char *name, int flags)
+{
+	char rel[64];
+	int fd;
+
+	snprintf(rel, sizeof(rel), "docs/%s", name);
+	fd = open(mu_v(&M, rel), flags | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The mutation of docs/@name, which must fail with EROFS. */
+static void mutate(const char *name)
+{
+	static char big[3 << 20];
+	struct iovec iov[2] = {{"ab", 2}, {"cd", 2}};
+	int fd = victim(name, strcmp(name, "direct") ? O_RDWR : O_RDWR | O_DIRECT);
+	int src = open(mu_v(&M, "src/main.c"), O_RDONLY | O_CLOEXEC), p[2];
+	off_t off = 0;
+	long r = -EINVAL;
+	char *map;
+
+	assert_true(src >= 0);
+	errno = 0;
+	if (!strcmp(name, "write"))
+		r = write(fd, "x", 1);
+	else if (!strcmp(name, "bigwrite")) /* three max_write requests' worth */
+		r = write(fd, big, sizeof(big));
+	else if (!strcmp(name, "direct")) /* two requests' worth, uncached */
+		r = pwrite(fd, big + 4096 - ((uintptr_t)big & 4095), 2 << 20, 0);
+	else if (!strcmp(name, "writev"))
+		r = writev(fd, iov, 2);
+	else if (!strcmp(name, "append"))
+		r = pwritev2(fd, iov, 2, 0, RWF_APPEND);
+	else if (!strcmp(name, "uring"))
+		r = iu_uring_write(fd, "u", 1, 0, false);
+	else if (!strcmp(name, "aio"))
+		r = iu_aio_write(fd, "a", 1, 0);
+	else if (!strcmp(name, "sendfile"))
+		r = sendfile(fd, src, &off, 8);
+	else if (!strcmp(name, "splice") && pipe(p) == 0) {
+		assert_int_equal(write(p[1], "pipe", 4), 4);
+		r = splice(p[0], NULL, fd, &off, 4, 0);
+		close(p[0]);
+		close(p[1]);
+	} else if (!strcmp(name, "cfr"))
+		r = copy_file_range(src, &off, fd, NULL, 8, 0);
+	else if (!strcmp(name, "falloc"))
+		r = fallocate(fd, 0, 0, 1 << 20);
+	else if (!strcmp(name, "punch"))
+		r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096);
+	else if (!strcmp(name, "trunc"))
+		r = ftruncate(fd, 0);
+	else if (!strcmp(name, "otrunc"))
+		r = open(mu_v(&M, "docs/otrunc"), O_WRONLY | O_TRUNC | O_CLOEXEC);
+	else if (!strcmp(name, "chmod"))
+		r = fchmod(fd, 0600);
+	else if (!strcmp(name, "chown"))
+		r = fchown(fd, 1, 1);
+	else if (!strcmp(name, "utimes"))
+		r = futimens(fd, NULL);
+	else if (!strcmp(name, "setxattr"))
+		r = fsetxattr(fd, "user.x", "1", 1, 0);
+	else if (!strcmp(name, "mmap")) { /* two adjacent pages, one msync */
+		map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(map != MAP_FAILED);
+		memset(map, 'M', 8192);
+		r = msync(map, 8192, MS_SYNC);
+		munmap(map, 8192);
+	}
+	if (r >= 0 || (r == -1 ? errno : -r) != EROFS)
+		fail_msg("%s of docs/%s: expected EROFS, got %ld (%s)", name, name, r,
+			 strerror(r == -1 ? errno : (int)-r));
+	close(src);
+	close(fd);
+}
+
+/*
+ * -o fast_open at level denied (jailrun's views): every refused mutation,
+ * whichever system call makes it, is recorded exactly once, with the path
+ * and the rule, however many requests the kernel splits it into (a 3 MiB
+ * write, a 2 MiB O_DIRECT write, two pages of a mapping written back);
+ * the files in SOURCE are unchanged.
+ */
+static void test_fast_open_one_record_each(void **state)
+{
+	const char *fast[] = {"-o", "fast_open", NULL};
+	char data[12288 + 1], rel[64], path[80];
+	uint64_t before;
+	json_t *all;
+
+	(void)state;
+	tree();
+	memset(data, 'd', sizeof(data) - 1);
+	data[sizeof(data) - 1] = '\0';
+	for (int i = 0; victims[i]; i++) {
+		snprintf(rel, sizeof(rel), "docs/%s", victims[i]);
+		mu_write(&M, rel, data);
+	}
+	before = mu_tree_sum(&M, NULL);
+	mount_with(fast);
+	for (int i = 0; victims[i]; i++)
+		mutate(victims[i]);
+	stop_daemon(SIGTERM);
+	all = load_records(audit_file);
+	for (int i = 0; victims[i]; i++) {
+		size_t n;
+
+		snprintf(path, sizeof(path), "path=docs/%s", victims[i]);
+		n = count(all, path, NULL);
+		if (n != 1 || count(all, path, "decision=deny", "errno=EROFS", "zone=RESTRICTED",
+				    "rule=policy.ini:4", NULL) != 1) {
+			dump(all);
+			fail_msg("%zu records for docs/%s, want one deny", n, victims[i]);
+		}
+	}
+	json_decref(all);
+	assert_true(mu_tree_sum(&M, NULL) == before);
+	mu_tree_free(&M);
+}
+
+/*
+ * Refusals of SAFE src/edge (at safe.max_file_size, 1K) for its size, with
+ * and without fast_open: a write, an ftruncate, a fallocate and a
+ * copy_file_range past the limit each answer EFBIG with one deny record
+ * (the copy's is a write's).
+ */
+static void test_size_refusals_recorded(void **state)
+{
+	const char *modes[2][3] = {{"-o", "fast_open", NULL}, {"-o", "nofast_open", NULL}};
+	static const char *const ops[] = {"truncate", "fallocate"};
+	char edge[1024 + 1];
+
+	(void)state;
+	memset(edge, 'e', sizeof(edge) - 1);
+	edge[sizeof(edge) - 1] = '\0';
+	for (int mode = 0; mode < 2; mode++) {
+		off_t off = 1024;
+		json_t *all;
+		FILE *f;
+		int fd, src;
+
+		tree();
+		f = fopen(policy_file, "ae");
+		assert_non_null(f);
+		fputs("[limits]\nsafe.max_file_size = 1K\n", f);
+		fclose(f);
+		mu_write(&M, "src/edge", edge);
+		mount_with(modes[mode]);
+		fd = open(mu_v(&M, "src/edge"), O_RDWR | O_APPEND | O_CLOEXEC);
+		src = open(mu_v(&M, "src/main.c"), O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0 && src >= 0);
+		assert_errno(write(fd, "x", 1), EFBIG);
+		assert_errno(ftruncate(fd, 2048), EFBIG);
+		assert_errno(fallocate(fd, 0, 0, 2048), EFBIG);
+		close(fd);
+		fd = open(mu_v(&M, "src/edge"), O_RDWR | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_errno(copy_file_range(src, NULL, fd, &off, 8, 0), EFBIG);
+		close(fd);
+		close(src);
+		stop_daemon(SIGTERM);
+		all = load_records(audit_file);
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+			char op[64];
+
+			snprintf(op, sizeof(op), "op=%s", ops[i]);
+			if (count(all, op, "path=src/edge", "decision=deny", "errno=EFBIG",
+				  "rule=policy.ini:2", NULL) != 1) {
+				dump(all);
+				fail_msg("%s: want one EFBIG record of %s", modes[mode][1], ops[i]);
+			}
+		}
+		/* write(2) and copy_file_range(2) are both writes */
+		if (count(all, "op=write", "path=src/edge", "decision=deny", "errno=EFBIG",
+			  "rule=policy.ini:2", NULL) != 2) {
+			dump(all);
+			fail_msg("%s: want two EFBIG records of writes", modes[mode][1]);
+		}
+		assert_int_equal(count(all, "path=src/edge", NULL), 4);
+		json_decref(all);
+		assert_string_equal(mu_slurp(mu_s(&M, "src/edge")), edge);
+		mu_tree_free(&M);
+	}
+}
+
 /* Create h0.secret .. h<n-1>.secret in SOURCE: only names that exist are
  * "hidden" (a lookup of an absent name is a plain ENOENT, not a decision). */
 static void make_hidden(int n)
@@ -700,6 +925,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_op_classes, teardown),
 		cmocka_unit_test_teardown(test_level_writes, teardown),
 		cmocka_unit_test_teardown(test_fast_open_refusals, teardown),
+		cmocka_unit_test_teardown(test_fast_open_one_record_each, teardown),
+		cmocka_unit_test_teardown(test_size_refusals_recorded, teardown),
 		cmocka_unit_test_teardown(test_sighup_rotation, teardown),
 		cmocka_unit_test_teardown(test_sigterm_flushes, teardown),
 		cmocka_unit_test_teardown(test_unmount_flushes, teardown),
