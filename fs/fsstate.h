@@ -63,6 +63,9 @@ struct jf_inode {
 	 * the kernel's dentries of the children are fresh until entry_timeout
 	 * after it, so its readdir cache may be kept. */
 	atomic_uint_fast64_t listed_ms;
+	/* no_open mode at audit level all (ops-file.c): JF_SEEN_READ and
+	 * JF_SEEN_WRITE once this inode's first READ / WRITE was recorded. */
+	atomic_uint audit_seen;
 };
 
 struct jf_fs {

@@ -38,6 +38,23 @@
 
 /* ---------- init ---------- */
 
+/*
+ * Does the audit level need OPEN requests (no no_open mode)? Level all does
+ * not: without OPEN it records a read at the first READ and a write at the
+ * first WRITE of an inode (ops-file.c), lookups at LOOKUP, and it is asked
+ * for to see what was used, fast. The levels that only record refusals and
+ * mutations do: a write open of a file outside SAFE, shown without write
+ * bits in no_open mode (jf_fill_attr), is refused by the kernel's mode check
+ * with no request and so no record; at level all that refusal is missing
+ * from the log too (docs/audit.md).
+ */
+static bool audit_needs_open(void)
+{
+	if (jf_audit_wants(JF_AUDIT_ALLOW, false))
+		return false;
+	return jf_audit_wants(JF_AUDIT_DENY, true);
+}
+
 static void jf_init(void *userdata, struct fuse_conn_info *conn)
 {
 	/* Symlink text may be cached by the kernel: a symlink whose shown text
@@ -59,11 +76,9 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* no_open mode (jf_fs.no_open). O_TRUNC must then reach us as a SETATTR,
 	 * where the zone is checked: with atomic_o_trunc the kernel would trust
-	 * an OPEN it never sent to have truncated the file. Not while refusals
-	 * are audited: a write open refused by the kernel's mode check would
-	 * leave no record. */
+	 * an OPEN it never sent to have truncated the file. */
 	jf_fs.no_open = jf_fs.opts->fast_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
-			!jf_audit_wants(JF_AUDIT_DENY, true);
+			!audit_needs_open();
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	jf_pt_init(conn);
