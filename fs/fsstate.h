@@ -82,9 +82,9 @@ struct jf_fs {
 	/* Answer the first OPEN with ENOSYS, so the kernel stops sending OPEN and
 	 * RELEASE (FUSE no_open, Linux >= 4.19): reads and writes arrive with
 	 * fh == 0 and open the backing file per request. Set at init: only with
-	 * -o fast_open, and not while an audit log is on (at every level a
-	 * refused write open must reach the log). Files outside SAFE are then
-	 * shown without write bits (jf_fill_attr). */
+	 * -o fast_open, and not while an audit log below level all is on (a
+	 * refused write open must reach the log; ops.c audit_needs_open).
+	 * Files outside SAFE are then shown without write bits (jf_fill_attr). */
 	bool no_open;
 	struct fuse_session *se; /* for notifications from helper threads */
 	enum jf_hardlinks hardlinks;

@@ -378,12 +378,18 @@ static void audit_first_use(fuse_req_t req, struct jf_file *f, unsigned bit)
 {
 	bool write = bit == JF_SEEN_WRITE;
 	char path[JF_PATH_MAX + 1] = "";
+	struct jf_verdict v;
 
 	if (!audit_all() || (atomic_fetch_or(&f->inode->audit_seen, bit) & bit))
 		return;
+	/* the zone and rule as the request's checks saw them, under the lock */
+	if (write)
+		jf_zone_of(f->inode, &v);
+	else
+		jf_zone_read(f->inode, &v);
 	jf_inode_path(f->inode, path, sizeof(path));
-	jf_audit_op(req, write ? "write" : "read", path, NULL, f->zone, f->inode->rule,
-		    JF_AUDIT_ALLOW, write, 0);
+	jf_audit_op(req, write ? "write" : "read", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
+		    write, 0);
 }
 
 /*
