@@ -206,9 +206,9 @@ void jf_ops_cleanup(void)
  *    the last READDIRPLUS of the directory is younger than the timeouts
  *    (listed_ms), and otherwise starts a fresh listing;
  *  - with entry and attr timeouts of at least JF_NO_OPENDIR_MIN_S, opendir
- *    answers ENOSYS: the kernel then stops
- *    sending OPENDIR and RELEASEDIR (two round trips per directory) and
- *    caches every listing (fs/fuse/file.c, "Default for no-open"). Each
+ *    answers ENOSYS: the kernel then stops sending OPENDIR and RELEASEDIR
+ *    (two round trips per directory) and caches every listing
+ *    (fs/fuse/file.c, "Default for no-open"). Each
  *    READDIR then opens the directory by its path (dev/ino checked, as every
  *    backing access) and seeks to the backing position of the view offset
  *    (map_take), the stateless readdir of NFS servers; d_off cookies survive
