@@ -63,6 +63,9 @@ struct jf_inode {
 	 * the kernel's dentries of the children are fresh until entry_timeout
 	 * after it, so its readdir cache may be kept. */
 	atomic_uint_fast64_t listed_ms;
+	/* no_open mode at audit level all (ops-file.c): JF_SEEN_READ and
+	 * JF_SEEN_WRITE once this inode's first READ / WRITE was recorded. */
+	atomic_uint audit_seen;
 };
 
 struct jf_fs {
@@ -81,7 +84,7 @@ struct jf_fs {
 	 * fh == 0 and open the backing file per request. Set at init: with
 	 * -o fast_open (the default of read-only and unprivileged mounts,
 	 * mount.c), not while the audit level records allowed opens and
-	 * release byte counts (writes, all). A write open outside SAFE then
+	 * release byte counts (writes). A write open outside SAFE then
 	 * succeeds in the kernel and the first mutation (WRITE, SETATTR,
 	 * FALLOCATE) is refused with EROFS and recorded. */
 	bool no_open;

@@ -31,15 +31,15 @@
 
 /* ---------- lookup / forget / getattr ---------- */
 
-/* Negative entry, cached by the kernel for negative_timeout. A hidden name is
- * not cached while hidden lookups are audited, so every attempt is recorded. */
-static void reply_negative(fuse_req_t req, bool hidden)
+/* Negative entry, cached by the kernel for negative_timeout, hidden names
+ * too: a hidden lookup is recorded when it reaches the daemon, once per name
+ * per window of the kernel's negative cache (docs/audit.md), instead of
+ * sending every repeated stat(2) of the same absent name through here. */
+static void reply_negative(fuse_req_t req)
 {
 	struct fuse_entry_param e = {
 		.ino = 0,
-		.entry_timeout = hidden && jf_audit_wants(JF_AUDIT_HIDE, false)
-					 ? 0
-					 : jf_fs.opts->negative_timeout,
+		.entry_timeout = jf_fs.opts->negative_timeout,
 	};
 	fuse_reply_entry(req, &e);
 }
@@ -93,9 +93,9 @@ void jf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	jf_put_fd(fd);
 	if (r == 0) {
 		audit_hidden_lookup(req, dpath, name, &p);
-		reply_negative(req, true);
+		reply_negative(req);
 	} else if (r == -ENOENT) {
-		reply_negative(req, false);
+		reply_negative(req);
 	} else if (r < 0 || (r = jf_make_entry(pi, name, &p, &e)) < 0) {
 		fuse_reply_err(req, -r);
 	} else {

@@ -205,17 +205,19 @@ void jf_ops_cleanup(void)
  *  - with short timeouts (the default), opendir keeps the cache only while
  *    the last READDIRPLUS of the directory is younger than the timeouts
  *    (listed_ms), and otherwise starts a fresh listing;
- *  - with entry and attr timeouts of at least JF_NO_OPENDIR_MIN_S, and when
- *    readdir is not audited, opendir answers ENOSYS: the kernel then stops
- *    sending OPENDIR and RELEASEDIR (two round trips per directory) and
- *    caches every listing (fs/fuse/file.c, "Default for no-open"). Each
+ *  - with entry and attr timeouts of at least JF_NO_OPENDIR_MIN_S, opendir
+ *    answers ENOSYS: the kernel then stops sending OPENDIR and RELEASEDIR
+ *    (two round trips per directory) and caches every listing
+ *    (fs/fuse/file.c, "Default for no-open"). Each
  *    READDIR then opens the directory by its path (dev/ino checked, as every
  *    backing access) and seeks to the backing position of the view offset
  *    (map_take), the stateless readdir of NFS servers; d_off cookies survive
  *    a reopen on ext4, xfs, btrfs, tmpfs.
- * When readdir is audited, opendir always runs, so that every listing, cached
- * or not, is recorded. Either way the backing directory is opened by the
- * first READDIR that reaches us, never for a listing served from the cache.
+ * Audit level all records a listing at OPENDIR, or without OPENDIR at the
+ * READDIR from offset 0 that reaches us: once per listing the kernel caches,
+ * not per opendir(3) (docs/audit.md). Either way the backing directory is
+ * opened by the first READDIR that reaches us, never for a listing served
+ * from the cache.
  */
 #define JF_NO_OPENDIR_MIN_S 60.0
 
@@ -238,6 +240,17 @@ static bool listing_fresh(struct jf_inode *dir)
 	return listed && t > 1.0 && now_ms() - listed < (uint64_t)((t - 1.0) * 1000);
 }
 
+/* The "readdir" record of a listing of @inode (view path @path). */
+static void audit_listing(fuse_req_t req, struct jf_inode *inode, const char *path)
+{
+	struct jf_verdict v;
+
+	if (!jf_audit_wants(JF_AUDIT_ALLOW, false))
+		return;
+	jf_zone_of(inode, &v);
+	jf_audit_op(req, "readdir", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, false, 0);
+}
+
 void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_inode *inode = jf_inode_get(ino);
@@ -245,8 +258,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct jf_dir *d;
 	int r;
 
-	if (!jf_audit_wants(JF_AUDIT_ALLOW, false) &&
-	    jf_fs.opts->entry_timeout >= JF_NO_OPENDIR_MIN_S &&
+	if (jf_fs.opts->entry_timeout >= JF_NO_OPENDIR_MIN_S &&
 	    jf_fs.opts->attr_timeout >= JF_NO_OPENDIR_MIN_S) {
 		fuse_reply_err(req, ENOSYS); /* once per mount: no_opendir */
 		return;
@@ -270,12 +282,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(uintptr_t)d;
 	fi->cache_readdir = 1;
 	fi->keep_cache = listing_fresh(inode);
-	if (jf_audit_wants(JF_AUDIT_ALLOW, false)) {
-		struct jf_verdict v;
-
-		jf_zone_of(inode, &v);
-		jf_audit_op(req, "readdir", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, false, 0);
-	}
+	audit_listing(req, inode, path);
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);
@@ -473,6 +480,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		err = -ENOMEM;
 	if (err == 0 && plus && off == 0)
 		atomic_store(&dir->listed_ms, now_ms());
+	if (err == 0 && oneshot && off == 0)
+		audit_listing(req, dir, oneshot->path);
 	if (err == 0)
 		err = dir_seek(d, (uint64_t)off);
 	if (err == 0)

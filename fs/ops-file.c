@@ -373,18 +373,48 @@ static bool audit_all(void)
 	return jf_audit_wants(JF_AUDIT_ALLOW, false);
 }
 
-static ssize_t read_counted(struct jf_file *f, size_t size, off_t off, char **buf)
+/*
+ * Count the bytes a READ of @size at @off on handle @f answers, for its
+ * release record: what the file holds there now. The reply is spliced from
+ * the fd, not copied through a buffer, so this is exact unless the file
+ * changes size during the read.
+ */
+static void count_read(struct jf_file *f, size_t size, off_t off)
 {
-	ssize_t n;
+	struct stat st;
 
-	*buf = malloc(size ? size : 1);
-	if (!*buf)
-		return -ENOMEM;
-	n = pread(f->fd, *buf, size, off);
-	if (n < 0)
-		return -errno;
-	atomic_fetch_add(&f->bytes_read, n);
-	return n;
+	if (fstat(f->fd, &st) == 0 && st.st_size > off)
+		atomic_fetch_add(&f->bytes_read, (int64_t)size < st.st_size - off
+							 ? (int64_t)size
+							 : st.st_size - off);
+}
+
+#define JF_SEEN_READ 1u
+#define JF_SEEN_WRITE 2u
+
+/*
+ * no_open mode sends no OPEN and no RELEASE: the first READ (@bit
+ * JF_SEEN_READ) or WRITE (JF_SEEN_WRITE) of an inode stands for its opens,
+ * recorded once per inode while the kernel knows it (lookup to forget; the
+ * kernel's page cache lives no longer, so a later read served from it was
+ * recorded before). @f is the request's handle (no_open: per request).
+ */
+static void audit_first_use(fuse_req_t req, struct jf_file *f, unsigned bit)
+{
+	bool write = bit == JF_SEEN_WRITE;
+	char path[JF_PATH_MAX + 1] = "";
+	struct jf_verdict v;
+
+	if (!audit_all() || (atomic_fetch_or(&f->inode->audit_seen, bit) & bit))
+		return;
+	/* the zone and rule as the request's checks saw them, under the lock */
+	if (write)
+		jf_zone_of(f->inode, &v);
+	else
+		jf_zone_read(f->inode, &v);
+	jf_inode_path(f->inode, path, sizeof(path));
+	jf_audit_op(req, write ? "write" : "read", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
+		    write, 0);
 }
 
 /*
@@ -415,18 +445,10 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (audit_all()) {
-		/* Count the bytes for the release record. */
-		_cleanup_free_ char *buf = NULL;
-		ssize_t n = read_counted(f, size, off, &buf);
-
-		if (n < 0)
-			fuse_reply_err(req, (int)-n);
-		else
-			fuse_reply_buf(req, buf, (size_t)n);
-		put_file(f, &tmp);
-		return;
-	}
+	if (f == &tmp)
+		audit_first_use(req, f, JF_SEEN_READ);
+	else if (audit_all())
+		count_read(f, size, off);
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	bv.buf[0].fd = f->fd;
 	bv.buf[0].pos = off;
@@ -529,6 +551,8 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 			jf_drop_pages_later(ino);
 	} else {
 		atomic_fetch_add(&f->bytes_written, n);
+		if (f == &tmp)
+			audit_first_use(req, f, JF_SEEN_WRITE);
 		fuse_reply_write(req, (size_t)n);
 	}
 	if (f)

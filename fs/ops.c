@@ -40,6 +40,19 @@
 
 /* ---------- init ---------- */
 
+/*
+ * Does the audit level need OPEN requests (no no_open mode)? Only level
+ * writes, which records allowed write opens and the byte counts at release.
+ * Refusals need no OPEN: in no_open mode every mutation of a file outside
+ * SAFE is refused and recorded when it arrives. Level all records a read at
+ * the first READ and a write at the first WRITE of an inode (ops-file.c) and
+ * lookups at LOOKUP; it is asked for to see what was used, fast.
+ */
+static bool audit_needs_open(void)
+{
+	return jf_audit_wants(JF_AUDIT_ALLOW, true) && !jf_audit_wants(JF_AUDIT_ALLOW, false);
+}
+
 static void jf_init(void *userdata, struct fuse_conn_info *conn)
 {
 	/* Symlink text may be cached by the kernel: a symlink whose shown text
@@ -64,9 +77,10 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 	 * an OPEN it never sent to have truncated the file. Refusals need no
 	 * OPEN (each mutation is refused and recorded when it arrives), but the
 	 * allow records of opens and the byte counts at release do: not while
-	 * the audit level records those (writes, all). */
+	 * the audit level records those (writes; level all records a read or write per inode at its
+	 * first READ or WRITE instead, audit_needs_open). */
 	jf_fs.no_open = jf_fs.opts->fast_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
-			!jf_audit_wants(JF_AUDIT_ALLOW, true);
+			!audit_needs_open();
 	if (jf_fs.no_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	/* With asynchronous direct I/O the kernel sends every WRITE of a large

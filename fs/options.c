@@ -64,7 +64,7 @@ void jf_options_usage(const char *prog)
 	       "                            of --read-only views and of a daemon run by an\n"
 	       "                            ordinary user without allow_other; root's\n"
 	       "                            default keeps OPEN for passthrough. Off at\n"
-	       "                            audit levels writes and all (they record opens)\n"
+	       "                            audit level writes (it records opens)\n"
 	       "       nofast_open          every open(2) asks the daemon\n"
 	       "       nopassthrough        serve every read and write from the daemon.\n"
 	       "                            Otherwise, as root on Linux >= 6.9, the kernel\n"

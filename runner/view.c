@@ -399,14 +399,13 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 	find_jailfs(jailfs, sizeof(jailfs));
 	argv[argc++] = jailfs;
 	argv[argc++] = "-f";
-	/* Zero-message opens, also with the private refusal log: a write open
-	 * of a file outside SAFE succeeds in the kernel, and its first
-	 * mutation reaches the daemon, which refuses it (EROFS) and records it.
-	 * Not with --audit (level all records every open). */
-	if (!a->audit) {
-		argv[argc++] = "-o";
-		argv[argc++] = "fast_open";
-	}
+	/* Zero-message opens, also with an audit log: a write open of a file
+	 * outside SAFE succeeds in the kernel, and its first mutation reaches
+	 * the daemon, which refuses it (EROFS) and records it; at level all
+	 * (--audit) a read or write is recorded at an inode's first READ or
+	 * WRITE. */
+	argv[argc++] = "-o";
+	argv[argc++] = "fast_open";
 	if (a->read_only)
 		argv[argc++] = "--read-only";
 	if (policy_fd >= 0) {

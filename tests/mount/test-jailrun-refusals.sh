@@ -149,7 +149,7 @@ wait $jpid
 check "--source: ... removed afterwards" [ -n "$log" -a ! -e "$log" ]
 
 # ---- one-shot --source --audit FILE: level all, the caller's file ----
-overwrite "--source --audit" "$T/src.jsonl" open -- --source "$P" --audit "$T/src.jsonl"
+overwrite "--source --audit" "$T/src.jsonl" write -- --source "$P" --audit "$T/src.jsonl"
 js=$(json --source "$P" --audit "$T/src.jsonl" --json -- cat .vscode/settings.json)
 check "--source --audit: counts and refusals of this run only" \
 	[ "$(jq -c '[.refusals, (.audit.records > 0)]' <<<"$js")" = '[[],true]' ]

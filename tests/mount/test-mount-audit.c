@@ -8,7 +8,12 @@
  *   - -o fast_open at level denied: refusals at the first mutation, recorded;
  *   - SIGHUP after a rename (logrotate) loses and duplicates nothing;
  *   - SIGTERM and fusermount3 -u flush everything queued;
- *   - --audit-sync then SIGKILL: every answered request has its record.
+ *   - --audit-sync then SIGKILL: every answered request has its record;
+ *   - a hidden name looked up again and again is recorded once (the kernel
+ *     caches the negative entry);
+ *   - with -o fast_open (no OPEN, no RELEASE) at level all: each decision
+ *     kind still recorded, a read and a write once per inode;
+ *   - a live log shows a record within the promised 100 ms (tail -f).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -825,15 +830,16 @@ static void test_sighup_rotation(void **state)
 }
 
 /* A burst right before SIGTERM, or before fusermount3 -u: all of it is on disk. */
-static void flush_on_exit(bool by_unmount)
+static void flush_on_exit(bool by_unmount, bool fast_open)
 {
 	enum { N = 5000 };
 	const char *all_level[] = {"--audit-level", "all", NULL};
+	const char *fast_all[] = {"-o", "fast_open", "--audit-level", "all", NULL};
 	int *seen = calloc(N, sizeof(int)), status;
 
 	tree();
 	make_hidden(N);
-	mount_with(all_level);
+	mount_with(fast_open ? fast_all : all_level);
 	hidden_lookups(0, N);
 	if (by_unmount) {
 		assert_int_equal(mu_sh("fusermount3 -u '%s'", M.mnt), 0);
@@ -852,12 +858,17 @@ static void flush_on_exit(bool by_unmount)
 
 static void test_sigterm_flushes(void **state)
 {
-	flush_on_exit(false);
+	flush_on_exit(false, false);
 }
 
 static void test_unmount_flushes(void **state)
 {
-	flush_on_exit(true);
+	flush_on_exit(true, false);
+}
+
+static void test_sigterm_flushes_fast_open(void **state)
+{
+	flush_on_exit(false, true);
 }
 
 /* --audit-sync: each stat() returned after its record was written; SIGKILL
@@ -911,6 +922,142 @@ static void test_audit_report_on_real_log(void **state)
 	mu_tree_free(&M);
 }
 
+/* The same hidden name, again and again: the kernel keeps the negative entry
+ * (negative_timeout), so the daemon sees and records the first lookup only. */
+static void test_hidden_recorded_once(void **state)
+{
+	const char *all_level[] = {"--audit-level", "all", NULL};
+	struct stat st;
+	json_t *all;
+
+	tree();
+	mount_with(all_level);
+	for (int i = 0; i < 50; i++) {
+		assert_int_equal(stat(mu_v(&M, ".env"), &st), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+	assert_int_equal(stat(mu_v(&M, "keys/a.secret"), &st), -1);
+	stop_daemon(SIGTERM);
+
+	all = load_records(audit_file);
+	EXPECT(all, "op=lookup", "path=.env", "decision=hide", "rule=profile:secrets");
+	assert_int_equal(count(all, "op=lookup", "path=.env", "decision=hide", NULL), 1);
+	assert_int_equal(count(all, "op=lookup", "path=keys/a.secret", "decision=hide", NULL), 1);
+	json_decref(all);
+	assert_int_equal(access(mu_s(&M, ".env"), F_OK), 0); /* hidden, not gone */
+	mu_tree_free(&M);
+}
+
+/* Read @rel through the view with a real cat. */
+static void cat_view(const char *rel)
+{
+	run((const char *[]){"/bin/cat", mu_v(&M, rel), NULL});
+}
+
+/*
+ * -o fast_open at level all: no OPEN or RELEASE reaches the daemon, and each
+ * decision kind is still recorded; a file read by two processes has one
+ * "read" record, a file written through two opens one "write" record.
+ */
+static void test_fast_open_level_all(void **state)
+{
+	const char *fast_all[] = {"-o", "fast_open", "--audit-level", "all", NULL};
+	char buf[64];
+	struct stat st;
+	json_t *all;
+	DIR *d;
+	int fd;
+
+	tree();
+	mount_with(fast_all);
+	assert_int_equal(stat(mu_v(&M, ".env"), &st), -1);
+	cat_view("src/main.c");
+	cat_view("src/main.c");
+	for (int i = 0; i < 2; i++) {
+		fd = open(mu_v(&M, "src/main.c"), O_WRONLY | O_APPEND | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "//\n", 3), 3);
+		close(fd);
+	}
+	fd = open(mu_v(&M, "src/new.txt"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	close(fd);
+	d = opendir(mu_v(&M, "src"));
+	assert_non_null(d);
+	while (readdir(d))
+		;
+	closedir(d);
+	assert_int_equal(unlink(mu_v(&M, "docs/guide.md")), -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(open(mu_v(&M, "id_rsa"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600), -1);
+	assert_int_equal(errno, EACCES);
+	fd = open(mu_v(&M, "docs/guide.md"), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
+	close(fd);
+	stop_daemon(SIGTERM);
+
+	all = load_records(audit_file);
+	EXPECT(all, "op=lookup", "path=.env", "decision=hide", "errno=ENOENT");
+	EXPECT(all, "op=lookup", "path=src", "decision=allow", "zone=SAFE");
+	EXPECT(all, "op=read", "path=src/main.c", "zone=SAFE", "decision=allow",
+	       "rule=policy.ini:2", "comm=cat", "bytes_read=");
+	assert_int_equal(count(all, "op=read", "path=src/main.c", "decision=allow", NULL), 1);
+	EXPECT(all, "op=write", "path=src/main.c", "zone=SAFE", "decision=allow");
+	assert_int_equal(count(all, "op=write", "path=src/main.c", "decision=allow", NULL), 1);
+	EXPECT(all, "op=read", "path=docs/guide.md", "zone=RESTRICTED", "rule=policy.ini:4");
+	EXPECT(all, "op=create", "path=src/new.txt", "decision=allow");
+	EXPECT(all, "op=readdir", "path=src", "decision=allow");
+	EXPECT(all, "op=unlink", "path=docs/guide.md", "decision=deny", "errno=EROFS");
+	EXPECT(all, "op=create", "path=id_rsa", "decision=deny", "errno=EACCES");
+	/* no_open: neither opens nor releases reach the daemon */
+	assert_null(find(all, "op=open", NULL));
+	assert_null(find(all, "op=release", NULL));
+	json_decref(all);
+	assert_int_equal(access(mu_s(&M, "docs/guide.md"), F_OK), 0);
+	assert_int_equal(access(mu_s(&M, "id_rsa"), F_OK), -1);
+	mu_tree_free(&M);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A live log: tail -f shows the record of a lookup within 100 ms (the
+ * writer's promise, docs/audit.md), while the daemon keeps running. */
+static void test_live_log_window(void **state)
+{
+	const char *all_level[] = {"--audit-level", "all", NULL};
+	char cmd[PATH_MAX + 64], line[4096];
+	struct stat st;
+	double t0;
+	FILE *tail;
+
+	tree();
+	make_hidden(1);
+	mount_with(all_level);
+	assert_int_equal(stat(M.mnt, &st), 0);
+	snprintf(cmd, sizeof(cmd), "exec tail -n 0 -f '%s'", audit_file);
+	tail = popen(cmd, "r");
+	assert_non_null(tail);
+	sleep_ms(300); /* tail is following the file */
+	t0 = now_s();
+	assert_int_equal(stat(mu_v(&M, "h0.secret"), &st), -1);
+	assert_non_null(fgets(line, sizeof(line), tail));
+	print_message("record seen by tail -f after %.1f ms\n", (now_s() - t0) * 1000);
+	assert_true(now_s() - t0 < 0.100);
+	assert_non_null(strstr(line, "\"path\":\"h0.secret\""));
+	assert_int_equal(kill(M.pid, 0), 0); /* still serving: no exit flush */
+	stop_daemon(SIGTERM);
+	pclose(tail);
+	mu_tree_free(&M);
+}
+
 /* Also after a failed assertion: no mount and no tree left behind. */
 static int teardown(void **state)
 {
@@ -932,6 +1079,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_unmount_flushes, teardown),
 		cmocka_unit_test_teardown(test_sync_sigkill, teardown),
 		cmocka_unit_test_teardown(test_audit_report_on_real_log, teardown),
+		cmocka_unit_test_teardown(test_hidden_recorded_once, teardown),
+		cmocka_unit_test_teardown(test_fast_open_level_all, teardown),
+		cmocka_unit_test_teardown(test_sigterm_flushes_fast_open, teardown),
+		cmocka_unit_test_teardown(test_live_log_window, teardown),
 	};
 
 	mu_require_fuse();

@@ -233,7 +233,8 @@ static void test_default_open_mode(void **state)
 	assert_false(NO_OPEN(opens_with(plain, NULL)));
 	assert_true(NO_OPEN(opens_with(fast, "denied")));
 	assert_false(NO_OPEN(opens_with(fast, "writes")));
-	assert_false(NO_OPEN(opens_with(fast, "all")));
+	assert_true(NO_OPEN(opens_with(fast, "all")));
+	assert_true(NO_OPEN(opens_with(ro, "all")));
 	if (geteuid() == 0) {
 		assert_false(NO_OPEN(opens_with(NULL, NULL)));
 		assert_false(NO_OPEN(opens_with(NULL, "denied")));
