@@ -82,7 +82,9 @@ struct jf_policy {
 	struct jf_rule *rules; /* evaluation order: profiles, then the file */
 	struct jf_cpat *cpats; /* parallel to rules */
 	size_t nrules;
-	struct jf_group groups[3]; /* by enum jf_zone */
+	struct jf_group groups[3]; /* by enum jf_zone; [restricted] without its '!' rules */
+	/* The '!' exceptions of [restricted] (classify.c) */
+	struct jf_group restricted_except;
 	/* The [denied] rules without jf_rule.content, for jf_classify_public() */
 	struct jf_group strict_denied;
 	enum jf_zone def;
