@@ -186,9 +186,12 @@ static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, 
 
 	if (g->slots)
 		best = scan_hash(p, g, how, best, x, v, i);
-	best = scan_chain(p, g, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
-			  JF_LAST_SUFFIX);
-	best = scan_chain(p, g, how, g->prefix[(unsigned char)s[0]], best, x, v, i, JF_LAST_PREFIX);
+	if (g->chained) {
+		best = scan_chain(p, g, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
+				  JF_LAST_SUFFIX);
+		best = scan_chain(p, g, how, g->prefix[(unsigned char)s[0]], best, x, v, i,
+				  JF_LAST_PREFIX);
+	}
 	for (uint32_t j = 0; j < g->ngeneric; j++) {
 		uint32_t r = g->generic[j];
 		const struct jf_cpat *c = &p->cpats[r];
@@ -243,40 +246,57 @@ static void split(struct cctx *x, const char *path, size_t len)
 	}
 }
 
-/* Best rule of folding group @g at depth i + 1, in both views of the name
- * (as it is, and without trailing dots and spaces), past rule @floor. */
-static uint32_t folded_level(const struct jf_policy *p, const struct jf_group *g, enum pick how,
-			     uint32_t best, const struct cctx *x, size_t i, uint32_t floor)
+/* scan_level() of group @g over the @nv views @v of component @i. */
+static uint32_t scan_views(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			   const struct cctx *x, struct cview *v, size_t nv, size_t i,
+			   uint32_t floor)
 {
-	struct cview v = {x->fold, x->len, 0, floor};
+	uint32_t best = JF_NONE;
 
-	v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
-	best = scan_level(p, g, how, best, x, &v, i);
-	if (x->any_strip) {
-		v.len = x->slen;
-		v.hash = hash_bytes(x->fold + x->off[i], x->slen[i]);
-		best = scan_level(p, g, how, best, x, &v, i);
+	for (size_t k = 0; k < nv; k++) {
+		v[k].floor = floor;
+		best = scan_level(p, g, how, best, x, &v[k], i);
 	}
 	return best;
+}
+
+/*
+ * Best rule of folding group @g at depth i + 1, in both views of the name
+ * (as it is, and without trailing dots and spaces). With @except, only the
+ * rules of @g after the last rule of @except matching there count; @except
+ * is looked at only when a rule of @g matches, which is rare.
+ */
+static uint32_t folded_level(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			     const struct jf_group *except, const struct cctx *x, size_t i)
+{
+	struct cview v[2] = {{x->fold, x->len, 0, JF_NONE}, {x->fold, x->slen, 0, JF_NONE}};
+	size_t nv = x->any_strip ? 2 : 1;
+	uint32_t best, floor;
+
+	for (size_t k = 0; k < nv; k++)
+		v[k].hash = hash_bytes(x->fold + x->off[i], v[k].len[i]);
+	best = scan_views(p, g, how, x, v, nv, i, JF_NONE);
+	if (best == JF_NONE || !except)
+		return best;
+	floor = scan_views(p, except, PICK_LAST, x, v, nv, i, JF_NONE);
+	return floor == JF_NONE ? best : scan_views(p, g, how, x, v, nv, i, floor);
 }
 
 /* DENIED check of group @g at depth i + 1; returns the deciding rule or JF_NONE. */
 static uint32_t denied_level(const struct jf_policy *p, const struct jf_group *g,
 			     const struct cctx *x, size_t i)
 {
-	return folded_level(p, g, PICK_LAST, JF_NONE, x, i, JF_NONE);
+	return folded_level(p, g, PICK_LAST, NULL, x, i);
 }
 
 static uint32_t zoned_level(const struct jf_policy *p, const struct cctx *x, size_t i)
 {
 	const struct jf_group *rg = &p->groups[JF_RESTRICTED], *sg = &p->groups[JF_SAFE];
 	const struct jf_group *eg = &p->restricted_except;
-	uint32_t best = JF_NONE, floor = JF_NONE;
+	uint32_t best = JF_NONE;
 
-	if (eg->nonempty)
-		floor = folded_level(p, eg, PICK_LAST, JF_NONE, x, i, JF_NONE);
 	if (rg->nonempty)
-		best = folded_level(p, rg, PICK_SPECIFIC, best, x, i, floor);
+		best = folded_level(p, rg, PICK_SPECIFIC, eg->nonempty ? eg : NULL, x, i);
 	if (sg->nonempty) {
 		struct cview v = {x->exact, x->len, 0, JF_NONE};
 
@@ -438,9 +458,11 @@ static void group_add(struct jf_policy *p, struct jf_group *g, uint32_t r)
 		break;
 	case JF_LAST_SUFFIX:
 		chain_append(g, &g->suffix[(unsigned char)c->lit[c->litlen - 1]], r);
+		g->chained = true;
 		break;
 	case JF_LAST_PREFIX:
 		chain_append(g, &g->prefix[(unsigned char)c->lit[0]], r);
+		g->chained = true;
 		break;
 	case JF_LAST_GENERIC:
 		g->generic[g->ngeneric++] = r;

@@ -73,6 +73,7 @@ struct jf_group {
 	uint32_t *next; /* by rule index: the next rule in the same bucket, JF_NONE ends */
 	bool fold;	/* DENIED and RESTRICTED fold case and trailing dots/spaces */
 	bool nonempty;	/* any rule at all */
+	bool chained;	/* any rule in suffix[] or prefix[] */
 };
 
 #define JF_RUN_NLISTS 4

@@ -848,6 +848,7 @@ static void test_profile_gitfile(void **state)
 		SAFE_(p, safe[i], "default");
 	EXPECT(p, ".git", true, JF_SAFE, "default");
 	EXPECT(p, "sub/.git", true, JF_SAFE, "default");
+	EXPECT(p, "sub/.GIT. ", true, JF_SAFE, "default");
 	EXPECT(p, ".github", true, JF_SAFE, "default");
 	EXPECT(p, ".github/workflows", true, JF_SAFE, "default");
 	RESTRICTED_(p, ".git/config", "profile:project");
