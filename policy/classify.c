@@ -246,7 +246,8 @@ static void split(struct cctx *x, const char *path, size_t len)
 	}
 }
 
-/* scan_level() of group @g over the @nv views @v of component @i. */
+/* scan_level() of group @g over the @nv views @v of component @i, past rule
+ * @floor (JF_NONE: any). */
 static uint32_t scan_views(const struct jf_policy *p, const struct jf_group *g, enum pick how,
 			   const struct cctx *x, struct cview *v, size_t nv, size_t i,
 			   uint32_t floor)
