@@ -16,7 +16,11 @@
  * directory of that file is excluded", gitignore(5)).
  *
  * SAFE/RESTRICTED: the most specific match wins: deepest prefix, then the
- * longer pattern text, then the later rule.
+ * longer pattern text, then the later rule. A '!' exception in [restricted]
+ * is indexed apart (jf_policy.restricted_except): at each depth the last one
+ * matching sets a floor, and only [restricted] rules after it count there,
+ * so a later exception undoes earlier rules and a later rule undoes the
+ * exception, as in gitignore.
  *
  * DENIED and RESTRICTED patterns are matched case-insensitively (ASCII) and
  * also against names with trailing dots and spaces removed, so ".ENV",
@@ -42,11 +46,13 @@ struct cctx {
 	bool any_strip;
 };
 
-/* A view of the components: which buffer, which lengths. */
+/* A view of the components: which buffer, which lengths; rules at or
+ * before @floor (a rule index, JF_NONE for none) are not candidates. */
 struct cview {
 	const char *buf;
 	const uint16_t *len;
 	uint32_t hash;
+	uint32_t floor;
 };
 
 static uint32_t hash_bytes(const char *s, size_t len)
@@ -117,6 +123,18 @@ static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct 
 	return !c->anchored || segs_match(c, x, v, i + 1);
 }
 
+/* @best, or rule @r if its last segment matched component @i, the rest
+ * matches, it is past @v's floor and it is better. */
+static uint32_t consider(const struct jf_policy *p, enum pick how, uint32_t best, uint32_t r,
+			 const struct cctx *x, const struct cview *v, size_t i)
+{
+	if (v->floor != JF_NONE && r <= v->floor)
+		return best;
+	if (!cand_ok(&p->cpats[r], x, v, i))
+		return best;
+	return better(p, how, best, r);
+}
+
 static uint32_t scan_chain(const struct jf_policy *p, const struct jf_group *g, enum pick how,
 			   uint32_t r, uint32_t best, const struct cctx *x, const struct cview *v,
 			   size_t i, int mode)
@@ -133,8 +151,7 @@ static uint32_t scan_chain(const struct jf_policy *p, const struct jf_group *g, 
 			continue;
 		if (mode == JF_LAST_PREFIX && memcmp(s, c->lit, c->litlen))
 			continue;
-		if (cand_ok(c, x, v, i))
-			best = better(p, how, best, r);
+		best = consider(p, how, best, r, x, v, i);
 	}
 	return best;
 }
@@ -155,8 +172,7 @@ static uint32_t scan_hash(const struct jf_policy *p, const struct jf_group *g, e
 		if (c->litlen != len || memcmp(c->lit, s, len) != 0)
 			continue;
 		for (; r != JF_NONE; r = g->next[r])
-			if (cand_ok(&p->cpats[r], x, v, i))
-				best = better(p, how, best, r);
+			best = consider(p, how, best, r, x, v, i);
 		return best;
 	}
 }
@@ -170,9 +186,12 @@ static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, 
 
 	if (g->slots)
 		best = scan_hash(p, g, how, best, x, v, i);
-	best = scan_chain(p, g, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
-			  JF_LAST_SUFFIX);
-	best = scan_chain(p, g, how, g->prefix[(unsigned char)s[0]], best, x, v, i, JF_LAST_PREFIX);
+	if (g->chained) {
+		best = scan_chain(p, g, how, g->suffix[(unsigned char)s[len - 1]], best, x, v, i,
+				  JF_LAST_SUFFIX);
+		best = scan_chain(p, g, how, g->prefix[(unsigned char)s[0]], best, x, v, i,
+				  JF_LAST_PREFIX);
+	}
 	for (uint32_t j = 0; j < g->ngeneric; j++) {
 		uint32_t r = g->generic[j];
 		const struct jf_cpat *c = &p->cpats[r];
@@ -183,17 +202,18 @@ static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, 
 			continue;
 		if (l->kind == JF_SEG_GLOB && !jf_glob_match(l->s, l->len, s, len))
 			continue;
-		if (cand_ok(c, x, v, i))
-			best = better(p, how, best, r);
+		best = consider(p, how, best, r, x, v, i);
 	}
 	return best;
 }
 
+/* Best root rule ("/") of group @g after rule @floor (JF_NONE: any). */
 static uint32_t scan_root(const struct jf_policy *p, const struct jf_group *g, enum pick how,
-			  uint32_t best)
+			  uint32_t best, uint32_t floor)
 {
 	for (uint32_t j = 0; j < g->nroot; j++)
-		best = better(p, how, best, g->root[j]);
+		if (floor == JF_NONE || g->root[j] > floor)
+			best = better(p, how, best, g->root[j]);
 	return best;
 }
 
@@ -226,41 +246,60 @@ static void split(struct cctx *x, const char *path, size_t len)
 	}
 }
 
+/* scan_level() of group @g over the @nv views @v of component @i, past rule
+ * @floor (JF_NONE: any). */
+static uint32_t scan_views(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			   const struct cctx *x, struct cview *v, size_t nv, size_t i,
+			   uint32_t floor)
+{
+	uint32_t best = JF_NONE;
+
+	for (size_t k = 0; k < nv; k++) {
+		v[k].floor = floor;
+		best = scan_level(p, g, how, best, x, &v[k], i);
+	}
+	return best;
+}
+
+/*
+ * Best rule of folding group @g at depth i + 1, in both views of the name
+ * (as it is, and without trailing dots and spaces). With @except, only the
+ * rules of @g after the last rule of @except matching there count; @except
+ * is looked at only when a rule of @g matches, which is rare.
+ */
+static uint32_t folded_level(const struct jf_policy *p, const struct jf_group *g, enum pick how,
+			     const struct jf_group *except, const struct cctx *x, size_t i)
+{
+	struct cview v[2] = {{x->fold, x->len, 0, JF_NONE}, {x->fold, x->slen, 0, JF_NONE}};
+	size_t nv = x->any_strip ? 2 : 1;
+	uint32_t best, floor;
+
+	for (size_t k = 0; k < nv; k++)
+		v[k].hash = hash_bytes(x->fold + x->off[i], v[k].len[i]);
+	best = scan_views(p, g, how, x, v, nv, i, JF_NONE);
+	if (best == JF_NONE || !except)
+		return best;
+	floor = scan_views(p, except, PICK_LAST, x, v, nv, i, JF_NONE);
+	return floor == JF_NONE ? best : scan_views(p, g, how, x, v, nv, i, floor);
+}
+
 /* DENIED check of group @g at depth i + 1; returns the deciding rule or JF_NONE. */
 static uint32_t denied_level(const struct jf_policy *p, const struct jf_group *g,
 			     const struct cctx *x, size_t i)
 {
-	struct cview v = {x->fold, x->len, 0};
-	uint32_t best;
-
-	v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
-	best = scan_level(p, g, PICK_LAST, JF_NONE, x, &v, i);
-	if (x->any_strip) {
-		v.len = x->slen;
-		v.hash = hash_bytes(x->fold + x->off[i], x->slen[i]);
-		best = scan_level(p, g, PICK_LAST, best, x, &v, i);
-	}
-	return best;
+	return folded_level(p, g, PICK_LAST, NULL, x, i);
 }
 
 static uint32_t zoned_level(const struct jf_policy *p, const struct cctx *x, size_t i)
 {
 	const struct jf_group *rg = &p->groups[JF_RESTRICTED], *sg = &p->groups[JF_SAFE];
+	const struct jf_group *eg = &p->restricted_except;
 	uint32_t best = JF_NONE;
 
-	if (rg->nonempty) {
-		struct cview v = {x->fold, x->len, 0};
-
-		v.hash = hash_bytes(x->fold + x->off[i], x->len[i]);
-		best = scan_level(p, rg, PICK_SPECIFIC, best, x, &v, i);
-		if (x->any_strip) {
-			v.len = x->slen;
-			v.hash = hash_bytes(x->fold + x->off[i], x->slen[i]);
-			best = scan_level(p, rg, PICK_SPECIFIC, best, x, &v, i);
-		}
-	}
+	if (rg->nonempty)
+		best = folded_level(p, rg, PICK_SPECIFIC, eg->nonempty ? eg : NULL, x, i);
 	if (sg->nonempty) {
-		struct cview v = {x->exact, x->len, 0};
+		struct cview v = {x->exact, x->len, 0, JF_NONE};
 
 		if (sg->slots)
 			v.hash = hash_bytes(x->exact + x->off[i], x->len[i]);
@@ -296,11 +335,12 @@ static void classify(const struct jf_policy *policy, const struct jf_group *dg, 
 	split(&x, path, len);
 	if (x.n == 0)
 		x.is_dir = true;
-	d = scan_root(policy, dg, PICK_LAST, JF_NONE);
+	d = scan_root(policy, dg, PICK_LAST, JF_NONE, JF_NONE);
 	if (d != JF_NONE && !policy->cpats[d].negated)
 		return verdict(policy, d, out);
-	best = scan_root(policy, &policy->groups[JF_RESTRICTED], PICK_SPECIFIC, JF_NONE);
-	best = scan_root(policy, &policy->groups[JF_SAFE], PICK_SPECIFIC, best);
+	d = scan_root(policy, &policy->restricted_except, PICK_LAST, JF_NONE, JF_NONE);
+	best = scan_root(policy, &policy->groups[JF_RESTRICTED], PICK_SPECIFIC, JF_NONE, d);
+	best = scan_root(policy, &policy->groups[JF_SAFE], PICK_SPECIFIC, best, JF_NONE);
 	for (size_t i = 0; i < x.n; i++) {
 		uint32_t lb;
 
@@ -359,19 +399,31 @@ static void chain_append(struct jf_group *g, uint32_t *head, uint32_t r)
 	*head = r;
 }
 
-/* Does rule @r belong in the group of @zone (@strict: DENIED rules without
- * jf_rule.content only)? */
-static bool in_group(const struct jf_policy *p, size_t r, enum jf_zone zone, bool strict)
+/* Which rules of a zone a group indexes. */
+enum gsel {
+	SEL_ALL,    /* all, but [restricted] exceptions (SEL_EXCEPT) */
+	SEL_STRICT, /* DENIED rules without jf_rule.content */
+	SEL_EXCEPT, /* the '!' exceptions of [restricted] */
+};
+
+/* Does rule @r belong in the group @sel of @zone? */
+static bool in_group(const struct jf_policy *p, size_t r, enum jf_zone zone, enum gsel sel)
 {
-	return p->rules[r].zone == zone && !(strict && p->rules[r].content != JF_CONTENT_NONE);
+	const struct jf_rule *u = &p->rules[r];
+
+	if (u->zone != zone)
+		return false;
+	if (sel == SEL_STRICT)
+		return u->content == JF_CONTENT_NONE;
+	return zone != JF_RESTRICTED || u->negated == (sel == SEL_EXCEPT);
 }
 
-static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, bool strict)
+static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, enum gsel sel)
 {
 	size_t nlit = 0, ngen = 0, nroot = 0, size = 8;
 
 	for (size_t r = 0; r < p->nrules; r++) {
-		if (!in_group(p, r, zone, strict))
+		if (!in_group(p, r, zone, sel))
 			continue;
 		nlit += p->cpats[r].last_kind == JF_LAST_LIT;
 		ngen += p->cpats[r].last_kind == JF_LAST_GENERIC;
@@ -407,9 +459,11 @@ static void group_add(struct jf_policy *p, struct jf_group *g, uint32_t r)
 		break;
 	case JF_LAST_SUFFIX:
 		chain_append(g, &g->suffix[(unsigned char)c->lit[c->litlen - 1]], r);
+		g->chained = true;
 		break;
 	case JF_LAST_PREFIX:
 		chain_append(g, &g->prefix[(unsigned char)c->lit[0]], r);
+		g->chained = true;
 		break;
 	case JF_LAST_GENERIC:
 		g->generic[g->ngeneric++] = r;
@@ -420,8 +474,8 @@ static void group_add(struct jf_policy *p, struct jf_group *g, uint32_t r)
 	}
 }
 
-/* Build the index of the rules of @zone (@strict: see in_group) into @g. */
-static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, bool strict)
+/* Build the index of the rules @sel of @zone (see in_group) into @g. */
+static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zone, enum gsel sel)
 {
 	int r;
 
@@ -429,11 +483,11 @@ static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 	for (int b = 0; b < 256; b++)
 		g->suffix[b] = g->prefix[b] = JF_NONE;
 	g->fold = zone != JF_SAFE;
-	r = group_alloc(p, g, zone, strict);
+	r = group_alloc(p, g, zone, sel);
 	if (r < 0)
 		return r;
 	for (uint32_t i = 0; i < p->nrules; i++) {
-		if (in_group(p, i, zone, strict))
+		if (in_group(p, i, zone, sel))
 			group_add(p, g, i);
 	}
 	return 0;
@@ -441,13 +495,17 @@ static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 
 int jf_policy_build_index(struct jf_policy *p)
 {
-	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
-		int r = group_build(p, &p->groups[z], (enum jf_zone)z, false);
+	int r;
 
+	for (int z = JF_SAFE; z <= JF_DENIED; z++) {
+		r = group_build(p, &p->groups[z], (enum jf_zone)z, SEL_ALL);
 		if (r < 0)
 			return r;
 	}
-	return group_build(p, &p->strict_denied, JF_DENIED, true);
+	r = group_build(p, &p->restricted_except, JF_RESTRICTED, SEL_EXCEPT);
+	if (r < 0)
+		return r;
+	return group_build(p, &p->strict_denied, JF_DENIED, SEL_STRICT);
 }
 
 static void group_free(struct jf_group *g)
@@ -463,5 +521,6 @@ void jf_policy_free_index(struct jf_policy *p)
 {
 	for (int z = JF_SAFE; z <= JF_DENIED; z++)
 		group_free(&p->groups[z]);
+	group_free(&p->restricted_except);
 	group_free(&p->strict_denied);
 }

@@ -4,7 +4,7 @@
  * matching one segment against one path component.
  *
  * Pattern rules (gitignore(5), "PATTERN FORMAT"):
- *  - a leading '!' negates (only [denied] allows it; the parser checks);
+ *  - a leading '!' negates (not in [safe]; the parser checks);
  *  - a trailing '/' matches directories only;
  *  - a '/' at the start or in the middle anchors the pattern to the view's
  *    root; without one, the pattern matches a name at any depth;

@@ -2,7 +2,7 @@
 /*
  * Policy files: INI sections holding gitignore(5) lines.
  *
- *   [safe] [restricted] [denied]   one pattern per line ('!' only in denied)
+ *   [safe] [restricted] [denied]   one pattern per line ('!' not in safe)
  *   [limits]   safe.max_file_size, restricted.max_file_size = SIZE
  *   [options]  default = safe|restricted|denied
  *              profiles = NAME, NAME, -secrets
@@ -174,11 +174,12 @@ static int parse_pattern(struct pstate *st, const char *s, size_t len)
 
 	if (len > JF_PATH_MAX)
 		return perr(st, "pattern longer than %d bytes", JF_PATH_MAX);
-	if (s[0] == '!' && st->sec != SEC_DENIED)
-		return perr(
-			st,
-			"'!' exception '%s' outside [denied] (only denied rules have exceptions)",
-			shown(q, sizeof(q), s, len));
+	/* an exception in [safe] would have nothing to undo but write access */
+	if (s[0] == '!' && st->sec == SEC_SAFE)
+		return perr(st,
+			    "'!' exception '%s' in [safe] (only denied and restricted rules "
+			    "have exceptions)",
+			    shown(q, sizeof(q), s, len));
 	r = jf_cpat_compile(s, len, st->sec != SEC_SAFE, &sp.cp, &why);
 	if (r == -EINVAL)
 		return perr(st, "invalid pattern '%s': %s", shown(q, sizeof(q), s, len), why);

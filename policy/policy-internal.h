@@ -73,6 +73,7 @@ struct jf_group {
 	uint32_t *next; /* by rule index: the next rule in the same bucket, JF_NONE ends */
 	bool fold;	/* DENIED and RESTRICTED fold case and trailing dots/spaces */
 	bool nonempty;	/* any rule at all */
+	bool chained;	/* any rule in suffix[] or prefix[] */
 };
 
 #define JF_RUN_NLISTS 4
@@ -82,7 +83,9 @@ struct jf_policy {
 	struct jf_rule *rules; /* evaluation order: profiles, then the file */
 	struct jf_cpat *cpats; /* parallel to rules */
 	size_t nrules;
-	struct jf_group groups[3]; /* by enum jf_zone */
+	struct jf_group groups[3]; /* by enum jf_zone; [restricted] without its '!' rules */
+	/* The '!' exceptions of [restricted] (classify.c) */
+	struct jf_group restricted_except;
 	/* The [denied] rules without jf_rule.content, for jf_classify_public() */
 	struct jf_group strict_denied;
 	enum jf_zone def;

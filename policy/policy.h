@@ -117,7 +117,7 @@ struct jf_rule {
 	unsigned line;		 /* 1-based line in source (for profiles, 1-based entry index) */
 	const char *pattern;	 /* the pattern text as written, including "!" */
 	enum jf_zone zone;	 /* section it came from */
-	bool negated;		 /* "!pattern" exception in [denied] */
+	bool negated;		 /* "!pattern" exception in [denied] or [restricted] */
 	enum jf_content content; /* a [denied] rule subject to content, or JF_CONTENT_NONE */
 };
 
@@ -155,9 +155,11 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
  *  2. otherwise the most specific matching [safe]/[restricted] rule decides:
  *     the deepest matched prefix (a rule matching directory "a/b" has depth
  *     2, the root rule "/" depth 0), then the longer pattern text, then the
- *     later rule (profiles come before the file's lines). [restricted]
- *     patterns fold case and trailing dots/spaces like [denied]; [safe]
- *     patterns match exactly;
+ *     later rule (profiles come before the file's lines). A "!" exception in
+ *     [restricted] sets aside the earlier [restricted] rules that match the
+ *     same prefix (not [safe] ones, not those of other prefixes), so ".git"
+ *     then "!.git/" restricts a non-directory named .git only. [restricted] patterns fold case and
+ * trailing dots/spaces like [denied]; [safe] patterns match exactly;
  *  3. otherwise the policy's default zone (rule NULL).
  * A rule matching a directory covers everything below it. Case folding is
  * ASCII only. A policy loaded in read-only mode (jf_policy_set_read_only)

@@ -97,6 +97,17 @@ static const char secrets_text[] = "[denied]\n"
 #define GIT_DIR_RUNS_CODE(P) GIT_RUNS_CODE(P) GIT_RUNS_CODE(P "worktrees/*/")
 
 /*
+ * A .git that is not a directory: a file "gitdir: PATH" (a linked work
+ * tree's, a submodule's) sends git to PATH for its config and hooks/, and a
+ * symlink does the same without the file; either, planted next to a
+ * directory the agent wrote, makes the host's git run what that directory
+ * says. Existing ones stay readable (git in the view needs them); a .git
+ * directory keeps the zone of its parent, the exception setting aside the
+ * rule before it.
+ */
+#define GIT_FILE ".git\n!.git/\n"
+
+/*
  * Files that make a host program run code or auto-approve commands: git
  * (above), editors and agents: settings that auto-approve commands (Copilot
  * CVE-2025-53773, Claude Code CVE-2026-25725) and hook managers.
@@ -118,11 +129,12 @@ static const char project_text[] =
 						       ".devcontainer/\n"
 						       ".husky/\n"
 						       ".pre-commit-config.yaml\n"
-						       ".yarnrc.yml\n";
+						       ".yarnrc.yml\n" GIT_FILE;
 
 /* The main repository's git directory itself, shown to a linked work tree's
- * jail (jailrun): the same git entries, from its root. */
-static const char gitdir_text[] = "[restricted]\n" GIT_DIR_RUNS_CODE("/");
+ * jail (jailrun): the same git entries, from its root, and .git files at
+ * any depth (git run in the git directory looks for a .git there first). */
+static const char gitdir_text[] = "[restricted]\n" GIT_DIR_RUNS_CODE("/") GIT_FILE;
 
 /* For a view of the whole host ("/"). /etc keeps what programs need to run;
  * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */

@@ -817,6 +817,80 @@ static void test_profile_gitdir(void **state)
 	jf_policy_free(p);
 }
 
+/* A .git that is not a directory (a "gitdir: PATH" file, a symlink) sends
+ * git elsewhere for its config and hooks/: RESTRICTED at any depth, while a
+ * .git directory keeps its parent's zone and its ordinary entries. */
+static void test_profile_gitfile(void **state)
+{
+	static const char *const gitfile[] = {
+		".git", "sub/.git", "a/b/c/.git", ".GIT", ".git.", ".git/.git", "sub/.git/x/.git",
+	};
+	static const char *const safe[] = {
+		".git/index",
+		".git/HEAD",
+		".git/objects/ab/cdef0123",
+		"sub/.git/index",
+		".gitignore",
+		".gitattributes",
+		".github/x.yml",
+		"x.git",
+		"proj.git/config",
+		".git-blame-ignore-revs",
+	};
+	struct jf_policy *p = parse_ok("[options]\nprofiles = -secrets, project\ndefault = safe\n");
+	const struct jf_rule *r;
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(gitfile) / sizeof(gitfile[0]); i++)
+		RESTRICTED_(p, gitfile[i], "profile:project");
+	for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++)
+		SAFE_(p, safe[i], "default");
+	EXPECT(p, ".git", true, JF_SAFE, "default");
+	EXPECT(p, "sub/.git", true, JF_SAFE, "default");
+	EXPECT(p, "sub/.GIT. ", true, JF_SAFE, "default");
+	EXPECT(p, ".github", true, JF_SAFE, "default");
+	EXPECT(p, ".github/workflows", true, JF_SAFE, "default");
+	RESTRICTED_(p, ".git/config", "profile:project");
+	RESTRICTED_(p, "sub/.git/config", "profile:project");
+	RESTRICTED_(p, ".git/hooks/pre-commit", "profile:project");
+	/* the two rules, in this order, at the end of the profile */
+	while (jf_policy_rule(p, n + 1) && jf_policy_rule(p, n + 1)->builtin)
+		n++;
+	r = jf_policy_rule(p, n - 1);
+	assert_string_equal(r->pattern, ".git");
+	assert_false(r->negated);
+	r = jf_policy_rule(p, n);
+	assert_string_equal(r->pattern, "!.git/");
+	assert_true(r->negated);
+	assert_int_equal(r->zone, JF_RESTRICTED);
+	jf_policy_free(p);
+
+	/* a .git directory gets its parent's zone, whatever decides that */
+	p = parse_ok("[options]\ndefault = restricted\n[safe]\n/\n");
+	EXPECT(p, ".git", true, JF_SAFE, "t.ini:4");
+	SAFE_(p, ".git/index", "t.ini:4");
+	RESTRICTED_(p, ".git", "profile:project");
+	jf_policy_free(p);
+	p = parse_ok("[options]\ndefault = restricted\n");
+	EXPECT(p, ".git", true, JF_RESTRICTED, "default");
+	jf_policy_free(p);
+
+	/* a later rule of the file undoes the exception: .git/ all read-only */
+	p = parse_ok("[options]\ndefault = safe\n[restricted]\n.git/\n");
+	EXPECT(p, ".git", true, JF_RESTRICTED, "t.ini:4");
+	RESTRICTED_(p, ".git/index", "t.ini:4");
+	RESTRICTED_(p, "sub/.git", "profile:project");
+	jf_policy_free(p);
+
+	/* the view of a linked work tree's main git directory */
+	p = parse_ok("[options]\nprofiles = gitdir\ndefault = safe\n");
+	RESTRICTED_(p, ".git", "profile:gitdir");
+	RESTRICTED_(p, "refs/.git", "profile:gitdir");
+	EXPECT(p, "refs/.git", true, JF_SAFE, "default");
+	jf_policy_free(p);
+}
+
 static void test_profile_system(void **state)
 {
 	struct jf_policy *p = parse_ok("[options]\nprofiles = system\ndefault = denied\n"
@@ -945,6 +1019,44 @@ static void test_negation(void **state)
 	jf_policy_free(p);
 }
 
+/* '!' in [restricted]: sets aside the earlier [restricted] rules matching the
+ * same prefix, nothing else. */
+static void test_restricted_exception(void **state)
+{
+	struct jf_policy *p = parse_ok("[options]\ndefault = safe\nprofiles = -secrets\n"
+				       "[restricted]\n"
+				       "*.lock\n"	 /* 5 */
+				       "!Cargo.lock\n"	 /* 6 */
+				       "!early.lock\n"	 /* 7 */
+				       "early.*\n"	 /* 8: a later rule undoes it */
+				       "vendor/\n"	 /* 9 */
+				       "!vendor/keep/\n" /* 10: other prefix: no effect */
+				       "gen/\n"		 /* 11 */
+				       "!gen/\n"	 /* 12 */
+				       "[safe]\n"
+				       "build/\n" /* 14 */
+				       "[restricted]\n"
+				       "!build/\n" /* 16: [safe] rules stay */
+				       "/\n"	   /* 17 */
+				       "!/\n");	   /* 18 */
+
+	(void)state;
+	RESTRICTED_(p, "x.lock", "t.ini:5");
+	SAFE_(p, "Cargo.lock", "default");
+	SAFE_(p, "sub/CARGO.LOCK", "default"); /* exceptions fold case too */
+	RESTRICTED_(p, "early.lock", "t.ini:8");
+	RESTRICTED_(p, "vendor/keep/x", "t.ini:9");
+	EXPECT(p, "vendor/keep", true, JF_RESTRICTED, "t.ini:9");
+	EXPECT(p, "gen", true, JF_SAFE, "default");
+	SAFE_(p, "gen", "default");
+	SAFE_(p, "gen/x.c", "default");
+	RESTRICTED_(p, "gen/x.lock", "t.ini:5");
+	EXPECT(p, "build", true, JF_SAFE, "t.ini:14");
+	EXPECT(p, "", true, JF_SAFE, "default");
+	assert_true(jf_policy_rule(p, 1)->negated);
+	jf_policy_free(p);
+}
+
 static void test_longest_match(void **state)
 {
 	struct jf_policy *p = parse_ok("[safe]\n"
@@ -1065,10 +1177,8 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("# header\n/src/\n",
 		  "t.ini:2: '/src/' outside a section (start with [safe], [restricted], [denied], "
 		  "[limits], [options] or [run])");
-	PARSE_ERR("[safe]\n/\n!foo\n", "t.ini:3: '!' exception '!foo' outside [denied] (only "
-				       "denied rules have exceptions)");
-	PARSE_ERR("[restricted]\n!foo\n", "t.ini:2: '!' exception '!foo' outside [denied] (only "
-					  "denied rules have exceptions)");
+	PARSE_ERR("[safe]\n/\n!foo\n", "t.ini:3: '!' exception '!foo' in [safe] (only denied "
+				       "and restricted rules have exceptions)");
 	PARSE_ERR("[denied]\nok\nfoo[ab\n",
 		  "t.ini:3: invalid pattern 'foo[ab': unclosed or malformed '[' class");
 	PARSE_ERR("[denied]\n!\n", "t.ini:2: invalid pattern '!': empty pattern");
@@ -1374,10 +1484,12 @@ int main(void)
 		cmocka_unit_test(test_profile_secrets),
 		cmocka_unit_test(test_profile_project),
 		cmocka_unit_test(test_profile_gitdir),
+		cmocka_unit_test(test_profile_gitfile),
 		cmocka_unit_test(test_profile_system),
 		cmocka_unit_test(test_starstar),
 		cmocka_unit_test(test_anchoring),
 		cmocka_unit_test(test_negation),
+		cmocka_unit_test(test_restricted_exception),
 		cmocka_unit_test(test_longest_match),
 		cmocka_unit_test(test_dir_only),
 		cmocka_unit_test(test_case_sensitivity),
