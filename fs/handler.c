@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -230,6 +231,21 @@ struct later {
 	char *name; /* NULL: invalidate @ino's attributes and pages */
 };
 
+/* The notification threads still running, and whether new ones may start:
+ * the session's /dev/fuse fd must outlive every one of them. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	unsigned running;
+	bool stopping;
+} laters = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false};
+
+static void later_free(struct later *l)
+{
+	free(l->name);
+	free(l);
+}
+
 static void *later_main(void *arg)
 {
 	struct later *l = arg;
@@ -238,9 +254,26 @@ static void *later_main(void *arg)
 		fuse_lowlevel_notify_inval_entry(jf_fs.se, l->parent, l->name, strlen(l->name));
 	else
 		fuse_lowlevel_notify_inval_inode(jf_fs.se, l->ino, 0, 0);
-	free(l->name);
-	free(l);
+	later_free(l);
+	pthread_mutex_lock(&laters.lock);
+	if (--laters.running == 0)
+		pthread_cond_broadcast(&laters.done);
+	pthread_mutex_unlock(&laters.lock);
 	return NULL;
+}
+
+void jf_later_stop(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&laters.lock);
+	laters.stopping = true;
+	while (laters.running > 0 &&
+	       pthread_cond_timedwait(&laters.done, &laters.lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&laters.lock);
 }
 
 /* Send a notification from a short-lived thread of its own: from a request
@@ -251,6 +284,14 @@ static void notify_later(struct later *l)
 	pthread_attr_t attr;
 	pthread_t t;
 
+	pthread_mutex_lock(&laters.lock);
+	if (laters.stopping) {
+		pthread_mutex_unlock(&laters.lock);
+		later_free(l);
+		return;
+	}
+	laters.running++;
+	pthread_mutex_unlock(&laters.lock);
 	if (pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, later_main, l) == 0)
@@ -258,8 +299,10 @@ static void notify_later(struct later *l)
 		pthread_attr_destroy(&attr);
 	}
 	if (l) {
-		free(l->name);
-		free(l);
+		later_free(l);
+		pthread_mutex_lock(&laters.lock);
+		laters.running--;
+		pthread_mutex_unlock(&laters.lock);
 	}
 }
 

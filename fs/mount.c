@@ -25,6 +25,7 @@
 #include "cleanup.h"
 #include "fd-budget.h"
 #include "fsstate.h"
+#include "handler.h"
 #include "hardlinks.h"
 #include "inode.h"
 #include "jailfs.h"
@@ -504,6 +505,7 @@ out_audit:
 out_unmount:
 	jf_hardlinks_stop();
 	fuse_session_unmount(se);
+	jf_later_stop();
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
