@@ -71,7 +71,7 @@ void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st
 void jf_forget_name_later(struct jf_inode *inode);
 /* Drop the kernel's cached attributes and pages of @ino. Best effort. */
 void jf_drop_pages_later(fuse_ino_t ino);
-/* At exit, after the unmount and before the session's fd is closed: start
- * no more notification threads and wait, at most 2 s, for those running.
+/* At exit, before the unmount closes the session's fd: start no more
+ * notification threads and wait, at most 2 s, for those running.
  * Thread-safe; called once. */
 void jf_later_stop(void);

@@ -504,8 +504,8 @@ out_audit:
 		jf_audit_stop();
 out_unmount:
 	jf_hardlinks_stop();
+	jf_later_stop(); /* fuse_session_unmount closes the session's fd */
 	fuse_session_unmount(se);
-	jf_later_stop();
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
