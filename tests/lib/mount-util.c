@@ -620,20 +620,23 @@ int mu_setup_with(void **state, const char *const *args, void (*extra)(struct jf
 	return 0;
 }
 
+int mu_setup_mode(void **state, bool fast_open, void (*extra)(struct jf_mnt *m))
+{
+	const char *args[] = {"--policy", mu_policy_path, "-o",
+			      fast_open ? "fast_open" : "nofast_open", NULL};
+
+	mu_fast_open_mount = fast_open;
+	return mu_setup_with(state, args, extra);
+}
+
 int mu_std_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "nofast_open", NULL};
-
-	mu_fast_open_mount = false;
-	return mu_setup_with(state, args, NULL);
+	return mu_setup_mode(state, false, NULL);
 }
 
 int mu_fast_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "fast_open", NULL};
-
-	mu_fast_open_mount = true;
-	return mu_setup_with(state, args, NULL);
+	return mu_setup_mode(state, true, NULL);
 }
 
 int mu_std_teardown(void **state)

@@ -112,6 +112,9 @@ extern bool mu_fast_open_mount;
  * mounted with @args (NULL-terminated); *state becomes its struct jf_mnt,
  * freed by mu_std_teardown. 0, or -1 when it did not mount. */
 int mu_setup_with(void **state, const char *const *args, void (*extra)(struct jf_mnt *m));
+/* mu_setup_with() of the standard tree's policy with -o fast_open when
+ * @fast_open, else -o nofast_open; sets mu_fast_open_mount to match. */
+int mu_setup_mode(void **state, bool fast_open, void (*extra)(struct jf_mnt *m));
 /* cmocka setups: the standard tree with its policy, with -o nofast_open and
  * with -o fast_open (zero-message opens, FUSE no_open; no audit log). */
 int mu_std_setup(void **state);

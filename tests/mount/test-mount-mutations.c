@@ -120,18 +120,12 @@ static void add_targets(struct jf_mnt *m)
 
 static int fast_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "fast_open", NULL};
-
-	mu_fast_open_mount = true;
-	return mu_setup_with(state, args, add_targets);
+	return mu_setup_mode(state, true, add_targets);
 }
 
 static int plain_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "nofast_open", NULL};
-
-	mu_fast_open_mount = false;
-	return mu_setup_with(state, args, add_targets);
+	return mu_setup_mode(state, false, add_targets);
 }
 
 /*

@@ -292,10 +292,7 @@ static void add_huge(struct jf_mnt *m)
 
 static int fast_huge_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "fast_open", NULL};
-
-	mu_fast_open_mount = true;
-	return mu_setup_with(state, args, add_huge);
+	return mu_setup_mode(state, true, add_huge);
 }
 
 /*

@@ -208,11 +208,8 @@ static void no_limits(struct jf_mnt *m)
 
 static int passthrough_setup(void **state)
 {
-	const char *args[] = {"--policy", mu_policy_path, "-o", "nofast_open", NULL};
-
-	mu_fast_open_mount = false;
 	passthrough_mount = geteuid() == 0;
-	return mu_setup_with(state, args, no_limits);
+	return mu_setup_mode(state, false, no_limits);
 }
 
 #define RACE(f, mode)                                                                              \
