@@ -82,10 +82,25 @@ static const char secrets_text[] = "[denied]\n"
  * makes git read objects from elsewhere. Each lets a written file choose
  * what git runs on the host (Cursor CVE-2026-26268; found again by our red
  * team through commondir).
+ *
+ * Then the state of an operation in progress that the host's git reads back
+ * when the user goes on with it (docs/threat-model.md, "Git state files"):
+ * a strategy in sequencer/opts or rebase-merge/strategy is run as the
+ * program "git merge-<strategy>", a path from the work tree when it holds a
+ * '/'; strategy_opts are its arguments; gpg_sign_opt makes git sign with
+ * the user's key; info/grafts rewrites history; remotes/ and branches/
+ * define remotes the user's push then sends the repository to. Git writes
+ * these only when asked to (-s, -X, -S, options of a cherry-pick of several
+ * commits), never in a plain cherry-pick, rebase, am, merge or bisect: the
+ * rest of sequencer/, rebase-merge/ and rebase-apply/ stays writable.
+ * branches/ itself is in git's template, so only its entries.
  */
 #define GIT_RUNS_CODE(P)                                                                           \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
-	  "modules/\n" P "objects/info/alternates\n"
+	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
+	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
+	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
+	  "remotes/\n" P "branches/*\n"
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same

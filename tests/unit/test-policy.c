@@ -731,6 +731,19 @@ static void test_profile_project(void **state)
 		".git/worktrees/wt/objects/info/alternates",
 		"sub/.git/worktrees/WT/CommonDir",
 		".git/objects/info/alternates",
+		/* state files whose keys choose a program or a signing key for a
+		 * host git command that continues the operation */
+		".git/sequencer/opts",
+		".git/rebase-merge/strategy",
+		".git/rebase-merge/strategy_opts",
+		".git/rebase-merge/gpg_sign_opt",
+		".git/rebase-apply/gpg_sign_opt",
+		".git/info/grafts",
+		".git/remotes/origin",
+		".git/branches/origin",
+		".git/worktrees/wt/sequencer/opts",
+		".git/worktrees/wt/rebase-merge/strategy",
+		"sub/.git/rebase-merge/gpg_sign_opt",
 		".claude.json",
 		".gemini/settings.json",
 		".codex/config.toml",
@@ -757,6 +770,21 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/index.lock", "default");
 	SAFE_(p, ".git/logs/HEAD", "default");
 	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
+	/* the state git writes in every cherry-pick, rebase, am, merge, bisect */
+	SAFE_(p, ".git/sequencer/todo", "default");
+	SAFE_(p, ".git/sequencer/head", "default");
+	SAFE_(p, ".git/sequencer/opts.lock", "default");
+	SAFE_(p, ".git/rebase-merge/git-rebase-todo", "default");
+	SAFE_(p, ".git/rebase-merge/done", "default");
+	SAFE_(p, ".git/rebase-merge/author-script", "default");
+	SAFE_(p, ".git/rebase-apply/0001", "default");
+	SAFE_(p, ".git/rebase-apply/apply-opt", "default");
+	SAFE_(p, ".git/MERGE_HEAD", "default");
+	SAFE_(p, ".git/MERGE_MSG", "default");
+	SAFE_(p, ".git/BISECT_LOG", "default");
+	SAFE_(p, ".git/FETCH_HEAD", "default");
+	SAFE_(p, ".git/packed-refs", "default");
+	SAFE_(p, ".git/info/exclude", "default");
 	/* and what git writes in a linked work tree's own directory: git gc,
 	 * commits in the work tree, git worktree lock */
 	SAFE_(p, ".git/worktrees/wt/HEAD", "default");
@@ -789,6 +817,16 @@ static void test_profile_gitdir(void **state)
 		"worktrees/evil/config",
 		"worktrees/evil/hooks/post-checkout",
 		"worktrees/wt/modules/sub/hooks/x",
+		"sequencer/opts",
+		"rebase-merge/strategy",
+		"rebase-merge/strategy_opts",
+		"rebase-merge/gpg_sign_opt",
+		"rebase-apply/gpg_sign_opt",
+		"info/grafts",
+		"remotes/origin",
+		"branches/origin",
+		"worktrees/wt/rebase-merge/strategy",
+		"worktrees/wt/sequencer/opts",
 	};
 	static const char *const safe[] = {
 		"HEAD",
@@ -802,6 +840,9 @@ static void test_profile_gitdir(void **state)
 		"worktrees/wt/index.lock",
 		"worktrees/wt/ORIG_HEAD",
 		"worktrees/wt/logs/HEAD",
+		"sequencer/todo",
+		"rebase-merge/git-rebase-todo",
+		"worktrees/wt/rebase-merge/done",
 		"sub/config", /* anchored: only the root's config */
 		"sub/hooks/x",
 	};
