@@ -286,3 +286,12 @@ const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t inde
  * policy/profiles.c and jailfs-policy(5), PROFILES. */
 #define JF_PROFILE_COUNT 4
 extern const char *const jf_profile_names[];
+
+/*
+ * Is @r (NULL: the default) a built-in profile's rule for a git index
+ * (.git/index, .git/worktrees/<name>/index; index and worktrees/<name>/index
+ * of the gitdir profile)? Such a name is RESTRICTED, and jailfs still lets a
+ * SAFE file of the same directory be renamed onto it once its content is an
+ * index the host's git may read (fs/indexswap.h). Pure, thread-safe.
+ */
+bool jf_rule_git_index(const struct jf_rule *r);

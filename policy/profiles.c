@@ -94,13 +94,17 @@ static const char secrets_text[] = "[denied]\n"
  * commits), never in a plain cherry-pick, rebase, am, merge or bisect: the
  * rest of sequencer/, rebase-merge/ and rebase-apply/ stays writable.
  * branches/ itself is in git's template, so only its entries.
+ *
+ * index: the host's git writes wherever an index's entries say, and git
+ * writes it only by renaming index.lock onto it, which jailfs lets through
+ * once it has checked the content (jf_rule_git_index()).
  */
 #define GIT_RUNS_CODE(P)                                                                           \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
 	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
 	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
 	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
-	  "remotes/\n" P "branches/*\n"
+	  "remotes/\n" P "branches/*\n" P "index\n"
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same
@@ -208,6 +212,19 @@ enum jf_content jf_profile_content(const char *profile, const char *pattern)
 		    strcmp(pattern, content_rules[i].pattern) == 0)
 			return content_rules[i].kind;
 	return JF_CONTENT_NONE;
+}
+
+bool jf_rule_git_index(const struct jf_rule *r)
+{
+	static const char suffix[] = "/index";
+	size_t n;
+
+	if (!r || !r->builtin || r->negated || r->zone != JF_RESTRICTED ||
+	    (strcmp(r->source, "project") != 0 && strcmp(r->source, "gitdir") != 0))
+		return false;
+	n = strlen(r->pattern);
+	return n >= sizeof(suffix) - 1 &&
+	       strcmp(r->pattern + n - (sizeof(suffix) - 1), suffix) == 0;
 }
 
 const char *jf_profile_text(const char *name)

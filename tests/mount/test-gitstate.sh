@@ -70,6 +70,26 @@ tmpl=$T/tmpl
 	printf '#!/bin/sh\nsed -i 1s/^pick/reword/ "$1"\necho "exec touch exec-ran" >>"$1"\n' \
 		>.git/seq-editor
 	chmod +x .git/seq-editor
+	# the agent's tool: an index whose entries git itself would not add
+	cat >.git/craft-index.py <<-'PY'
+		import hashlib, os, subprocess, sys
+		# craft-index.py OUT: stage the hook and the outside file under names of
+		# the same length, then rename the entries in the index bytes
+		os.makedirs("xgit/hooks", exist_ok=True)
+		with open("xgit/hooks/pre-commit", "w") as f:
+		    f.write("#!/bin/sh\ntouch " + os.environ["MARKER"] + "\n")
+		os.chmod("xgit/hooks/pre-commit", 0o755)
+		with open("xx-outside", "w") as f:
+		    f.write("outside\n")
+		env = dict(os.environ, GIT_INDEX_FILE=".git/craft.tmp")
+		subprocess.run(["git", "add", "xgit/hooks/pre-commit", "xx-outside"], env=env, check=True)
+		b = open(".git/craft.tmp", "rb").read()[:-20]
+		b = b.replace(b"xgit/hooks/pre-commit", b".git/hooks/pre-commit")
+		b = b.replace(b"xx-outside", b"../outside")
+		b += hashlib.sha1(b).digest()
+		with open(sys.argv[1], "wb") as f:
+		    f.write(b)
+		PY
 ) || { echo "FAIL: cannot set up the repository"; exit 1; }
 # the marker scripts of the host side: a gpg that records its call
 printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$T/gpg-ran" >"$T/fakegpg"
@@ -209,6 +229,27 @@ for mode in source root; do
 	out=$(git -C "$src" push origin main:refs/heads/stolen 2>&1)
 	jcheck "$mode: host git push origin reached no repository the agent named" \
 		test -z "$(git -C "$T/exfil-$mode.git" for-each-ref)"
+	done_with $mode
+
+	# ---- index: entries git would not add ----
+	fresh $mode
+	marker=$T/ran-index-$mode
+	outside=$(dirname "$src")/outside
+	rm -f "$outside"
+	jr $mode "MARKER=$marker python3 .git/craft-index.py .git/evil-index"
+	check "$mode: the agent crafts an index (exit $rc)" test "$rc" = 0 -a -s "$src/.git/evil-index"
+	sum=$(sha256sum <"$src/.git/index")
+	refused $mode "cat >.git/index" .git/xx-none 'cat .git/evil-index >.git/index'
+	refused $mode "mv onto .git/index" .git/xx-none 'mv .git/evil-index .git/index'
+	refused $mode "cp to index.lock, mv onto .git/index" .git/xx-none \
+		'cp .git/evil-index .git/index.lock && mv .git/index.lock .git/index'
+	check "$mode: .git/index keeps its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
+	(cd "$src" && git restore . && git checkout -- . && git checkout-index -a) >/dev/null 2>&1
+	check "$mode: host git restore . wrote no hook" test ! -e "$src/.git/hooks/pre-commit"
+	check "$mode: host git restore . wrote nothing outside" test ! -e "$outside"
+	(cd "$src" && git commit -q --allow-empty -m x) >/dev/null 2>&1
+	check "$mode: host git commit ran no hook" test ! -e "$marker"
+	check "$mode: host git status reads the index" git -C "$src" status --porcelain
 	done_with $mode
 
 	# ---- ordinary git in the jail ----

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "gitcheck.h"
 #include "gitindex.h"
 
 struct builder {
@@ -383,6 +384,118 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The paths git itself would refuse to add, and some it takes. */
+static void test_path_ok(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"/etc/passwd",
+		"a//b",
+		"a/",
+		"./a",
+		"a/./b",
+		"..",
+		"../x",
+		"a/../../x",
+		".git",
+		".git/hooks/pre-commit",
+		"sub/.git/config",
+		".GIT/hooks/x",
+		".Git./x",
+		".git /x",
+		"git~1/hooks/x",
+		"GIT~1",
+		".git::$INDEX_ALLOCATION/x",
+	};
+	static const char *const good[] = {
+		"a",
+		"a/b",
+		".gitignore",
+		".github/workflows/ci.yml",
+		".git-blame-ignore",
+		"x.git/y",
+		"...",
+		".gitx",
+		"git~2",
+		"a/.gitmodules",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (jf_git_path_ok(bad[i], strlen(bad[i]), 0100644))
+			fail_msg("'%s' passed", bad[i]);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!jf_git_path_ok(good[i], strlen(good[i]), 0100644))
+			fail_msg("'%s' refused", good[i]);
+	assert_false(jf_git_path_ok("a/.gitmodules", 13, 0120000));
+	assert_false(jf_git_path_ok(".GitAttributes", 14, 0120000));
+	assert_true(jf_git_path_ok("a/.gitmodules-x", 15, 0120000));
+	assert_true(jf_git_path_ok("dir/", 4, 040000)); /* a sparse directory */
+	assert_false(jf_git_path_ok("dir/", 4, 0100644));
+	assert_false(jf_git_path_ok("a\0b", 3, 0100644)); /* a NUL inside */
+}
+
+/* A whole index: each entry, the resolve-undo paths, no split index. */
+static void test_index_check(void **state)
+{
+	struct builder *b = *state;
+	const char *why;
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 2);
+	entry(b, "a/b", 0100644, 0, 0, 1);
+	entry(b, "f", 0100755, 0, 0, 2);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), 0);
+
+	start(b, 4, JF_GIT_SHA1_SIZE, 2);
+	entry(b, ".git/hooks/pre-commit", 0100755, 0, 0, 1);
+	entry(b, "f", 0100644, 0, 0, 2);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "an entry whose path git would not add");
+
+	start(b, 3, JF_GIT_SHA256_SIZE, 1);
+	entry(b, "../x", 0100644, 0, 0x2000, 1);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+
+	/* resolve-undo: "f" with modes 100644 0 100644, then ".git/x" */
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	put(b, "REUC", 4);
+	put32(b, 2 + 7 + 2 + 7 + 2 * 20);
+	put(b,
+	    "f\0"
+	    "100644\0"
+	    "0\0"
+	    "100644\0",
+	    2 + 7 + 2 + 7);
+	for (int i = 0; i < 40; i++)
+		put(b, "\x11", 1);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), 0);
+	b->len -= JF_GIT_SHA1_SIZE;
+	b->buf[b->len - 40 - 18] = '.'; /* "f" stays one byte: make it "." */
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "a resolve-undo path git would not add");
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	put(b, "link", 4);
+	put32(b, 20);
+	put(b, "01234567890123456789", 20);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "a split index (link extension)");
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	finish(b, false);
+	b->buf[b->len - 1] ^= 1; /* checksum */
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +508,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_prefix_and_long_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

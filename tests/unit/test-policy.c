@@ -744,6 +744,8 @@ static void test_profile_project(void **state)
 		".git/worktrees/wt/sequencer/opts",
 		".git/worktrees/wt/rebase-merge/strategy",
 		"sub/.git/rebase-merge/gpg_sign_opt",
+		".git/index",
+		"sub/.git/index",
 		".claude.json",
 		".gemini/settings.json",
 		".codex/config.toml",
@@ -789,7 +791,7 @@ static void test_profile_project(void **state)
 	 * commits in the work tree, git worktree lock */
 	SAFE_(p, ".git/worktrees/wt/HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/HEAD.lock", "default");
-	SAFE_(p, ".git/worktrees/wt/index", "default");
+	RESTRICTED_(p, ".git/worktrees/wt/index", "profile:project");
 	SAFE_(p, ".git/worktrees/wt/ORIG_HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/logs/HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/locked", "default");
@@ -827,10 +829,11 @@ static void test_profile_gitdir(void **state)
 		"branches/origin",
 		"worktrees/wt/rebase-merge/strategy",
 		"worktrees/wt/sequencer/opts",
+		"index",
+		"worktrees/wt/index",
 	};
 	static const char *const safe[] = {
 		"HEAD",
-		"index",
 		"objects/ab/cdef0123",
 		"refs/heads/main.lock",
 		"logs/refs/heads/main",
@@ -867,15 +870,9 @@ static void test_profile_gitfile(void **state)
 		".git", "sub/.git", "a/b/c/.git", ".GIT", ".git.", ".git/.git", "sub/.git/x/.git",
 	};
 	static const char *const safe[] = {
-		".git/index",
-		".git/HEAD",
-		".git/objects/ab/cdef0123",
-		"sub/.git/index",
-		".gitignore",
-		".gitattributes",
-		".github/x.yml",
-		"x.git",
-		"proj.git/config",
+		".git/HEAD.lock",	  ".git/HEAD",	".git/objects/ab/cdef0123",
+		"sub/.git/index.lock",	  ".gitignore", ".gitattributes",
+		".github/x.yml",	  "x.git",	"proj.git/config",
 		".git-blame-ignore-revs",
 	};
 	struct jf_policy *p = parse_ok("[options]\nprofiles = -secrets, project\ndefault = safe\n");
@@ -910,7 +907,8 @@ static void test_profile_gitfile(void **state)
 	/* a .git directory gets its parent's zone, whatever decides that */
 	p = parse_ok("[options]\ndefault = restricted\n[safe]\n/\n");
 	EXPECT(p, ".git", true, JF_SAFE, "t.ini:4");
-	SAFE_(p, ".git/index", "t.ini:4");
+	SAFE_(p, ".git/HEAD", "t.ini:4");
+	RESTRICTED_(p, ".git/index", "profile:project");
 	RESTRICTED_(p, ".git", "profile:project");
 	jf_policy_free(p);
 	p = parse_ok("[options]\ndefault = restricted\n");
@@ -920,7 +918,10 @@ static void test_profile_gitfile(void **state)
 	/* a later rule of the file undoes the exception: .git/ all read-only */
 	p = parse_ok("[options]\ndefault = safe\n[restricted]\n.git/\n");
 	EXPECT(p, ".git", true, JF_RESTRICTED, "t.ini:4");
-	RESTRICTED_(p, ".git/index", "t.ini:4");
+	/* the index by the profile's own rule, but its index.lock, the only
+	 * file jailfs lets be renamed onto it, is read-only too */
+	RESTRICTED_(p, ".git/index", "profile:project");
+	RESTRICTED_(p, ".git/index.lock", "t.ini:4");
 	RESTRICTED_(p, "sub/.git", "profile:project");
 	jf_policy_free(p);
 
@@ -1504,6 +1505,32 @@ static void test_policy_load(void **state)
 	rmdir(dir);
 }
 
+/* The rules of a git index, which jailfs lets a checked index be renamed
+ * onto: the profiles' own, not another rule naming the same file. */
+static void test_rule_git_index(void **state)
+{
+	struct jf_policy *p = parse_ok("[options]\nprofiles = project, gitdir\ndefault = safe\n"
+				       "[restricted]\n/a/index\n");
+	static const char *const index[] = {".git/index", "sub/.git/index",
+					    ".git/worktrees/wt/index", "index",
+					    "worktrees/x/index"};
+	struct jf_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(index) / sizeof(index[0]); i++) {
+		jf_classify(p, index[i], strlen(index[i]), false, &v);
+		if (v.zone != JF_RESTRICTED || !jf_rule_git_index(v.rule))
+			fail_msg("'%s': not a git index rule", index[i]);
+	}
+	jf_classify(p, ".git/config", strlen(".git/config"), false, &v);
+	assert_false(jf_rule_git_index(v.rule));
+	jf_classify(p, "a/index", strlen("a/index"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	assert_false(jf_rule_git_index(v.rule));
+	assert_false(jf_rule_git_index(NULL));
+	jf_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1525,6 +1552,7 @@ int main(void)
 		cmocka_unit_test(test_profile_secrets),
 		cmocka_unit_test(test_profile_project),
 		cmocka_unit_test(test_profile_gitdir),
+		cmocka_unit_test(test_rule_git_index),
 		cmocka_unit_test(test_profile_gitfile),
 		cmocka_unit_test(test_profile_system),
 		cmocka_unit_test(test_starstar),

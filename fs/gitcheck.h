@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Is a git index one the host's git may read? git refuses to add an entry
+ * whose path leaves the work tree or enters a git directory (read-cache.c,
+ * verify_path), but writes whatever an index it reads names: the host's
+ * "git restore ." with an index an agent wrote would write
+ * .git/hooks/pre-commit or ../x. The daemon lets a new index be renamed
+ * into place only when this check passes (fs/indexswap.c). Pure; uses
+ * gitindex.c's reader.
+ *
+ * Conventions: 0 or a negative errno; thread-safe (no global state).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* May git, adding an entry of @mode, take the path @path (@len bytes)?
+ * The rules of verify_path with core.protectNTFS (git's default): no empty
+ * path or component, no leading '/', no "." or ".." component, no ".git"
+ * component in any case, with trailing dots or spaces, "git~1" or an NTFS
+ * stream (".git:..."); a symlink may not be named .gitmodules,
+ * .gitattributes, .gitignore or .mailmap. A sparse directory entry (mode
+ * 040000) ends with '/'. */
+bool jf_git_path_ok(const char *path, size_t len, uint32_t mode);
+
+/*
+ * Check the @len bytes of an index at @buf: well-formed (jf_git_index_parse),
+ * every entry's path and every path of its resolve-undo extension (REUC,
+ * which "git checkout -m" turns back into entries) passing jf_git_path_ok,
+ * and no split-index link (the entries would then be in a sharedindex file
+ * this check does not see). Returns 0, or -EINVAL with *why (static text).
+ */
+int jf_git_index_check(const unsigned char *buf, size_t len, const char **why);
