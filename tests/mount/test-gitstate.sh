@@ -4,7 +4,8 @@
 # git state files that a later host git command reads as instructions
 # (docs/threat-model.md, "Git state files"). In each mode (jailrun --source,
 # one-shot -o fast_open view; jailrun --root on root's default mount,
-# passthrough), the agent starts an operation in the jail and plants its
+# passthrough, on a -o fast_open mount, and on a mount with an audit log at
+# level all), the agent starts an operation in the jail and plants its
 # payload; then the user goes on with host git, outside the jail, on the
 # backing tree:
 #  - sequencer/opts "strategy = x/../payload": host git cherry-pick
@@ -15,6 +16,10 @@
 #  - rebase-apply/gpg_sign_opt, info/grafts, remotes/origin, branches/origin:
 #    the write is refused; host git log keeps the history, host git push
 #    origin does not reach a repository the agent named
+#  - an index with entries .git/hooks/pre-commit and ../outside: written,
+#    renamed onto .git/index or through index.lock, it is refused; host git
+#    restore . writes neither, host git commit runs no hook; an index.lock
+#    kept open across its rename cannot change the index afterwards
 # Each planted write answers an error in the jail and leaves no file behind.
 # And git keeps working in the jail: cherry-pick of a range with a conflict
 # then --continue, rebase -i with an edited todo and an exec line, merge with
@@ -90,6 +95,22 @@ tmpl=$T/tmpl
 		with open(sys.argv[1], "wb") as f:
 		    f.write(b)
 		PY
+	# the agent keeps index.lock open, renames it onto the index, then writes
+	# through the fd it kept
+	cat >.git/held-index.py <<-'PY'
+		import errno, os, shutil
+		shutil.copy(".git/index", ".git/index.lock")
+		fd = os.open(".git/index.lock", os.O_WRONLY)
+		def tell(what, fn):
+		    try:
+		        fn()
+		        print(what, "OK")
+		    except OSError as e:
+		        print(what, errno.errorcode[e.errno])
+		tell("rename", lambda: os.rename(".git/index.lock", ".git/index"))
+		tell("write", lambda: os.pwrite(fd, b"\0" * 64, 12))
+		os.close(fd)
+		PY
 ) || { echo "FAIL: cannot set up the repository"; exit 1; }
 # the marker scripts of the host side: a gpg that records its call
 printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$T/gpg-ran" >"$T/fakegpg"
@@ -120,19 +141,26 @@ jcheck() {
 }
 
 # fresh MODE: a new copy of the repository as $src, mounted for --root
+# (root: root's default mount, passthrough; root-fast: -o fast_open;
+# root-audit: an audit log at level all)
 fresh() {
 	n=$((n + 1))
 	src=$T/src-$1-$n
 	cp -a "$tmpl" "$src"
-	if [ "$1" = root ]; then
-		mnt=$T/mnt-$1-$n
-		mount_view "$mnt" "$src" || bad "$1: mount $mnt"
-	fi
+	mnt=$T/mnt-$1-$n
+	case $1 in
+	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
+	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
+	root-audit)
+		mount_view "$mnt" --audit "$T/audit-$n.jsonl" --audit-level all "$src" ||
+			bad "$1: mount $mnt"
+		;;
+	esac
 }
 
 # done_with MODE: unmount the view of $src
 done_with() {
-	[ "$1" = root ] && { umount_view "$mnt" || bad "$1: unmount $mnt"; }
+	[ "$1" = source ] || umount_view "$mnt" || bad "$1: unmount $mnt"
 	return 0
 }
 
@@ -155,7 +183,7 @@ plant_payload='mkdir -p git-merge-x && printf "#!/bin/sh\ntouch %s\nexit 1\n" >p
 chmod +x payload'
 
 n=0
-for mode in source root; do
+for mode in source root root-fast root-audit; do
 	# ---- sequencer/opts: strategy ----
 	fresh $mode
 	marker=$T/ran-opts-$mode
@@ -250,6 +278,18 @@ for mode in source root; do
 	(cd "$src" && git commit -q --allow-empty -m x) >/dev/null 2>&1
 	check "$mode: host git commit ran no hook" test ! -e "$marker"
 	check "$mode: host git status reads the index" git -C "$src" status --porcelain
+	jr $mode 'python3 .git/held-index.py'
+	# where the daemon sees opens, the rename waits for the handle, then is
+	# refused; under fast_open it goes through and the write meets EROFS
+	if grep -q '^rename OK$' <<<"$out"; then
+		jcheck "$mode: a write through a handle kept across the rename is refused" \
+			grep -qE '^write (EROFS|EIO)$' <<<"$out"
+	else
+		jcheck "$mode: a rename while a handle may write is refused" \
+			grep -q '^rename EROFS$' <<<"$out"
+	fi
+	check "$mode: .git/index still passes host git fsck" git -C "$src" fsck --no-progress
+	check "$mode: .git/index still holds its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
 	done_with $mode
 
 	# ---- ordinary git in the jail ----
