@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The paths of a git index, checked as git checks a path it adds
- * (read-cache.c, verify_path; fs/gitcheck.h says why).
+ * (read-cache.c, verify_path), and the refs of packed-refs (fs/gitcheck.h
+ * says why).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -128,6 +129,27 @@ int jf_git_index_check(const unsigned char *buf, size_t len, const char **why)
 			return bad(why, "a split index (link extension)");
 		if (memcmp(p, "REUC", 4) == 0 && reuc_ok(p + 8, be32(p + 4), info.hashsz, why) < 0)
 			return -EINVAL;
+	}
+	return 0;
+}
+
+int jf_git_packed_refs_check(const unsigned char *buf, size_t len, const char **why)
+{
+	static const char replace[] = "refs/replace/";
+	const unsigned char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+		const unsigned char *eol = nl ? nl : end;
+		const unsigned char *sp = memchr(p, ' ', (size_t)(eol - p));
+
+		if (memchr(p, '\0', (size_t)(eol - p)))
+			return bad(why, "a NUL byte in packed-refs");
+		if (p < eol && *p != '#' && *p != '^' && sp &&
+		    (size_t)(eol - sp - 1) >= sizeof(replace) - 1 &&
+		    memcmp(sp + 1, replace, sizeof(replace) - 1) == 0)
+			return bad(why, "a replace ref in packed-refs");
+		p = eol + 1;
 	}
 	return 0;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Is a git index one the host's git may read? git refuses to add an entry
+ * Is a git index, or a packed-refs file, one the host's git may read? git
+ * refuses to add an entry
  * whose path leaves the work tree or enters a git directory (read-cache.c,
  * verify_path), but writes whatever an index it reads names: the host's
  * "git restore ." with an index an agent wrote would write
- * .git/hooks/pre-commit or ../x. The daemon lets a new index be renamed
- * into place only when this check passes (fs/indexswap.c). Pure; uses
- * gitindex.c's reader.
+ * .git/hooks/pre-commit or ../x; and a replace ref makes it show another
+ * object for a commit id. The daemon lets a new index or packed-refs be
+ * renamed into place only when this check passes (fs/gitswap.c). Pure;
+ * uses gitindex.c's reader.
  *
  * Conventions: 0 or a negative errno; thread-safe (no global state).
  */
@@ -33,3 +35,12 @@ bool jf_git_path_ok(const char *path, size_t len, uint32_t mode);
  * this check does not see). Returns 0, or -EINVAL with *why (static text).
  */
 int jf_git_index_check(const unsigned char *buf, size_t len, const char **why);
+
+/*
+ * Check the @len bytes of a packed-refs file at @buf: no ref under
+ * refs/replace/ (git reads replace refs from packed-refs as from loose
+ * refs). Lines are "# pack-refs with: ...", "<oid> <refname>" and
+ * "^<oid>" (the peeled object of the tag above). Returns 0, or -EINVAL
+ * with *why (static text).
+ */
+int jf_git_packed_refs_check(const unsigned char *buf, size_t len, const char **why);

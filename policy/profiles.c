@@ -95,16 +95,18 @@ static const char secrets_text[] = "[denied]\n"
  * rest of sequencer/, rebase-merge/ and rebase-apply/ stays writable.
  * branches/ itself is in git's template, so only its entries.
  *
- * index: the host's git writes wherever an index's entries say, and git
- * writes it only by renaming index.lock onto it, which jailfs lets through
- * once it has checked the content (jf_rule_git_index()).
+ * index: the host's git writes wherever an index's entries say. A replace
+ * ref (refs/replace/<id>, loose or in packed-refs) makes the host's git show
+ * and check out another object in place of commit <id>. Git writes the
+ * index and packed-refs only by renaming a .lock file onto them, which
+ * jailfs lets through once it has checked the content (jf_rule_git_check()).
  */
 #define GIT_RUNS_CODE(P)                                                                           \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
 	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
 	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
 	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
-	  "remotes/\n" P "branches/*\n" P "index\n"
+	  "remotes/\n" P "branches/*\n" P "index\n" P "packed-refs\n" P "refs/replace/\n"
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same
@@ -214,17 +216,24 @@ enum jf_content jf_profile_content(const char *profile, const char *pattern)
 	return JF_CONTENT_NONE;
 }
 
-bool jf_rule_git_index(const struct jf_rule *r)
+/* Does @pattern end with the path component @name? */
+static bool ends_with_name(const char *pattern, const char *name)
 {
-	static const char suffix[] = "/index";
-	size_t n;
+	size_t n = strlen(pattern), m = strlen(name);
 
+	return n > m && pattern[n - m - 1] == '/' && strcmp(pattern + n - m, name) == 0;
+}
+
+enum jf_git_check jf_rule_git_check(const struct jf_rule *r)
+{
 	if (!r || !r->builtin || r->negated || r->zone != JF_RESTRICTED ||
 	    (strcmp(r->source, "project") != 0 && strcmp(r->source, "gitdir") != 0))
-		return false;
-	n = strlen(r->pattern);
-	return n >= sizeof(suffix) - 1 &&
-	       strcmp(r->pattern + n - (sizeof(suffix) - 1), suffix) == 0;
+		return JF_GIT_CHECK_NONE;
+	if (ends_with_name(r->pattern, "index"))
+		return JF_GIT_CHECK_INDEX;
+	if (ends_with_name(r->pattern, "packed-refs"))
+		return JF_GIT_CHECK_PACKED_REFS;
+	return JF_GIT_CHECK_NONE;
 }
 
 const char *jf_profile_text(const char *name)

@@ -20,6 +20,9 @@
 #    renamed onto .git/index or through index.lock, it is refused; host git
 #    restore . writes neither, host git commit runs no hook; an index.lock
 #    kept open across its rename cannot change the index afterwards
+#  - a replace ref for main, loose (git replace) or in packed-refs (renamed
+#    onto it, appended): refused, host git log shows main's commit; git
+#    pack-refs, branch -D of a packed branch and tag work in the jail
 # Each planted write answers an error in the jail and leaves no file behind.
 # And git keeps working in the jail: cherry-pick of a range with a conflict
 # then --continue, rebase -i with an edited todo and an exec line, merge with
@@ -70,6 +73,7 @@ tmpl=$T/tmpl
 	git init -q --bare up.git
 	git push -q up.git main:refs/heads/up
 	git remote add up ./up.git
+	git pack-refs --all
 	printf 'up.git/\n' >.git/info/exclude
 	# rebase -i's editor of the todo: reword the first, run a command last
 	printf '#!/bin/sh\nsed -i 1s/^pick/reword/ "$1"\necho "exec touch exec-ran" >>"$1"\n' \
@@ -290,6 +294,30 @@ for mode in source root root-fast root-audit; do
 	fi
 	check "$mode: .git/index still passes host git fsck" git -C "$src" fsck --no-progress
 	check "$mode: .git/index still holds its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
+	done_with $mode
+
+	# ---- replace refs, loose and in packed-refs ----
+	fresh $mode
+	jr $mode 'git commit-tree -m evil HEAD^{tree} >.git/evil-id'
+	check "$mode: the agent makes a commit object (exit $rc)" test "$rc" = 0
+	good=$(git -C "$src" rev-parse main)
+	refused $mode "git replace" ".git/refs/replace/$good" \
+		"git replace -f $good \$(cat .git/evil-id)"
+	refused $mode "a replace ref in packed-refs" .git/xx-none \
+		"cp .git/packed-refs .git/packed-refs.lock &&
+echo \"\$(cat .git/evil-id) refs/replace/$good\" >>.git/packed-refs.lock &&
+mv .git/packed-refs.lock .git/packed-refs"
+	refused $mode "append to packed-refs" .git/xx-none \
+		"echo \"\$(cat .git/evil-id) refs/replace/$good\" >>.git/packed-refs"
+	check "$mode: host git log shows main's own commit" \
+		test "$(git -C "$src" log -1 --format=%s main)" = z
+	check "$mode: no replace ref in packed-refs" \
+		bash -c '! grep -q refs/replace/ "$1"' _ "$src/.git/packed-refs"
+	rm -f "$src/.git/packed-refs.lock" # what the refused rename left
+	jr $mode 'git pack-refs --all && git branch -q tmp side && git pack-refs --all &&
+git branch -q -D tmp && git tag -a -m t v1 && git pack-refs --all && git show-ref -q v1'
+	jcheck "$mode: jail: pack-refs, branch -D of a packed branch, tag (exit $rc)" \
+		test "$rc" = 0 -a -z "$(git -C "$src" branch --list tmp)"
 	done_with $mode
 
 	# ---- ordinary git in the jail ----

@@ -496,6 +496,32 @@ static void test_index_check(void **state)
 	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
 }
 
+/* packed-refs: every ref but a replace ref. */
+static void test_packed_refs_check(void **state)
+{
+	static const char good[] = "# pack-refs with: peeled fully-peeled sorted \n"
+				   "0123456789012345678901234567890123456789 refs/heads/main\n"
+				   "1123456789012345678901234567890123456789 refs/tags/v1\n"
+				   "^2123456789012345678901234567890123456789\n"
+				   "3123456789012345678901234567890123456789 refs/heads/replace/x";
+	static const char bad[] = "0123456789012345678901234567890123456789 refs/heads/main\n"
+				  "1123456789012345678901234567890123456789 refs/replace/"
+				  "0123456789012345678901234567890123456789\n";
+	const char *why;
+
+	(void)state;
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)good, strlen(good), &why),
+			 0);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)"", 0, &why), 0);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)bad, strlen(bad), &why),
+			 -EINVAL);
+	assert_string_equal(why, "a replace ref in packed-refs");
+	assert_int_equal(
+		jf_git_packed_refs_check((const unsigned char *)"x refs/replace/", 15, &why),
+		-EINVAL);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)"a\0b", 3, &why), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +536,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_packed_refs_check, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -746,6 +746,8 @@ static void test_profile_project(void **state)
 		"sub/.git/rebase-merge/gpg_sign_opt",
 		".git/index",
 		"sub/.git/index",
+		".git/packed-refs",
+		".git/refs/replace/0123abcd",
 		".claude.json",
 		".gemini/settings.json",
 		".codex/config.toml",
@@ -785,7 +787,8 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/MERGE_MSG", "default");
 	SAFE_(p, ".git/BISECT_LOG", "default");
 	SAFE_(p, ".git/FETCH_HEAD", "default");
-	SAFE_(p, ".git/packed-refs", "default");
+	SAFE_(p, ".git/packed-refs.lock", "default");
+	SAFE_(p, ".git/refs/tags/replace", "default");
 	SAFE_(p, ".git/info/exclude", "default");
 	/* and what git writes in a linked work tree's own directory: git gc,
 	 * commits in the work tree, git worktree lock */
@@ -831,13 +834,16 @@ static void test_profile_gitdir(void **state)
 		"worktrees/wt/sequencer/opts",
 		"index",
 		"worktrees/wt/index",
+		"packed-refs",
+		"refs/replace/0123abcd",
 	};
 	static const char *const safe[] = {
 		"HEAD",
 		"objects/ab/cdef0123",
 		"refs/heads/main.lock",
 		"logs/refs/heads/main",
-		"packed-refs",
+		"packed-refs.lock",
+		"refs/heads/replace",
 		"worktrees/wt/HEAD",
 		"worktrees/wt/HEAD.lock",
 		"worktrees/wt/index.lock",
@@ -1505,29 +1511,41 @@ static void test_policy_load(void **state)
 	rmdir(dir);
 }
 
-/* The rules of a git index, which jailfs lets a checked index be renamed
- * onto: the profiles' own, not another rule naming the same file. */
-static void test_rule_git_index(void **state)
+/* The rules of a git index and packed-refs, which jailfs lets a checked
+ * file be renamed onto: the profiles' own, not another rule naming the same
+ * file. */
+static void test_rule_git_check(void **state)
 {
 	struct jf_policy *p = parse_ok("[options]\nprofiles = project, gitdir\ndefault = safe\n"
 				       "[restricted]\n/a/index\n");
 	static const char *const index[] = {".git/index", "sub/.git/index",
 					    ".git/worktrees/wt/index", "index",
 					    "worktrees/x/index"};
+	static const char *const refs[] = {".git/packed-refs", "packed-refs",
+					   "sub/.git/packed-refs"};
 	struct jf_verdict v;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(index) / sizeof(index[0]); i++) {
 		jf_classify(p, index[i], strlen(index[i]), false, &v);
-		if (v.zone != JF_RESTRICTED || !jf_rule_git_index(v.rule))
+		if (v.zone != JF_RESTRICTED || jf_rule_git_check(v.rule) != JF_GIT_CHECK_INDEX)
 			fail_msg("'%s': not a git index rule", index[i]);
 	}
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		jf_classify(p, refs[i], strlen(refs[i]), false, &v);
+		if (v.zone != JF_RESTRICTED ||
+		    jf_rule_git_check(v.rule) != JF_GIT_CHECK_PACKED_REFS)
+			fail_msg("'%s': not a packed-refs rule", refs[i]);
+	}
 	jf_classify(p, ".git/config", strlen(".git/config"), false, &v);
-	assert_false(jf_rule_git_index(v.rule));
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	jf_classify(p, ".git/refs/replace/ab", strlen(".git/refs/replace/ab"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
 	jf_classify(p, "a/index", strlen("a/index"), false, &v);
 	assert_int_equal(v.zone, JF_RESTRICTED);
-	assert_false(jf_rule_git_index(v.rule));
-	assert_false(jf_rule_git_index(NULL));
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	assert_int_equal(jf_rule_git_check(NULL), JF_GIT_CHECK_NONE);
 	jf_policy_free(p);
 }
 
@@ -1552,7 +1570,7 @@ int main(void)
 		cmocka_unit_test(test_profile_secrets),
 		cmocka_unit_test(test_profile_project),
 		cmocka_unit_test(test_profile_gitdir),
-		cmocka_unit_test(test_rule_git_index),
+		cmocka_unit_test(test_rule_git_check),
 		cmocka_unit_test(test_profile_gitfile),
 		cmocka_unit_test(test_profile_system),
 		cmocka_unit_test(test_starstar),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A git index renamed into place, checked first (fs/indexswap.h).
+ * A git index or packed-refs renamed into place, checked first
+ * (fs/gitswap.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,7 @@
 
 #include "cleanup.h"
 #include "gitcheck.h"
-#include "indexswap.h"
+#include "gitswap.h"
 #include "inode.h"
 
 /* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
@@ -89,8 +90,8 @@ static int open_same(int dfd, const char *name, const struct stat *sst)
 	return fd;
 }
 
-int jf_index_swap(int dfd, const char *sname, const struct stat *sst, const char *dname,
-		  bool *moved_away, const char **why)
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
+		const char *dname, bool *moved_away, const char **why)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ unsigned char *buf = NULL;
@@ -105,18 +106,19 @@ int jf_index_swap(int dfd, const char *sname, const struct stat *sst, const char
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if ((uint64_t)st.st_size > JF_INDEX_MAX) {
-		*why = "an index larger than jailfs checks";
+	if ((uint64_t)st.st_size > JF_GIT_SWAP_MAX) {
+		*why = "a file larger than jailfs checks";
 		return -EROFS;
 	}
 	if (writers_stay(&st)) {
-		*why = "an index still open for writing";
+		*why = "a file still open for writing";
 		return -EROFS;
 	}
 	r = read_all(fd, (size_t)st.st_size, &buf, &len);
 	if (r < 0)
 		return r;
-	if (jf_git_index_check(buf, len, why) < 0)
+	if ((kind == JF_GIT_CHECK_INDEX ? jf_git_index_check(buf, len, why)
+					: jf_git_packed_refs_check(buf, len, why)) < 0)
 		return -EROFS;
 	if (renameat(dfd, sname, dfd, dname) < 0)
 		return -errno;
@@ -127,6 +129,6 @@ int jf_index_swap(int dfd, const char *sname, const struct stat *sst, const char
 	 * must not keep this file. */
 	if (unlinkat(dfd, dname, 0) == 0)
 		*moved_away = true;
-	*why = "an index still open for writing";
+	*why = "a file still open for writing";
 	return r < 0 ? r : -EROFS;
 }
