@@ -153,3 +153,36 @@ int jf_git_packed_refs_check(const unsigned char *buf, size_t len, const char **
 	}
 	return 0;
 }
+
+size_t jf_git_index_strip(unsigned char *buf, size_t len)
+{
+	struct jf_git_index info;
+	struct jf_git_hash h;
+	const char *why;
+	unsigned char *p, *out, *end;
+	bool zero = true;
+
+	if (jf_git_index_parse(buf, len, NULL, NULL, &info, &why) != 0)
+		return len;
+	for (size_t i = len - info.hashsz; i < len; i++)
+		zero &= buf[i] == 0;
+	p = out = (unsigned char *)info.ext;
+	end = p + info.ext_len;
+	while (p < end) {
+		size_t n = 8 + be32(p + 4);
+
+		if (memcmp(p, "TREE", 4) != 0 && memcmp(p, "UNTR", 4) != 0) {
+			memmove(out, p, n);
+			out += n;
+		}
+		p += n;
+	}
+	len = (size_t)(out - buf);
+	memset(out, 0, info.hashsz);
+	if (!zero) {
+		jf_git_hash_start(&h, info.hashsz);
+		jf_git_hash_update(&h, buf, len);
+		jf_git_hash_end(&h, out);
+	}
+	return len + info.hashsz;
+}

@@ -44,3 +44,13 @@ int jf_git_index_check(const unsigned char *buf, size_t len, const char **why);
  * with *why (static text).
  */
 int jf_git_packed_refs_check(const unsigned char *buf, size_t len, const char **why);
+
+/*
+ * Remove, in place, the cache-tree (TREE) and untracked-cache (UNTR)
+ * extensions of the @len bytes of an index at @buf that jf_git_index_check()
+ * passed, and write its trailer again (a zero trailer, index.skipHash, stays
+ * zero). The cache-tree names a tree for each directory that the host's git
+ * commit takes as it is, whatever the entries say, and the untracked cache
+ * what git status leaves out; git rebuilds both. Returns the new length.
+ */
+size_t jf_git_index_strip(unsigned char *buf, size_t len);

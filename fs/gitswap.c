@@ -57,6 +57,15 @@ static int rewrite(int fd, const unsigned char *buf, size_t len)
 	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
 }
 
+/* Put back the times @st of the file of @fd: git compares a file's mtime
+ * with the index's to tell a racily clean entry. */
+static void keep_times(int fd, const struct stat *st)
+{
+	const struct timespec times[2] = {st->st_atim, st->st_mtim};
+
+	(void)futimens(fd, times);
+}
+
 static bool has_writers(const struct stat *st)
 {
 	struct jf_inode_info info;
@@ -120,9 +129,13 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct
 	if ((kind == JF_GIT_CHECK_INDEX ? jf_git_index_check(buf, len, why)
 					: jf_git_packed_refs_check(buf, len, why)) < 0)
 		return -EROFS;
+	if (kind == JF_GIT_CHECK_INDEX)
+		len = jf_git_index_strip(buf, len);
 	if (renameat(dfd, sname, dfd, dname) < 0)
 		return -errno;
 	r = rewrite(fd, buf, len);
+	if (r == 0)
+		keep_times(fd, &st);
 	if (r == 0 && !has_writers(&st))
 		return 0;
 	/* A writer we cannot stop, or content we could not put back: the name

@@ -25,8 +25,9 @@
 /*
  * Rename the regular file @sname of directory @dfd (@sst, as probed) to
  * @dname in the same directory when its content passes the check @kind.
- * The file is read once into memory and checked; after the rename it is
- * rewritten with the bytes that were checked, so a write that reached it
+ * The file is read once into memory and checked (an index also loses its
+ * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
+ * is rewritten with those bytes, its times kept, so a write that reached it
  * between the read and the rename is undone, and every write after the
  * rename meets a RESTRICTED name. A handle still open for writing then
  * (one that could write without the daemon, through passthrough) makes the

@@ -19,7 +19,9 @@
 #  - an index with entries .git/hooks/pre-commit and ../outside: written,
 #    renamed onto .git/index or through index.lock, it is refused; host git
 #    restore . writes neither, host git commit runs no hook; an index.lock
-#    kept open across its rename cannot change the index afterwards
+#    kept open across its rename cannot change the index afterwards; one
+#    whose cache-tree names a tree of the agent's goes in, but the host's
+#    next commit records the tree of the entries
 #  - a replace ref for main, loose (git replace) or in packed-refs (renamed
 #    onto it, appended): refused, host git log shows main's commit; git
 #    pack-refs, branch -D of a packed branch and tag work in the jail
@@ -98,6 +100,26 @@ tmpl=$T/tmpl
 		b += hashlib.sha1(b).digest()
 		with open(sys.argv[1], "wb") as f:
 		    f.write(b)
+		PY
+	# the agent's other tool: an index whose cache-tree names a tree of its
+	# own for the root, which the host's next commit would take as it is
+	cat >.git/craft-tree.py <<-'PY'
+		import hashlib, struct, subprocess
+		def git(*a, data=None):
+		    return subprocess.run(["git"] + list(a), input=data, capture_output=True,
+		                          check=True).stdout.strip()
+		blob = git("hash-object", "-w", "--stdin", data=b"backdoor\n").decode()
+		tree = git("mktree", data=("100644 blob %s\tbackdoor\n" % blob).encode())
+		b = open(".git/index", "rb").read()
+		n = struct.unpack(">I", b[8:12])[0]
+		p = 12
+		for _ in range(n):  # version 2 entries: 62 bytes, the path, NUL padding
+		    plen = struct.unpack(">H", b[p + 60:p + 62])[0] & 0xfff
+		    p += (62 + plen + 8) & ~7
+		ext = b"\0" + b"%d 0\n" % n + bytes.fromhex(tree.decode())
+		out = b[:p] + b"TREE" + struct.pack(">I", len(ext)) + ext
+		out += hashlib.sha1(out).digest()
+		open(".git/index.lock", "wb").write(out)
 		PY
 	# the agent keeps index.lock open, renames it onto the index, then writes
 	# through the fd it kept
@@ -282,6 +304,14 @@ for mode in source root root-fast root-audit; do
 	(cd "$src" && git commit -q --allow-empty -m x) >/dev/null 2>&1
 	check "$mode: host git commit ran no hook" test ! -e "$marker"
 	check "$mode: host git status reads the index" git -C "$src" status --porcelain
+	tree=$(git -C "$src" rev-parse HEAD^{tree})
+	jr $mode 'python3 .git/craft-tree.py && mv .git/index.lock .git/index'
+	jcheck "$mode: an index with its own cache-tree is renamed into place (exit $rc)" \
+		test "$rc" = 0
+	(cd "$src" && git commit -q --allow-empty -m tree) >/dev/null 2>&1
+	check "$mode: host git commit records the index's tree, not the cache-tree's" \
+		test "$(git -C "$src" rev-parse HEAD^{tree})" = "$tree"
+	entries=$(git -C "$src" ls-files -s)
 	jr $mode 'python3 .git/held-index.py'
 	# where the daemon sees opens, the rename waits for the handle, then is
 	# refused; under fast_open it goes through and the write meets EROFS
@@ -293,7 +323,8 @@ for mode in source root root-fast root-audit; do
 			grep -q '^rename EROFS$' <<<"$out"
 	fi
 	check "$mode: .git/index still passes host git fsck" git -C "$src" fsck --no-progress
-	check "$mode: .git/index still holds its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
+	check "$mode: .git/index still holds its entries" \
+		test "$(git -C "$src" ls-files -s 2>&1)" = "$entries"
 	done_with $mode
 
 	# ---- replace refs, loose and in packed-refs ----

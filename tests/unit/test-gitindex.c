@@ -522,6 +522,42 @@ static void test_packed_refs_check(void **state)
 	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)"a\0b", 3, &why), -EINVAL);
 }
 
+/* Stripping the caches: TREE and UNTR go, the rest stays, the trailer is
+ * right again (or stays zero). */
+static void test_index_strip(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	struct seen s;
+	const char *why;
+	size_t n;
+
+	for (int zero = 0; zero < 2; zero++) {
+		start(b, 2, JF_GIT_SHA1_SIZE, 1);
+		entry(b, "f", 0100644, 0, 0, 1);
+		put(b, "TREE", 4);
+		put32(b, 3);
+		put(b, "abc", 3);
+		put(b, "FSMN", 4);
+		put32(b, 2);
+		put(b, "xy", 2);
+		put(b, "UNTR", 4);
+		put32(b, 1);
+		put(b, "u", 1);
+		finish(b, zero);
+		n = jf_git_index_strip(b->buf, b->len);
+		assert_int_equal(n, b->len - 11 - 9);
+		b->len = n;
+		assert_int_equal(parse(b, &s, &info, &why), 0);
+		assert_int_equal(s.n, 1);
+		assert_int_equal(info.ext_len, 10);
+		assert_memory_equal(info.ext, "FSMN", 4);
+		if (zero)
+			for (size_t i = n - JF_GIT_SHA1_SIZE; i < n; i++)
+				assert_int_equal(b->buf[i], 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_packed_refs_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_strip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
