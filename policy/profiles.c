@@ -113,7 +113,8 @@ static const char secrets_text[] = "[denied]\n"
  * entries: it holds config.worktree, commondir, gitdir and its submodules'
  * modules/, and without a commondir git takes it for a whole repository,
  * config and hooks/ included. What git writes there in everyday work
- * (HEAD, index, ORIG_HEAD, logs/, refs/, locks) is left writable.
+ * (HEAD, ORIG_HEAD, logs/, refs/, locks) is left writable, and its index is
+ * replaced by the checked rename, as above.
  */
 #define GIT_DIR_RUNS_CODE(P) GIT_RUNS_CODE(P) GIT_RUNS_CODE(P "worktrees/*/")
 
