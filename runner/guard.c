@@ -65,12 +65,14 @@ struct interp {
 	const char *const *arg_long;
 	const char *stop_sh; /* short flags after which the rest is not ours (python -m) */
 	unsigned flags;
+	const char *val_sh; /* short flags whose value is the rest of the word (perl -M) */
 };
 
 enum {
 	IN_PERMUTE = 1, /* options may follow operands (vim FILE -c CMD, make all --eval=X) */
 	IN_PLUS = 2,	/* +CMD runs an editor command (vim), except +N and a lone + */
 	IN_GETOPT = 4,	/* getopt_long: long options also match by prefix (make --ev=X) */
+	IN_MAKE = 8,	/* -f/--file/--makefile FILE is the program (make) */
 };
 
 static const char *const long_eval[] = {"eval", "command", "print", "require", "exec", NULL};
@@ -99,7 +101,7 @@ static const struct interp interps[] = {
 	{"nodejs", false, "ceErp", "C", long_eval, long_node_arg, "", 0},
 	{"deno", false, "ceEr", "", long_eval, long_none, "", 0},
 	{"bun", false, "ceErp", "", long_eval, long_none, "", 0},
-	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0},
+	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0, "MmxilCDF0d"},
 	{"ruby", false, "ceEr", "ICX", long_eval, long_none, "", 0},
 	{"irb", false, "ceEr", "I", long_eval, long_none, "", 0},
 	{"php", false, "ceErBR", "dz", long_eval, long_none, "", 0},
@@ -121,8 +123,8 @@ static const struct interp interps[] = {
 	{"gvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
 	{"rvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
 	/* make -E/--eval STRING is makefile text: $(shell ...) and recipes run */
-	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
-	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
+	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
+	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
 };
 
 /*
@@ -268,6 +270,7 @@ static const struct wrapper wrappers[] = {
 	{"su", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
 	{"runuser", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
 	{"busybox", "", long_none, 0, 0},
+	{"toybox", "", long_none, 0, 0},
 	/* shell builtins */
 	{"command", "v~V~", long_none, 0, 0},
 	{"builtin", "", long_none, 0, 0},
@@ -335,8 +338,7 @@ static bool allowed(const struct jr_guard *g, const char *name)
 	return name_in(g->allow, name) || name_in(g->allow, s);
 }
 
-/* The denylist pattern matching @name (raw or stripped), or NULL. */
-static const char *denied_name(const struct jr_guard *g, const char *name)
+const char *jr_denied_name(const struct jr_guard *g, const char *name)
 {
 	char s[NAME_MAX + 1];
 
@@ -405,7 +407,7 @@ static int idents_scan_dir(struct jr_guard *g, const char *jdir)
 		struct stat st;
 
 		jr_strip_version(de->d_name, s, sizeof(s));
-		if (!denied_name(g, de->d_name) && !find_interp(de->d_name))
+		if (!jr_denied_name(g, de->d_name) && !find_interp(de->d_name))
 			continue;
 		if ((size_t)snprintf(host, sizeof(host), "%s/%s", hdir, de->d_name) >= sizeof(host))
 			continue;
@@ -565,6 +567,17 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 
 /* ---- interpreters ---- */
 
+/* perl -MMODULE=a,b becomes `use MODULE split(/,/, q{a,b});`: anything but a
+ * module name and plain import words (a space, ';', parentheses) is code. */
+static bool perl_module_plain(const char *m)
+{
+	m += *m == '-'; /* -M-MODULE: no MODULE */
+	return m[strspn(
+		       m,
+		       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:=,.+-/")] ==
+	       '\0';
+}
+
 /*
  * Look at the option at argv[*i] of interpreter @in: 1 when it runs inline
  * code, -1 when the rest of the line is not the interpreter's (python -m),
@@ -585,6 +598,8 @@ static int interp_option(const struct interp *in, int argc, char *const argv[], 
 		return 0;
 	}
 	for (int j = 1; a[j]; j++) {
+		if (in->val_sh && strchr(in->val_sh, a[j]))
+			return (a[j] == 'M' || a[j] == 'm') && !perl_module_plain(a + j + 1);
 		if (strchr(in->inline_sh, a[j]))
 			return 1;
 		if (strchr(in->stop_sh, a[j]))
@@ -617,25 +632,68 @@ static bool plus_command(const char *a)
 	return a[0] == '+' && a[1] && a[1 + strspn(a + 1, "0123456789")];
 }
 
-/* Does the interpreter read its program from stdin: no script operand, "-",
- * or sh -s? Editors and make (IN_PERMUTE) read text or a makefile there. */
-static bool program_from_stdin(const struct interp *in, int argc, char *const argv[], int i,
-			       bool sh_s)
+/* Does the interpreter read its program from text the string feeds it: no
+ * script operand or sh -s with a pipe or here-document on stdin, or a script
+ * that is stdin or a descriptor the string opened (jr_fd_program)? Editors
+ * and make (IN_PERMUTE) read text or a makefile there. */
+static bool program_from_stdin(const struct walk *w, const struct interp *in, int argc,
+			       char *const argv[], int i, bool sh_s)
 {
 	if (in->flags & IN_PERMUTE)
 		return false;
-	return sh_s || i >= argc || strcmp(argv[i], "-") == 0;
+	return (w->stdin_text && (sh_s || i >= argc)) || (i < argc && jr_fd_program(w, argv[i]));
+}
+
+/* make -f FILE, -fFILE, --file=FILE, --makefile FILE at argv[i]: the value. */
+static const char *make_file(int argc, char *const argv[], int i)
+{
+	const char *a = argv[i];
+
+	if (a[1] != '-') {
+		const char *f = strchr(a + 1, 'f');
+
+		if (!f || strspn(a + 1, "BeiknqrRsStw") < (size_t)(f - a - 1))
+			return NULL; /* f is not among the leading flags */
+		return f[1] ? f + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+	}
+	if (!strncmp(a, "--file=", 7) || !strncmp(a, "--makefile=", 11))
+		return strchr(a, '=') + 1;
+	if (!strcmp(a, "--file") || !strcmp(a, "--makefile"))
+		return i + 1 < argc ? argv[i + 1] : NULL;
+	return NULL;
+}
+
+static bool is_js(const char *name)
+{
+	return !strcmp(name, "node") || !strcmp(name, "nodejs") || !strcmp(name, "deno") ||
+	       !strcmp(name, "bun");
+}
+
+bool jr_runs_stdin_program(const char *name)
+{
+	const struct interp *in = find_interp(name);
+
+	return in && !(in->flags & IN_PERMUTE);
 }
 
 static bool check_interp(struct walk *w, const struct interp *in, const char *shown, int argc,
 			 char *const argv[])
 {
 	bool sh_s = false;
+	const char *mf;
 	int i;
 
+	if (is_js(in->name) && jr_check_js(w, in->name, shown, argc, argv))
+		return true;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int at = i, k;
+
+		if ((in->flags & IN_MAKE) && a[0] == '-' && (mf = make_file(argc, argv, i)) &&
+		    jr_fd_program(w, mf))
+			return jr_deny(w, "inline-code",
+				       "makefile read from a pipe or here-document (%s -f %s)",
+				       shown, mf);
 
 		if (strcmp(a, "--") == 0) {
 			i++;
@@ -652,7 +710,7 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 		sh_s |= in->shell && has_short(a, 's');
 		k = interp_option(in, argc, argv, &i);
 		if (k < 0)
-			return false;
+			return jr_check_pymodule(w, shown, argc, argv, at);
 		if (k == 0)
 			continue;
 		if (in->shell && w->g->shell)
@@ -661,7 +719,7 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 	}
 	if (strcmp(in->name, "deno") == 0 && argc > 1 && strcmp(argv[1], "eval") == 0)
 		return jr_deny(w, "inline-code", "interpreter inline code (%s eval)", shown);
-	if (w->stdin_text && program_from_stdin(in, argc, argv, i, sh_s))
+	if (program_from_stdin(w, in, argc, argv, i, sh_s))
 		return jr_deny(w, "inline-code",
 			       "interpreter reads its program from a pipe or here-document (%s)",
 			       shown);
@@ -757,9 +815,7 @@ static void wr_parse(const struct wrapper *wr, int argc, char *const argv[], str
 		o->cmd = argc;
 }
 
-/* @s is a command string a wrapper hands to sh -c: inline code, unless
- * --shell was given, and then checked as a shell command. */
-static bool check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
+bool jr_check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
 {
 	if (!w->g->shell)
 		return jr_deny(w, "inline-code", "shell command via %s%s%s", shown, opt ? " " : "",
@@ -799,14 +855,14 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 		return jr_deny(w, "inline-code", "debugger command runs a program: %s (%s %s '%s')",
 			       o.dbg_what, shown, o.dbg_opt, o.dbg);
 	if (o.shell)
-		return check_shell_string(w, shown, o.shell_opt, o.shell);
+		return jr_check_shell_string(w, shown, o.shell_opt, o.shell);
 	inner.depth++;
 	if (o.cmd < argc && (wr->flags & WR_SHELL_ARGS) && !o.direct) {
 		_cleanup_free_ char *s = join_words(argc - o.cmd, argv + o.cmd);
 
 		if (!s)
 			return jr_deny(w, "internal", "out of memory");
-		if (check_shell_string(&inner, shown, NULL, s))
+		if (jr_check_shell_string(&inner, shown, NULL, s))
 			return true;
 	} else if (o.cmd < argc && jr_check_cmd(&inner, argc - o.cmd, argv + o.cmd)) {
 		return true; /* the command's rules first: they name the more useful rule */
@@ -814,8 +870,7 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 	return jr_check_paths(w, 1, o.cmd, argv);
 }
 
-/* Split like env -S: whitespace separates, '...' and "..." quote, \ escapes. */
-static char **split_words(const char *s, int *count)
+char **jr_split_words(const char *s, int *count)
 {
 	size_t cap = strlen(s) + 1;
 	char **words = calloc(cap + 1, sizeof(char *));
@@ -854,7 +909,7 @@ static char **split_words(const char *s, int *count)
 	return words;
 }
 
-static void free_words(char **words, int n)
+void jr_free_words(char **words, int n)
 {
 	if (words && n > 0)
 		free(words[0]);
@@ -897,13 +952,11 @@ static void env_option(int argc, char *const argv[], int *i, const char **split,
 	}
 }
 
-static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[]);
-
 /* env -S STRING: the words replace the option and the rest follows. */
 static bool check_env_split(struct walk *w, int argc, char *const argv[], int i, const char *split)
 {
 	int n = 0, total;
-	char **words = split_words(split, &n);
+	char **words = jr_split_words(split, &n);
 	char **nargv;
 	bool r;
 
@@ -912,7 +965,7 @@ static bool check_env_split(struct walk *w, int argc, char *const argv[], int i,
 	total = 1 + n + (argc - i - 1);
 	nargv = calloc(total + 1, sizeof(char *));
 	if (!nargv) {
-		free_words(words, n);
+		jr_free_words(words, n);
 		return jr_deny(w, "internal", "out of memory");
 	}
 	nargv[0] = argv[0];
@@ -920,14 +973,13 @@ static bool check_env_split(struct walk *w, int argc, char *const argv[], int i,
 	memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
 	w->depth++;
 	r = w->depth > MAX_DEPTH ? jr_deny(w, "nesting", "wrappers nested too deep")
-				 : check_env(w, "env", total, nargv);
+				 : jr_check_env(w, "env", total, nargv);
 	free(nargv);
-	free_words(words, n);
+	jr_free_words(words, n);
 	return r;
 }
 
-/* env [OPTION]... [-] [NAME=VALUE]... [COMMAND [ARG]...] */
-static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[])
+bool jr_check_env(struct walk *w, const char *shown, int argc, char *const argv[])
 {
 	struct walk inner = *w;
 	char cwd[PATH_MAX];
@@ -947,6 +999,8 @@ static bool check_env(struct walk *w, const char *shown, int argc, char *const a
 				break; /* the command */
 			if (strncmp(a, "PATH=", 5) == 0)
 				inner.path_env = a + 5; /* the command is looked up there */
+			if (jr_check_assign(w, a))
+				return true;
 			continue;
 		}
 		env_option(argc, argv, &i, &split, &dir);
@@ -995,83 +1049,6 @@ static bool check_find(struct walk *w, const char *shown, int argc, char *const 
 	return false;
 }
 
-/* git -c KEY=VALUE: configuration that makes git run a program. */
-static bool git_config_runs_code(const char *kv)
-{
-	static const char *const keys[] = {
-		"core.fsmonitor",
-		"core.sshcommand",
-		"core.pager",
-		"core.editor",
-		"core.askpass",
-		"core.hookspath",
-		"core.gitproxy",
-		"diff.external",
-		"sequence.editor",
-		"gpg.program",
-		"gpg.*.program",
-		"credential.helper",
-		"credential.*.helper",
-		"filter.*.clean",
-		"filter.*.smudge",
-		"filter.*.process",
-		"diff.*.textconv",
-		"diff.*.command",
-		"merge.*.driver",
-		"pager.*",
-		"uploadpack.packobjectshook",
-		"remote.*.uploadpack",
-		"remote.*.receivepack",
-		"include.path",
-		"includeif.*.path",
-		"protocol.ext.allow",
-		"alias.*",
-		NULL,
-	};
-	char key[256];
-	size_t n = strcspn(kv, "=");
-
-	if (n >= sizeof(key))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		key[i] = tolower((unsigned char)kv[i]);
-	key[n] = '\0';
-	if (n > 6 && memcmp(key, "alias.", 6) == 0) {
-		const char *val = kv[n] ? kv + n + 1 : "";
-
-		return val[strspn(val, " \t")] == '!';
-	}
-	for (const char *const *k = keys; *k; k++)
-		if (fnmatch(*k, key, 0) == 0)
-			return true;
-	return false;
-}
-
-static bool check_git(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if ((strcmp(a, "-c") == 0 && i + 1 < argc) || strncmp(a, "--config-env", 12) == 0) {
-			const char *kv = a[1] == 'c'	? argv[++i]
-					 : a[12] == '=' ? a + 13
-							: (i + 1 < argc ? argv[++i] : "");
-
-			if (a[1] != 'c' && strncasecmp(kv, "alias.", 6) == 0)
-				return jr_deny(w, "git-config", "git %s %s", a, kv);
-			if (git_config_runs_code(kv))
-				return jr_deny(w,
-					       strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
-										 : "git-config",
-					       "git -c %s runs a program", kv);
-			continue;
-		}
-		if (jr_check_path_arg(w, a))
-			return true;
-	}
-	return false;
-}
-
 static bool is_loader(const char *name)
 {
 	return fnmatch("ld-linux*.so*", name, 0) == 0 || fnmatch("ld64.so*", name, 0) == 0 ||
@@ -1093,12 +1070,12 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 {
 	const char *pat, *copy;
 
-	if ((pat = denied_name(w->g, typed)))
+	if ((pat = jr_denied_name(w->g, typed)))
 		return jr_deny(w, "exec-denylist", "denied executable %s%s%s", typed,
 			       resolved ? " -> " : "", resolved ? resolved : "") &&
 		       deny_subject(w, typed);
 	for (int i = 0; chain && i < chain->n; i++) {
-		if ((pat = denied_name(w->g, chain->name[i])))
+		if ((pat = jr_denied_name(w->g, chain->name[i])))
 			return jr_deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
 				       chain->name[i], typed, resolved) &&
 			       deny_subject(w, chain->name[i]);
@@ -1120,11 +1097,37 @@ static const struct {
 	const char *name;
 	bool (*check)(struct walk *w, const char *shown, int argc, char *const argv[]);
 } checkers[] = {
-	{"env", check_env},	 {"find", check_find},		 {"git", check_git},
-	{"awk", jr_check_awk},	 {"gawk", jr_check_awk},	 {"mawk", jr_check_awk},
-	{"nawk", jr_check_awk},	 {"original-awk", jr_check_awk}, {"sed", jr_check_sed},
-	{"gsed", jr_check_sed},	 {"tar", jr_check_tar},		 {"gtar", jr_check_tar},
-	{"pwsh", jr_check_pwsh}, {"powershell", jr_check_pwsh},	 {"pwsh-preview", jr_check_pwsh},
+	{"env", jr_check_env},
+	{"find", check_find},
+	{"git", jr_check_git},
+	{"awk", jr_check_awk},
+	{"gawk", jr_check_awk},
+	{"mawk", jr_check_awk},
+	{"nawk", jr_check_awk},
+	{"original-awk", jr_check_awk},
+	{"sed", jr_check_sed},
+	{"gsed", jr_check_sed},
+	{"tar", jr_check_tar},
+	{"gtar", jr_check_tar},
+	{"pwsh", jr_check_pwsh},
+	{"powershell", jr_check_pwsh},
+	{"pwsh-preview", jr_check_pwsh},
+	{"cmake", jr_check_cmake},
+	{"sqlite", jr_check_sqlite},
+	{"npx", jr_check_npm},
+	{"npm", jr_check_npm},
+	{"pnpm", jr_check_npm},
+	{"yarn", jr_check_npm},
+	{"ln", jr_check_copy},
+	{"cp", jr_check_copy},
+	{"install", jr_check_copy},
+	{"link", jr_check_copy},
+	/* shell builtins that set variables for the commands after them */
+	{"export", jr_check_assigns},
+	{"declare", jr_check_assigns},
+	{"typeset", jr_check_assigns},
+	{"readonly", jr_check_assigns},
+	{"local", jr_check_assigns},
 };
 
 /* echo and printf print their arguments and open nothing: "// wip" or
@@ -1194,12 +1197,22 @@ static bool find_exec_before(int argc, char *const argv[], int i)
 	return false;
 }
 
+/* The environment the command gets from jailrun (--env, [run] env). */
+static bool check_envp(struct walk *w)
+{
+	for (char *const *e = w->g->envp; e && *e; e++)
+		if (jr_check_assign(w, *e))
+			return true;
+	return false;
+}
+
 int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 {
 	struct walk w = {.g = g, .v = out, .cwd = g->cwd, .path_env = g->path_env};
 
 	memset(out, 0, sizeof(*out));
-	jr_check_shell(&w, cmd);
+	if (!check_envp(&w))
+		jr_check_shell(&w, cmd);
 	return 0;
 }
 
@@ -1238,7 +1251,7 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 		return s ? jr_guard_shell(g, s, out) : -ENOMEM;
 	}
 	/* the command's own rules first: they name the more useful rule */
-	if (!jr_check_cmd(&w, argc, argv))
+	if (!check_envp(&w) && !jr_check_cmd(&w, argc, argv))
 		check_metachars(&w, argc, argv);
 	return 0;
 }

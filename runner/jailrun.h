@@ -121,9 +121,12 @@ struct jr_guard {
 	const char *cwd;      /* absolute jail path of the command's working directory */
 	const char *path_env; /* PATH as the child will get it */
 	const char *home;     /* HOME inside the jail (for "~") */
-	bool shell;	      /* --shell given */
-	const char **deny;    /* effective denylist (fnmatch patterns), NULL-terminated */
-	const char **allow;   /* names exempted from the built-in rules, NULL-terminated */
+	/* the environment the command will get (NAME=VALUE, NULL-terminated):
+	 * variables that make git or node run code are checked; NULL for none */
+	char *const *envp;
+	bool shell;	    /* --shell given */
+	const char **deny;  /* effective denylist (fnmatch patterns), NULL-terminated */
+	const char **allow; /* names exempted from the built-in rules, NULL-terminated */
 	/* lazily built table of denied binaries in PATH (renamed-copy check) */
 	struct jr_ident *idents;
 	size_t n_idents;
