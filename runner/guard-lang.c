@@ -422,10 +422,12 @@ static bool dot_is(const char *w, size_t n, const char *cmd)
 /* One line of sqlite3 text. */
 static const char *sqlite_line(const char *s, size_t len)
 {
+	const char *end = s + len;
 	char low[512];
 	size_t n;
 
 	s += strspn(s, " \t");
+	len = (size_t)(end - s);
 	if (*s == '.') {
 		const char *w = s + 1, *arg;
 
@@ -434,11 +436,10 @@ static const char *sqlite_line(const char *s, size_t len)
 			return "shell command";
 		if (dot_is(w, n, "load"))
 			return "extension loaded";
-		for (arg = w + n; arg < s + len; arg++) {
+		for (arg = w + n; arg < end && *arg; arg += strcspn(arg, " \t\n")) {
 			arg += strspn(arg, " \t'\"");
 			if (*arg == '|')
 				return "'|' command pipe";
-			arg += strcspn(arg, " \t\n");
 		}
 		return NULL;
 	}

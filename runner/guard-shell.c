@@ -321,7 +321,7 @@ static void lex_double_quote(struct sh_lex *l)
 			l->word[l->wl++] = l->p[1];
 			l->p += 2;
 		} else if ((*l->p == '$' && l->p[1] == '(') || *l->p == '`') {
-			lex_subst(l, false);
+			lex_subst(l, true); /* "$(pwd)/x": text unknown, not "/x" */
 		} else {
 			l->word[l->wl++] = *l->p++;
 		}

@@ -292,7 +292,7 @@ bool jr_check_assign(struct walk *w, const char *kv)
 	size_t n = strcspn(kv, "=");
 	const char *v = kv + n + 1;
 
-	if (!kv[n] || w->depth > MAX_DEPTH)
+	if (!kv[n])
 		return false;
 	if (name_is(kv, n, "GIT_CONFIG_PARAMETERS"))
 		return check_git_params(w, v);
@@ -370,16 +370,19 @@ bool jr_check_cmake(struct walk *w, const char *shown, int argc, char *const arg
 
 /* ---- npm, npx, pnpm, yarn ---- */
 
-/* npx / npm exec [OPTION]... from argv[i]: -c CMD and --call CMD run sh -c. */
+/* npx / npm exec [OPTION]... from argv[i]: -c CMD and --call CMD run sh -c.
+ * Options end at the package's name: what follows is its own (eslint -c). */
 static bool check_npm_exec(struct walk *w, const char *shown, int argc, char *const argv[], int i)
 {
-	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+	for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
 		const char *a = argv[i];
 
 		if ((!strcmp(a, "-c") || !strcmp(a, "--call")) && i + 1 < argc)
 			return jr_check_shell_string(w, shown, a, argv[i + 1]);
 		if (!strncmp(a, "--call=", 7))
 			return jr_check_shell_string(w, shown, "--call", a + 7);
+		if (!strcmp(a, "-p") || !strcmp(a, "--package"))
+			i++;
 	}
 	return false;
 }

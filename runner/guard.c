@@ -65,7 +65,9 @@ struct interp {
 	const char *const *arg_long;
 	const char *stop_sh; /* short flags after which the rest is not ours (python -m) */
 	unsigned flags;
-	const char *val_sh; /* short flags whose value is the rest of the word (perl -M) */
+	/* perl's short flags with an attached value, which may hide no other flag:
+	 * -M -m -x -i -F take the rest of the word, -l and -0 digits, -d :MODULE */
+	const char *val_sh;
 };
 
 enum {
@@ -101,7 +103,7 @@ static const struct interp interps[] = {
 	{"nodejs", false, "ceErp", "C", long_eval, long_node_arg, "", 0},
 	{"deno", false, "ceEr", "", long_eval, long_none, "", 0},
 	{"bun", false, "ceErp", "", long_eval, long_none, "", 0},
-	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0, "MmxilCDF0d"},
+	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0, "MmxiFl0d"},
 	{"ruby", false, "ceEr", "ICX", long_eval, long_none, "", 0},
 	{"irb", false, "ceEr", "I", long_eval, long_none, "", 0},
 	{"php", false, "ceErBR", "dz", long_eval, long_none, "", 0},
@@ -578,6 +580,27 @@ static bool perl_module_plain(const char *m)
 	       '\0';
 }
 
+/* perl flag a[*j] with an attached value (struct interp, val_sh): 1 when the
+ * value is code, 0 when it ends the word, -1 to read on after it (*j moved to
+ * its last byte): -l and -0 take octal digits (-0x hex), -d a :MODULE. */
+static int perl_value(const char *a, int *j)
+{
+	char c = a[*j];
+
+	if (c == 'l' || c == '0') {
+		if (c == '0' && a[*j + 1] == 'x')
+			for (++*j; isxdigit((unsigned char)a[*j + 1]);)
+				++*j;
+		else
+			while (a[*j + 1] >= '0' && a[*j + 1] <= '7')
+				++*j;
+		return -1;
+	}
+	if (c == 'd')
+		return a[*j + 1] == ':' ? !perl_module_plain(a + *j + 2) : -1;
+	return (c == 'M' || c == 'm') && !perl_module_plain(a + *j + 1);
+}
+
 /*
  * Look at the option at argv[*i] of interpreter @in: 1 when it runs inline
  * code, -1 when the rest of the line is not the interpreter's (python -m),
@@ -598,8 +621,13 @@ static int interp_option(const struct interp *in, int argc, char *const argv[], 
 		return 0;
 	}
 	for (int j = 1; a[j]; j++) {
-		if (in->val_sh && strchr(in->val_sh, a[j]))
-			return (a[j] == 'M' || a[j] == 'm') && !perl_module_plain(a + j + 1);
+		if (in->val_sh && strchr(in->val_sh, a[j])) {
+			int k = perl_value(a, &j);
+
+			if (k >= 0)
+				return k;
+			continue;
+		}
 		if (strchr(in->inline_sh, a[j]))
 			return 1;
 		if (strchr(in->stop_sh, a[j]))

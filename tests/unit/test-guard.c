@@ -117,7 +117,15 @@ static const struct row rows[] = {
 	DENY("inline-code", "perl", "-MPOSIX system(q(id))", "script.pl"),
 	DENY("inline-code", "perl", "-wmstrict;system(1)", "script.pl"),
 	DENY("inline-code", "perl", "-Mstrict;system(1)", "script.pl"),
+	DENY("inline-code", "perl", "-d:Trace;system(1)", "script.pl"),
+	DENY("inline-code", "perl", "-lne", "print"),
+	DENY("inline-code", "perl", "-0777", "-ne", "print"),
+	DENY("inline-code", "perl", "-i.bak", "-pe", "s/a/b/", "README"),
+	DENY("inline-code", "perl", "-F:", "-lane", "print"),
 	ALLOW("perl", "-Mstrict", "-MList::Util=sum,max", "script.pl"),
+	ALLOW("perl", "-w", "-Ilib", "-d:NYTProf", "script.pl"),
+	ALLOW("perl", "-l", "-0777", "script.pl"),
+	ALLOW("perl", "-0xffe", "script.pl"), /* hex digits, not -e */
 	/* awk, sed, make: a program file that is stdin or a shell-made fd */
 	DENY_SH("inline-code", "awk -f - <<EOF\nBEGIN { system(\"id\") }\nEOF"),
 	DENY_SH("inline-code", "awk -f /dev/stdin README <<EOF\nBEGIN { system(\"id\") }\nEOF"),
@@ -149,6 +157,8 @@ static const struct row rows[] = {
 	DENY("inline-code", "sqlite3", "app.db", ".once |sh"),
 	DENY("inline-code", "sqlite3", "app.db", ".output '|id'"),
 	DENY("inline-code", "sqlite3", "app.db", ".load ./evil"),
+	DENY("inline-code", "sqlite3", "app.db", "  .sy id"),
+	DENY("inline-code", "sqlite3", "app.db", "SELECT EDIT ('x', 'id')"),
 	DENY_SH("inline-code", "sqlite3 app.db <<EOF\n.system id\nEOF"),
 	ALLOW_SH("sqlite3 app.db 'select 1;'"),
 	ALLOW("sqlite3", "app.db", ".tables"),
@@ -166,6 +176,8 @@ static const struct row rows[] = {
 	ALLOW("npm", "run", "build"),
 	ALLOW("npm", "ci"),
 	ALLOW("npx", "prettier", "--check", "."),
+	ALLOW("npx", "eslint", "-c", ".eslintrc.json", "."),
+	ALLOW("npm", "exec", "--", "eslint", "-c", "x.json"),
 	/* git: configuration from the environment, and written by git config */
 	DENY("git-alias", "env", "GIT_CONFIG_PARAMETERS='alias.x'='!rm -rf .'", "git", "x"),
 	DENY_SH("git-alias", "GIT_CONFIG_PARAMETERS=\"'alias.x=!sh'\" git x"),
@@ -227,6 +239,7 @@ static const struct row rows[] = {
 	ALLOW_SH("\"$CC\" -o main src/main.c"),
 	ALLOW_SH("for f in src/*.c; do \"$f\" --version; done"),
 	ALLOW_SH("echo $'a\\tb'"),
+	ALLOW_SH("ln -sf \"$(pwd)/x\" y"),
 	/* a link or copy of a denied executable, made and run in one string */
 	DENY_SH("exec-denylist", "ln -s /usr/bin/rm x && ./x -rf src"),
 	DENY_SH("exec-denylist", "cp /bin/rm ./tool; ./tool x"),
