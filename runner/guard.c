@@ -29,15 +29,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cleanup.h"
 #include "guard.h"
@@ -47,13 +43,6 @@ const char *const jr_default_denylist[] = {
 	"rm",	  "sudo",   "su",	"doas",	    "pkexec",	"runuser", "mkfs*",
 	"mke2fs", "mkswap", "wipefs",	"dd",	    "shred",	"mount",   "umount",
 	"reboot", "halt",   "poweroff", "shutdown", "killall5", NULL,
-};
-
-/* A binary found in the jail's PATH whose copies we recognise. */
-struct jr_ident {
-	char name[NAME_MAX + 1]; /* stripped name, e.g. "rm", "python" */
-	char host[PATH_MAX];
-	off_t size;
 };
 
 struct interp {
@@ -370,119 +359,6 @@ static bool str_in(const char *const *list, const char *s, size_t n)
 	return false;
 }
 
-/* What short option @c of @opts takes: ':', '=', '@', '!', '~', ' ' for a
- * plain flag, 0 when unknown (see struct wrapper). */
-/* ---- renamed copies ---- */
-
-static int ident_add(struct jr_guard *g, const char *name, const char *host, off_t size)
-{
-	struct jr_ident *n;
-
-	for (size_t i = 0; i < g->n_idents; i++)
-		if (g->idents[i].size == size && strcmp(g->idents[i].name, name) == 0)
-			return 0;
-	n = realloc(g->idents, (g->n_idents + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	g->idents = n;
-	n = &g->idents[g->n_idents++];
-	snprintf(n->name, sizeof(n->name), "%s", name);
-	snprintf(n->host, sizeof(n->host), "%s", host);
-	n->size = size;
-	return 0;
-}
-
-static int idents_scan_dir(struct jr_guard *g, const char *jdir)
-{
-	char hdir[PATH_MAX], host[PATH_MAX], s[NAME_MAX + 1];
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-
-	if (jdir[0] != '/' || jr_map(g->view, jdir, hdir, sizeof(hdir)) < 0)
-		return 0;
-	if (strncmp(jdir, g->view->project, strlen(g->view->project)) == 0)
-		return 0; /* copies in the project are what we look for, not references */
-	d = opendir(hdir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		jr_strip_version(de->d_name, s, sizeof(s));
-		if (!jr_denied_name(g, de->d_name) && !find_interp(de->d_name))
-			continue;
-		if ((size_t)snprintf(host, sizeof(host), "%s/%s", hdir, de->d_name) >= sizeof(host))
-			continue;
-		if (stat(host, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-			continue;
-		if (ident_add(g, s, host, st.st_size) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static int idents_build(struct jr_guard *g)
-{
-	const char *p = g->path_env ? g->path_env : "/bin:/usr/bin";
-	char dir[PATH_MAX];
-
-	if (g->idents_built)
-		return 0;
-	g->idents_built = true;
-	for (;;) {
-		size_t n = strcspn(p, ":");
-
-		if (n < sizeof(dir)) {
-			memcpy(dir, p, n);
-			dir[n] = '\0';
-			if (idents_scan_dir(g, dir) < 0)
-				return -ENOMEM;
-		}
-		if (!p[n])
-			break;
-		p += n + 1;
-	}
-	return 0;
-}
-
-static bool same_content(const char *a, const char *b)
-{
-	_cleanup_close_ int fa = open(a, O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int fb = open(b, O_RDONLY | O_CLOEXEC);
-	static char ba[65536], bb[65536];
-
-	if (fa < 0 || fb < 0)
-		return false;
-	for (;;) {
-		ssize_t na = read(fa, ba, sizeof(ba));
-		ssize_t nb = read(fb, bb, sizeof(bb));
-
-		if (na < 0 || nb < 0 || na != nb || memcmp(ba, bb, na) != 0)
-			return false;
-		if (na == 0)
-			return true;
-	}
-}
-
-/* If @jail (a resolved executable inside the project) is a copy of a known
- * binary, return that binary's stripped name. */
-static const char *copy_of(struct walk *w, const char *jail)
-{
-	char host[PATH_MAX];
-	struct stat st;
-
-	if (strncmp(jail, w->g->view->project, strlen(w->g->view->project)) != 0)
-		return NULL;
-	if (jr_map(w->g->view, jail, host, sizeof(host)) < 0 || stat(host, &st) < 0)
-		return NULL;
-	if (idents_build(w->g) < 0)
-		return "(out of memory)";
-	for (size_t i = 0; i < w->g->n_idents; i++)
-		if (w->g->idents[i].size == st.st_size && same_content(host, w->g->idents[i].host))
-			return w->g->idents[i].name;
-	return NULL;
-}
-
 /* ---- argument shapes of particular commands ---- */
 
 static bool has_short(const char *a, char c)
@@ -697,6 +573,11 @@ static bool is_js(const char *name)
 	       !strcmp(name, "bun");
 }
 
+bool jr_is_interp(const char *name)
+{
+	return find_interp(name) != NULL;
+}
+
 bool jr_runs_stdin_program(const char *name)
 {
 	const struct interp *in = find_interp(name);
@@ -898,185 +779,6 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 	return jr_check_paths(w, 1, o.cmd, argv);
 }
 
-char **jr_split_words(const char *s, int *count)
-{
-	size_t cap = strlen(s) + 1;
-	char **words = calloc(cap + 1, sizeof(char *));
-	char *buf = malloc(cap), *o = buf;
-	int n = 0;
-
-	if (!words || !buf) {
-		free(words);
-		free(buf);
-		return NULL;
-	}
-	while (*s) {
-		char q = 0;
-
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		words[n++] = o;
-		for (; *s && (q || !(*s == ' ' || *s == '\t' || *s == '\n')); s++) {
-			if (q && *s == q)
-				q = 0;
-			else if (!q && (*s == '\'' || *s == '"'))
-				q = *s;
-			else if (*s == '\\' && s[1] && q != '\'')
-				*o++ = *++s;
-			else
-				*o++ = *s;
-		}
-		*o++ = '\0';
-	}
-	words[n] = NULL;
-	*count = n;
-	if (n == 0)
-		free(buf);
-	return words;
-}
-
-void jr_free_words(char **words, int n)
-{
-	if (words && n > 0)
-		free(words[0]);
-	free(words);
-}
-
-/* One env option at argv[*i]: sets *split for -S/--split-string, *dir for
- * -C/--chdir; a separate value advances *i. */
-static void env_option(int argc, char *const argv[], int *i, const char **split, const char **dir)
-{
-	static const char *const longs[] = {"split-string", "chdir", "unset"};
-	const char *a = argv[*i], *v;
-
-	if (a[1] == '-') {
-		for (size_t k = 0; k < ARRAY_SIZE(longs); k++) {
-			size_t n = strlen(longs[k]);
-
-			size_t m = strcspn(a + 2, "="); /* getopt_long: --spl=X is --split-string */
-
-			if (!m || m > n || strncmp(a + 2, longs[k], m) != 0)
-				continue;
-			v = a[2 + m] ? a + 3 + m : (*i + 1 < argc ? argv[++*i] : "");
-			if (k == 0)
-				*split = v;
-			else if (k == 1)
-				*dir = v;
-			return;
-		}
-		return; /* --ignore-environment, --null, --debug, signal options */
-	}
-	for (int j = 1; a[j]; j++) {
-		if (!strchr("uCS", a[j]))
-			continue;
-		v = a[j + 1] ? a + j + 1 : (*i + 1 < argc ? argv[++*i] : "");
-		if (a[j] == 'S')
-			*split = v;
-		else if (a[j] == 'C')
-			*dir = v;
-		return;
-	}
-}
-
-/* env -S STRING: the words replace the option and the rest follows. */
-static bool check_env_split(struct walk *w, int argc, char *const argv[], int i, const char *split)
-{
-	int n = 0, total;
-	char **words = jr_split_words(split, &n);
-	char **nargv;
-	bool r;
-
-	if (!words)
-		return jr_deny(w, "internal", "out of memory");
-	total = 1 + n + (argc - i - 1);
-	nargv = calloc(total + 1, sizeof(char *));
-	if (!nargv) {
-		jr_free_words(words, n);
-		return jr_deny(w, "internal", "out of memory");
-	}
-	nargv[0] = argv[0];
-	memcpy(nargv + 1, words, n * sizeof(char *));
-	memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
-	w->depth++;
-	r = w->depth > MAX_DEPTH ? jr_deny(w, "nesting", "wrappers nested too deep")
-				 : jr_check_env(w, "env", total, nargv);
-	free(nargv);
-	jr_free_words(words, n);
-	return r;
-}
-
-bool jr_check_env(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	struct walk inner = *w;
-	char cwd[PATH_MAX];
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *split = NULL, *dir = NULL;
-
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !a[1]) {
-			if (a[0] == '-')
-				continue; /* "-": same as -i */
-			if (!strchr(a, '='))
-				break; /* the command */
-			if (strncmp(a, "PATH=", 5) == 0)
-				inner.path_env = a + 5; /* the command is looked up there */
-			if (jr_check_assign(w, a))
-				return true;
-			continue;
-		}
-		env_option(argc, argv, &i, &split, &dir);
-		if (dir) {
-			if (jr_check_path_arg(w, dir))
-				return true;
-			if (jr_resolve(w->g->view, inner.cwd, dir, cwd, NULL) < 0)
-				return jr_deny(w, "path-refused", "env -C '%s' cannot be resolved",
-					       dir);
-			inner.cwd = cwd;
-		}
-		if (split)
-			return check_env_split(&inner, argc, argv, i, split);
-	}
-	if (i >= argc)
-		return false;
-	inner.depth++;
-	return jr_check_cmd(&inner, argc - i, argv + i);
-}
-
-/* find PATH... EXPR: -exec/-execdir/-ok/-okdir CMD ... ; or +, and -delete */
-static bool check_find(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "-delete") == 0)
-			return jr_deny(w, "find-delete", "find -delete");
-		if (strcmp(a, "-exec") == 0 || strcmp(a, "-execdir") == 0 ||
-		    strcmp(a, "-ok") == 0 || strcmp(a, "-okdir") == 0) {
-			int s = ++i;
-			struct walk inner = *w;
-
-			while (i < argc && strcmp(argv[i], ";") != 0 && strcmp(argv[i], "+") != 0)
-				i++;
-			if (i == s)
-				continue;
-			inner.depth++;
-			if (jr_check_cmd(&inner, i - s, argv + s))
-				return true;
-			continue;
-		}
-		if (jr_check_path_arg(w, a))
-			return true;
-	}
-	return false;
-}
-
 static bool is_loader(const char *name)
 {
 	return fnmatch("ld-linux*.so*", name, 0) == 0 || fnmatch("ld64.so*", name, 0) == 0 ||
@@ -1110,7 +812,7 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 		if (!*family && (find_interp(chain->name[i]) || find_wrapper(chain->name[i])))
 			*family = chain->name[i];
 	}
-	if (resolved && (copy = copy_of(w, resolved))) {
+	if (resolved && (copy = jr_copy_of(w, resolved))) {
 		if (!find_interp(copy) && !allowed(w->g, copy))
 			return jr_deny(w, "exec-copy", "renamed copy of denied executable %s (%s)",
 				       copy, resolved) &&
@@ -1126,7 +828,7 @@ static const struct {
 	bool (*check)(struct walk *w, const char *shown, int argc, char *const argv[]);
 } checkers[] = {
 	{"env", jr_check_env},
-	{"find", check_find},
+	{"find", jr_check_find},
 	{"git", jr_check_git},
 	{"awk", jr_check_awk},
 	{"gawk", jr_check_awk},

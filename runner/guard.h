@@ -56,8 +56,8 @@ bool jr_runs_stdin_program(const char *name);
  * the option that carried it, for the reason. */
 bool jr_check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s);
 
-/* env [OPTION]... [NAME=VALUE]... [COMMAND [ARG]...] (argv[0] is env). */
-bool jr_check_env(struct walk *w, const char *shown, int argc, char *const argv[]);
+/* Is @name (version-stripped) in the interpreter table? */
+bool jr_is_interp(const char *name);
 
 /* Split @s like env -S: whitespace separates, '...' and "..." quote, \
  * escapes. Returns a malloc'ed NULL-terminated array (free with
@@ -77,6 +77,18 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 
 /* Does git configuration "KEY=VALUE" (or "KEY") make git run a program? */
 bool jr_git_config_runs_code(const char *kv);
+
+/* env [OPTION]... [NAME=VALUE]... [COMMAND [ARG]...] (argv[0] is env). */
+bool jr_check_env(struct walk *w, const char *shown, int argc, char *const argv[]);
+
+/* find PATH... EXPR: -exec/-execdir/-ok/-okdir CMD ... ; or +, and -delete. */
+bool jr_check_find(struct walk *w, const char *shown, int argc, char *const argv[]);
+
+/* If @jail (a resolved executable inside the project) is a copy, byte for
+ * byte, of a denied or interpreter binary in the jail's PATH, that binary's
+ * stripped name (static storage of @w->g: valid until jr_guard_release);
+ * NULL otherwise. Builds the table of such binaries on first use. */
+const char *jr_copy_of(struct walk *w, const char *jail);
 
 /* cmake -E rm/remove/remove_directory, -E env/chdir/time CMD, -P FILE. */
 bool jr_check_cmake(struct walk *w, const char *shown, int argc, char *const argv[]);

@@ -9,7 +9,9 @@
  *              process is spawned (jr_guard_*); the wrapper table
  *   guard-path.c   path arguments: where they lead, what may be named
  *   guard-shell.c  --shell strings split into simple commands
- *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
+ *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh, sqlite3 (jr_*_runs_code)
+ *   guard-tools.c  env, find, git, cmake, npm, python -m, node data: URLs, copies of
+ *                  denied binaries, and environment variables that make tools run code
  *   guard.h    internals shared by the guard*.c files
  *   view.c     --root mountinfo check, the one-shot jailfs mount
  *   gitdir.c   the main repository's git directory of a linked work tree
