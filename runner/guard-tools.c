@@ -686,6 +686,8 @@ static bool check_module(struct walk *w, const char *shown, const char *mod, int
 					shown);
 		return false;
 	}
+	if (!strcmp(mod, "runpy")) /* python -m runpy MODULE ARG...: runs MODULE as __main__ */
+		return argc > 0 && check_module(w, shown, argv[0], argc - 1, argv + 1);
 	if (!strcmp(mod, "cProfile") || !strcmp(mod, "profile") || !strcmp(mod, "trace") ||
 	    !strcmp(mod, "pdb"))
 		return check_runner_module(w, shown, mod, argc, argv);
