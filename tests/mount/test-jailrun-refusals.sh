@@ -23,9 +23,10 @@
 #    command that succeeded; the allow_exec hint for a refused rm
 #  - guardrail bypasses (python3 -m timeit, cmake -E rm, git aliases through
 #    GIT_CONFIG_PARAMETERS, sqlite3 .system, awk -f - <<EOF) refused in every
-#    mode with the rule, the reason and a hint naming both and what to do
-#    instead, the planted command not run; ordinary commands of those tools
-#    still run
+#    mode (--source, --source --audit at level all, --root on a mount at
+#    level all, --root on a --read-only mount) with the rule, the reason and
+#    a hint naming both and what to do instead, the planted command not run;
+#    ordinary commands of those tools still run
 #  - every --json result parses, has the refusal and hint fields, and a
 #    reason whenever denied is true
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
@@ -296,7 +297,7 @@ mount_view "$M" --audit "$T/guards.jsonl" --audit-level all "$P" || bad "jailfs 
 R=$T/guardsro
 mount_view "$R" --read-only "$P" || bad "jailfs --read-only for the guardrails did not mount"
 echo 'BEGIN { system("touch pwned") }' >"$P/prog.awk"
-for mode in "--source $P" "--root $M" "--root $R"; do
+for mode in "--source $P" "--source $P --audit $T/guards-src.jsonl" "--root $M" "--root $R"; do
 	refused "$mode" "python3 -m timeit" inline-code "interpreter inline code (python3 -m timeit" \
 		"write the program to a file" -- python3 -m timeit "open('pwned', 'w')"
 	refused "$mode" "cmake -E rm" exec-denylist "denied executable rm (cmake -E rm)" \
