@@ -39,15 +39,19 @@ static const struct {
 			"or with git clean"},
 	{"git-config", "git options that make git run another program are refused; run that "
 		       "program directly"},
+	{"git-alias", "git aliases that run a shell command (!CMD) are refused; run the command "
+		      "itself, or use an alias to a git subcommand (alias.st=status)"},
+	{"nesting", "split the command: fewer wrappers, nested shell strings or here-documents "
+		    "at once"},
+	{"internal", "jailrun ran out of memory checking the command; retry, or shorten it"},
 };
 
-void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
+/* What the caller can do instead, for a refusal by rule @v->rule. */
+static void advice(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
 {
 	const char *s = v->subject;
 
-	out[0] = '\0';
-	if (!v->denied)
-		return;
+	snprintf(out, size, "see jailrun(1), GUARDRAILS");
 	if (*s && view_denies) {
 		snprintf(out, size,
 			 "%s is denied by the view's own [run] deny_exec, which no --allow-exec "
@@ -70,6 +74,17 @@ void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size
 			if (strcmp(v->rule, rule_hints[i].rule) == 0)
 				snprintf(out, size, "%s", rule_hints[i].hint);
 	}
+}
+
+void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
+{
+	char what[1536];
+
+	out[0] = '\0';
+	if (!v->denied)
+		return;
+	advice(v, view_denies, what, sizeof(what));
+	snprintf(out, size, "refused by the %s guardrail (%s): %s", v->rule, v->reason, what);
 }
 
 /* ---- refusals of the view ---- */
