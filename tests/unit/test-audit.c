@@ -188,8 +188,9 @@ static const struct timespec known_ts = {.tv_sec = 1796017801, .tv_nsec = 123456
 
 static char *fmt(const struct jf_audit_event *ev, const char *comm)
 {
+	struct jf_audit_proc proc = {.comm = comm};
 	size_t len;
-	char *line = jf_audit_format(ev, &known_ts, comm, &len);
+	char *line = jf_audit_format(ev, &known_ts, &proc, &len);
 
 	assert_non_null(line);
 	assert_int_equal(strlen(line), len);
