@@ -437,7 +437,9 @@ static void suppress(struct rate_src *r, const struct jf_audit_event *ev, const 
 		r->s.pid = ev->pid;
 		r->s.uid = ev->uid;
 		r->s.since = *ts;
-		atomic_fetch_add(&rate_pending, 1);
+		/* a writer asleep without a timeout sets one now */
+		if (atomic_fetch_add(&rate_pending, 1) == 0)
+			wake_writer();
 	}
 	r->s.until = *ts;
 	r->s.by_decision[ev->decision <= JF_AUDIT_HIDE ? ev->decision : JF_AUDIT_DENY]++;

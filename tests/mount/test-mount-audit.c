@@ -1068,12 +1068,14 @@ static void test_live_log_window(void **state)
 /* ---- bounds: the rate per process, the size cap; the executable ---- */
 
 /* The audit modes the bounds apply in: levels all and writes (every open
- * reaches the daemon), fast_open at level all and at the default level. */
+ * reaches the daemon), fast_open at level all and at the default level, and
+ * a --read-only view (jailfs refuses each write itself). */
 static const char *const bound_modes[][5] = {
 	{"--audit-level", "all", NULL},
 	{"--audit-level", "writes", NULL},
 	{"-o", "fast_open", "--audit-level", "all", NULL},
 	{"-o", "fast_open", NULL},
+	{"--read-only", NULL},
 };
 
 /* Mount with the mode @m and the extra arguments @a, @b (or NULL). */
