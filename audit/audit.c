@@ -39,6 +39,7 @@
 #define EXE_TTL_S 1	    /* seconds a cached /proc/PID/exe stays trusted */
 #define RATE_SLOTS 1024	    /* processes the rate limit tells apart at once (power of 2) */
 #define SWEEP_MS 1000	    /* pending "suppressed" counts are written at least this often */
+#define TS_PREFIX 35	    /* bytes of {"ts":"2026-11-30T05:50:01.123456Z" */
 
 enum { N_DROPPED = 3 }; /* after the three decisions in struct slot's counts */
 
@@ -64,7 +65,9 @@ static struct {
 	uint64_t suppressed; /* events left out by the rate limit, in "suppressed" lines */
 	/* The size cap, the writer's own (no lock): */
 	uint64_t max_size, size; /* bytes; size: what the file held plus what we wrote */
+	bool cappable;		 /* a regular file: a FIFO or a tty has no size to cap */
 	bool capped;		 /* the capped line is in the file at cap_off */
+	bool cap_failed;	 /* its update failed once: said so */
 	off_t cap_off;
 	int cap_fd; /* the file again, without O_APPEND: pwrite(2) of the capped line */
 	struct jf_audit_capped capc;
@@ -599,9 +602,9 @@ static void cap_reset(void)
 	if (A.cap_fd >= 0)
 		close(A.cap_fd);
 	A.cap_fd = -1;
-	A.capped = false;
-	A.size = A.fd >= 0 && fstat(A.fd, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size
-									   : 0;
+	A.capped = A.cap_failed = false;
+	A.cappable = A.fd >= 0 && fstat(A.fd, &st) == 0 && S_ISREG(st.st_mode);
+	A.size = A.cappable ? (uint64_t)st.st_size : 0;
 	memset(&A.capc, 0, sizeof(A.capc));
 	A.capc.max_size = A.max_size;
 }
@@ -672,7 +675,7 @@ static int cap_batch(struct slot *s, int n, bool *add_capped)
 	int k = 0;
 
 	*add_capped = false;
-	if (!A.max_size || A.fd < 0)
+	if (!A.max_size || !A.cappable)
 		return n;
 	while (!A.capped && k < n && A.size <= room && s[k].len <= room - A.size)
 		A.size += s[k++].len;
@@ -708,9 +711,12 @@ static void cap_update(void)
 	}
 	jf_audit_format_capped(&A.capc, &A.capc.until, buf);
 	/* keep the first line's time: when the cap was reached */
-	if (pwrite(A.cap_fd, buf + 35, sizeof(buf) - 35, A.cap_off + 35) < 0)
+	if (pwrite(A.cap_fd, buf + TS_PREFIX, sizeof(buf) - TS_PREFIX, A.cap_off + TS_PREFIX) < 0 &&
+	    !A.cap_failed) {
 		syslog(LOG_AUTHPRIV | LOG_ERR, "audit: updating the capped record of %s: %m",
 		       A.path);
+		A.cap_failed = true; /* once per file */
+	}
 }
 
 /* Write one batch to the file (retrying while it fails) and to syslog. */
