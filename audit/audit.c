@@ -813,11 +813,12 @@ static void writer_linger(void)
 static void *writer_main(void *arg)
 {
 	static struct slot batch[BATCH_MAX + 1];
-	struct timespec ts, swept = {0};
+	struct timespec ts, swept;
 	int n, records;
 	bool done;
 
 	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &swept);
 	pthread_mutex_lock(&A.lock);
 	for (;;) {
 		if (writer_wait())
