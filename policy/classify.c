@@ -27,6 +27,14 @@
  * ".env." and ".cUrSoR/" are caught; SAFE patterns match exactly (a looser
  * SAFE match would widen write access).
  *
+ * A pattern with a trailing '/' matches only directories in gitignore(5);
+ * here that holds for the rules that widen access ([safe], '!'
+ * exceptions) only. A [denied] or [restricted] one matches the name it ends
+ * on whatever the object is: a host program reading ".claude/" or
+ * ".git/hooks/" follows a symlink of that name, and a file named ".ssh"
+ * would be a name taken by a hidden directory, which creating must not
+ * reveal. So @is_dir only decides [safe] and exception matches.
+ *
  * No allocation: the work area lives on the stack (about 17 KiB).
  */
 #include <errno.h>
@@ -118,7 +126,7 @@ static uint32_t better(const struct jf_policy *p, enum pick how, uint32_t best, 
 /* Rule @r's last segment matched component @i: check the rest. */
 static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct cview *v, size_t i)
 {
-	if (c->dir_only && i + 1 == x->n && !x->is_dir)
+	if (c->dir_only && !c->any_type && i + 1 == x->n && !x->is_dir)
 		return false;
 	return !c->anchored || segs_match(c, x, v, i + 1);
 }

@@ -597,6 +597,7 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		if (s->builtin && s->zone == JF_DENIED)
 			p->rules[i].content = jf_profile_content(s->source, s->pattern);
 		p->cpats[i] = s->cp;
+		p->cpats[i].any_type = s->cp.dir_only && s->zone != JF_SAFE && !s->cp.negated;
 		s->pattern = NULL;
 		memset(&s->cp, 0, sizeof(s->cp));
 		p->nrules++;

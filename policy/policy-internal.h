@@ -50,8 +50,11 @@ struct jf_cpat {
 	uint16_t nseg;
 	bool anchored; /* matched against the whole path prefix, not one name */
 	bool dir_only; /* trailing '/' */
-	bool negated;  /* leading '!' */
-	bool fold;     /* ASCII case folding (patterns stored lowercase) */
+	/* A dir_only rule that protects ([denied], [restricted], not '!'): it
+	 * matches the name it ends on whatever the object is (classify.c). */
+	bool any_type;
+	bool negated; /* leading '!' */
+	bool fold;    /* ASCII case folding (patterns stored lowercase) */
 	uint8_t last_kind;
 	const char *lit; /* JF_LAST_LIT/SUFFIX/PREFIX: the literal part (unescaped) */
 	uint16_t litlen;

@@ -96,11 +96,15 @@ static bool ref_segs(const struct jf_cpat *c, const struct ref *x, const char *b
 	return dp[0][0];
 }
 
-static bool ref_match(const struct jf_cpat *c, const struct ref *x, size_t k)
+/* Does rule @u (compiled @c) match prefix @k of @x? A trailing '/' limits a
+ * [safe] rule or an exception to directories; a [denied] or [restricted]
+ * rule holds the name whatever the object is. */
+static bool ref_match(const struct jf_cpat *c, const struct jf_rule *u, const struct ref *x,
+		      size_t k)
 {
 	if (k == 0 || c->last_kind == JF_LAST_ROOT)
 		return k == 0 && c->last_kind == JF_LAST_ROOT;
-	if (c->dir_only && k == x->n && !x->is_dir)
+	if (c->dir_only && (u->zone == JF_SAFE || u->negated) && k == x->n && !x->is_dir)
 		return false;
 	for (int variant = 0; variant < 2; variant++) {
 		const char *buf = c->fold ? x->fold : x->exact;
@@ -164,7 +168,7 @@ static bool ref_classify(const struct jf_policy *p, const char *path, size_t len
 		for (uint32_t r = 0; r < p->nrules; r++) {
 			const struct jf_cpat *c = &p->cpats[r];
 
-			if (!ref_match(c, &x, k))
+			if (!ref_match(c, &p->rules[r], &x, k))
 				continue;
 			if (p->rules[r].zone == JF_DENIED)
 				d = r;

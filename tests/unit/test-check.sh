@@ -66,10 +66,12 @@ expect check-default 0 "$want" -- "$JAILFS" --check --source "$S" .env .env.exam
 	../etc/passwd %2e%2e/etc/passwd src/%252e /etc/passwd "${S}_x/a" $'a\nb' '．．／etc' ''
 
 # is_dir: with --source from lstat (a symlink to a directory is not one, see
-# check-default); without --source only a trailing slash says directory
+# check-default); without --source only a trailing slash says directory, and
+# that matters only for [safe] rules and exceptions: a [denied] or
+# [restricted] "secrets/" or ".vscode/" holds whatever object has the name
 want="SAFE${TAB}default${TAB}ssh-link
-SAFE${TAB}default${TAB}secrets
-SAFE${TAB}default${TAB}.vscode"
+DENIED${TAB}profile:secrets${TAB}secrets
+RESTRICTED${TAB}profile:project${TAB}.vscode"
 expect check-nosource 0 "$want" -- "$JAILFS" --check ssh-link secrets .vscode
 want="DENIED${TAB}profile:secrets${TAB}secrets
 RESTRICTED${TAB}profile:project${TAB}.vscode"
