@@ -17,7 +17,8 @@
 #    EACCES in a directory where hidden ones exist and in one where none do;
 #    creating x.pem answers the same beside a hidden private key x.pem as
 #    in a directory without one, and succeeds in a directory made through
-#    the view
+#    the view (mkdir then create, in one jailrun run too); jailrun's hint
+#    says so
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 : "${JAILFS:?JAILFS not set}"
@@ -64,6 +65,9 @@ read -r -d '' TRY <<-'PY'
 	        os.rename(a[0], a[1])
 	    elif op == "mkdir":
 	        os.mkdir(a[0])
+	    elif op == "mkdir-create":
+	        os.mkdir(os.path.dirname(a[0]))
+	        os.close(os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
 	    print("OK")
 	except OSError as e:
 	    print(errno.errorcode[e.errno])
@@ -185,7 +189,7 @@ for mode in plain fast_open audit-all read-only unprivileged; do
 	audit-all) opts=(--audit "$audit" --audit-level all) ;;
 	read-only) opts=(--read-only --audit "$audit") ;;
 	unprivileged)
-		[ "$fuse_mode" = 666 ] || chmod 0666 /dev/fuse
+		chmod 0666 /dev/fuse
 		chown -R jftest: "$src"
 		mkdir -p "$mnt" && chown jftest: "$mnt"
 		as_user=(setpriv --reuid=jftest --regid=jftest --init-groups)
@@ -235,6 +239,14 @@ gb=$(jr --source "$src" -- python3 t/try.py create "hex:$(hex b/.ssh)")
 check "jailrun --source: create .ssh: $ga and $gb, want EACCES" [ "$ga" = "$gb" -a "$ga" = EACCES ]
 check "jailrun --source: the backing tree is unchanged" [ "$(tree_sum "$src")" = "$before" ]
 host_commit "jailrun --source"
+hint=$("$JAILRUN" --source "$src" --json -- python3 t/try.py create "hex:$(hex b/x.pem)" \
+	2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("hint"))')
+check "jailrun --source: the hint says where x.pem can be created: $hint" \
+	grep -q "made through the view (mkdir it first" <<<"$hint"
+got=$(jr --source "$src" -- python3 t/try.py mkdir-create "hex:$(hex c/x.pem)")
+check "jailrun --source: mkdir c, then create c/x.pem in one run: $got, want OK" [ "$got" = OK ]
+rm -rf "$src/c"
+before=$(tree_sum "$src")
 
 mnt=$work/mnt-jailrun
 mount_view "$mnt" "$src" || bad "jailrun --root: mount"
@@ -245,6 +257,10 @@ check "jailrun --root: mkfifo lib/.git/hooks: $got, want EROFS" [ "$got" = EROFS
 ga=$(jr --root "$mnt" -- python3 t/try.py create "hex:$(hex a/secrets)")
 gb=$(jr --root "$mnt" -- python3 t/try.py create "hex:$(hex b/secrets)")
 check "jailrun --root: create secrets: $ga and $gb, want EACCES" \
+	[ "$ga" = "$gb" -a "$ga" = EACCES ]
+ga=$(jr --root "$mnt" -- python3 t/try.py create "hex:$(hex a/x.pem)")
+gb=$(jr --root "$mnt" -- python3 t/try.py create "hex:$(hex b/x.pem)")
+check "jailrun --root: create x.pem: $ga beside a hidden one, $gb where none is" \
 	[ "$ga" = "$gb" -a "$ga" = EACCES ]
 check "jailrun --root: the backing tree is unchanged" [ "$(tree_sum "$src")" = "$before" ]
 umount_view "$mnt" || bad "jailrun --root: unmount"
