@@ -65,6 +65,13 @@ read -r -d '' TRY <<-'PY'
 	        os.rename(a[0], a[1])
 	    elif op == "mkdir":
 	        os.mkdir(a[0])
+	    elif op == "unlink":
+	        os.unlink(a[0])
+	    elif op == "lstat":
+	        os.lstat(a[0])
+	    elif op == "readlink":
+	        print(os.readlink(a[0]))
+	        sys.exit(0)
 	    elif op == "mkdir-create":
 	        os.mkdir(os.path.dirname(a[0]))
 	        os.close(os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
@@ -132,6 +139,10 @@ printf 'x\n' >"$tmpl/a/.ssh/id_rsa"
 printf 'x\n' >"$tmpl/a/secrets/token"
 printf 'x\n' >"$tmpl/a/.aws/credentials"
 printf -- '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n' >"$tmpl/a/x.pem"
+# what the host made: a symlink .claude and a file secrets
+mkdir -p "$tmpl/host"
+ln -s ../agent/claude "$tmpl/host/.claude"
+printf 'x\n' >"$tmpl/host/secrets"
 # a nested repository without hooks/ (git init --template= makes none)
 (
 	cd "$tmpl" && git init -q --template= lib && cd lib &&
@@ -154,6 +165,19 @@ protected() {
 	expect EROFS "$mode: mkfifo lib/.git/modules" mkfifo "$mnt/lib/.git/modules"
 	check "$mode: no .claude, no lib/.git/hooks in the backing tree" \
 		test ! -L "$src/.claude" -a ! -e "$src/.claude" -a ! -L "$src/lib/.git/hooks"
+}
+
+# host-made objects: the view, --check and --scan agree
+host_made() {
+	local out
+	expect ../agent/claude "$mode: host/.claude (symlink) reads" readlink "$mnt/host/.claude"
+	expect EROFS "$mode: unlink host/.claude" unlink "$mnt/host/.claude"
+	expect ENOENT "$mode: host/secrets (a file) is hidden" lstat "$mnt/host/secrets"
+	check "$mode: host/secrets not listed" eval '! ls -a "$mnt/host" | grep -qx secrets'
+	out=$("$JAILFS" --check --source "$src" host/.claude host/secrets | cut -f1 | tr '\n' ' ')
+	check "$mode: --check agrees: $out" [ "$out" = "RESTRICTED DENIED " ]
+	out=$("$JAILFS" --scan "$src" | grep -c '^RESTRICTED.*host/.claude$\|^DENIED.*host/secrets$')
+	check "$mode: --scan agrees" [ "$out" = 2 ]
 }
 
 # oracle: creating hidden directories' names and a content-hidden name
@@ -204,6 +228,7 @@ for mode in plain fast_open audit-all read-only unprivileged; do
 	for _ in $(seq 100); do mounted "$mnt" && break; sleep 0.05; done
 
 	protected
+	host_made
 	host_commit "$mode"
 	if [ "$mode" = read-only ]; then
 		oracle EACCES

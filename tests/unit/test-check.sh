@@ -163,6 +163,24 @@ if [ "$(id -u)" != 0 ]; then
 	chmod 700 "$T/small/locked"
 fi
 
+# --- directory rules hold a name whatever object has it: a symlink .claude,
+# a FIFO .vscode, a file secrets (the view agrees: tests/mount/test-dirrules.sh)
+D=$T/dirrules
+mkdir -p "$D/agent"
+ln -s agent "$D/.claude"
+mkfifo "$D/.vscode"
+printf 'x\n' >"$D/secrets"
+want="RESTRICTED${TAB}profile:project${TAB}.claude
+RESTRICTED${TAB}profile:project${TAB}.vscode
+DENIED${TAB}profile:secrets${TAB}secrets
+SAFE${TAB}default${TAB}agent"
+expect check-dir-rules 0 "$want" -- "$JAILFS" --check --source "$D" .claude .vscode secrets agent
+want="RESTRICTED${TAB}profile:project${TAB}.claude
+RESTRICTED${TAB}profile:project${TAB}.vscode
+DENIED${TAB}profile:secrets${TAB}secrets
+# SAFE 1, RESTRICTED 2, DENIED 1 (0 directories not entered), REFUSED 0; 4 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan "$D"
+
 # --- C1 controls and bidi overrides: refused like C0, escaped as \xHH ---
 U=$T/unsafe
 mkdir -p "$U"
