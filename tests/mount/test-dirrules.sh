@@ -10,7 +10,9 @@
 # jailrun --root:
 #  - a symlink, file, FIFO, socket, hard link or rename named .claude,
 #    .vscode, .idea, .cursor, .husky, lib/.git/hooks or lib/.git/modules
-#    answers EROFS and the backing tree is unchanged
+#    answers EROFS and the backing tree is unchanged; so does a symlink or
+#    file named like a directory above a protected name
+#    (lib/.git/objects/info, above objects/info/alternates)
 #  - end to end: a hooks symlink planted in a nested repository the host
 #    then commits in: host git runs no hook
 #  - creating .ssh, secrets, .aws (file, FIFO, symlink, directory) answers
@@ -67,6 +69,8 @@ read -r -d '' TRY <<-'PY'
 	        os.mkdir(a[0])
 	    elif op == "unlink":
 	        os.unlink(a[0])
+	    elif op == "rmdir":
+	        os.rmdir(a[0])
 	    elif op == "lstat":
 	        os.lstat(a[0])
 	    elif op == "readlink":
@@ -165,6 +169,13 @@ protected() {
 	expect EROFS "$mode: mkfifo lib/.git/modules" mkfifo "$mnt/lib/.git/modules"
 	check "$mode: no .claude, no lib/.git/hooks in the backing tree" \
 		test ! -L "$src/.claude" -a ! -e "$src/.claude" -a ! -L "$src/lib/.git/hooks"
+	# the directories above a protected name: objects/info/alternates
+	expect EROFS "$mode: create file lib/.git/worktrees" create "$mnt/lib/.git/worktrees"
+	[ "$mode" = read-only ] && return
+	expect OK "$mode: rmdir lib/.git/objects/info (empty, SAFE)" rmdir "$mnt/lib/.git/objects/info"
+	expect EROFS "$mode: symlink lib/.git/objects/info -> ../../../agent" \
+		symlink ../../../agent "$mnt/lib/.git/objects/info"
+	expect OK "$mode: mkdir lib/.git/objects/info again" mkdir "$mnt/lib/.git/objects/info"
 }
 
 # host-made objects: the view, --check and --scan agree

@@ -234,6 +234,98 @@ static void test_user_policy(void **state)
 	jf_policy_free(p);
 }
 
+/*
+ * A [restricted] rule's directories above its last name: a symlink, file
+ * or FIFO holding one of them would send a host program that reads the
+ * protected path to what the agent wrote (a symlink .git/objects/info
+ * naming another directory's alternates), so a non-directory there is
+ * RESTRICTED too, for every prefix of every built-in [restricted] rule that
+ * has one. Directories keep their zone.
+ */
+static void test_restricted_prefixes(void **state)
+{
+	size_t checked = 0;
+
+	(void)state;
+	for (size_t i = 0; jf_profile_names[i]; i++) {
+		char text[256];
+		const struct jf_rule *r;
+		struct jf_policy *p;
+
+		snprintf(text, sizeof(text), "[options]\ndefault = safe\nprofiles = %s%s\n",
+			 jf_profile_names[i], i ? ", -secrets" : "");
+		p = parse_ok(text);
+		for (size_t k = 0; (r = jf_policy_rule(p, k)); k++) {
+			const char *pat = r->pattern;
+
+			if (r->zone != JF_RESTRICTED || r->negated)
+				continue;
+			for (size_t e = 1; pat[e] && pat[e + 1]; e++) {
+				const struct jf_rule *got_rule;
+				char prefix[512], path[512];
+
+				if (pat[e] != '/' || (e >= 2 && strncmp(pat + e - 2, "**", 2) == 0))
+					continue;
+				snprintf(prefix, sizeof(prefix), "%.*s/", (int)e, pat);
+				if (instantiate(prefix, path, sizeof(path)))
+					continue;
+				for (size_t t = 1; t < NTYPES; t++)
+					if (zone_of(p, path, types[t].type, &got_rule) <
+					    JF_RESTRICTED)
+						fail_msg("%s: rule %s: '%s' as a %s is SAFE",
+							 jf_profile_names[i], pat, path,
+							 types[t].name);
+				checked++;
+			}
+		}
+		jf_policy_free(p);
+	}
+	assert_true(checked >= 20);
+}
+
+/* The same in a user's policy; directories, and names elsewhere, keep
+ * their zones. */
+static void test_restricted_prefixes_user(void **state)
+{
+	struct jf_policy *p = parse_ok("[options]\ndefault = safe\nprofiles = -secrets\n"
+				       "[restricted]\nvendor/patches/x.diff\n**/tools/bin/run\n"
+				       "[denied]\n**/.kube/config\n");
+	const struct jf_rule *rule;
+	struct jf_policy *d = NULL;
+
+	(void)state;
+	for (size_t t = 0; t < NTYPES; t++) {
+		mode_t ty = types[t].type;
+		enum jf_zone want = S_ISDIR(ty) ? JF_SAFE : JF_RESTRICTED;
+
+		assert_int_equal(zone_of(p, "vendor", ty, &rule), want);
+		assert_int_equal(zone_of(p, "vendor/patches", ty, &rule), want);
+		assert_int_equal(zone_of(p, "a/vendor", ty, &rule), JF_SAFE); /* anchored */
+		assert_int_equal(zone_of(p, "x/tools", ty, &rule), want);
+		assert_int_equal(zone_of(p, "tools/bin", ty, &rule), want);
+		assert_int_equal(zone_of(p, "x/tools/b", ty, &rule), JF_SAFE);
+		/* a DENIED rule hides what its path names; a symlink .kube shows
+		 * nothing that was hidden, so it keeps its zone */
+		assert_int_equal(zone_of(p, ".kube", ty, &rule), JF_SAFE);
+	}
+	jf_policy_free(p);
+	assert_int_equal(jf_policy_default(&d), 0);
+	for (size_t t = 0; t < NTYPES; t++) {
+		mode_t ty = types[t].type;
+		enum jf_zone want = S_ISDIR(ty) ? JF_SAFE : JF_RESTRICTED;
+
+		assert_int_equal(zone_of(d, ".git/objects", ty, &rule), want);
+		assert_int_equal(zone_of(d, "lib/.git/objects/info", ty, &rule), want);
+		assert_int_equal(zone_of(d, ".git/worktrees/w", ty, &rule), want);
+		assert_int_equal(zone_of(d, ".git/refs", ty, &rule), JF_SAFE);
+		assert_int_equal(zone_of(d, ".git/objects/ab", ty, &rule), JF_SAFE);
+	}
+	/* what --scan and dumps list: the rules as written, nothing derived */
+	for (size_t k = 0; (rule = jf_policy_rule(d, k)); k++)
+		assert_true(strcmp(rule->pattern, "**/.git/objects") != 0);
+	jf_policy_free(d);
+}
+
 /* jf_classify_public (a file whose content is public) keeps directory rules too. */
 static void test_public_keeps_dir_rules(void **state)
 {
@@ -255,6 +347,8 @@ int main(void)
 		cmocka_unit_test(test_profiles_every_type),
 		cmocka_unit_test(test_default_names),
 		cmocka_unit_test(test_user_policy),
+		cmocka_unit_test(test_restricted_prefixes),
+		cmocka_unit_test(test_restricted_prefixes_user),
 		cmocka_unit_test(test_public_keeps_dir_rules),
 	};
 
