@@ -575,17 +575,16 @@ void jf_policy_free(struct jf_policy *p)
 }
 
 /*
- * Does rule @s get derived rules for the directories above its last name?
- * A [restricted] rule, not an exception, whose pattern has a '/' before its
- * last name. Returns how many '/' separate its names (the most derived
- * rules it gets).
+ * Does a rule of @zone with pattern text @t, compiled @c, get derived rules
+ * for the directories above its last name? A [restricted] rule, not an
+ * exception, whose pattern has a '/' before its last name. Returns how many
+ * '/' separate its names (the most derived rules it gets).
  */
-static size_t derivable(const struct spec *s)
+static size_t derivable(enum jf_zone zone, const struct jf_cpat *c, const char *t)
 {
-	const char *t = s->pattern;
 	size_t len = strlen(t), n = 0;
 
-	if (s->zone != JF_RESTRICTED || s->cp.negated || !s->cp.anchored)
+	if (zone != JF_RESTRICTED || c->negated || !c->anchored)
 		return 0;
 	for (size_t i = 1; i + 1 < len; i++)
 		n += t[i] == '/';
@@ -661,7 +660,7 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 	size_t extra = 0;
 
 	for (size_t i = 0; i < all->n; i++)
-		extra += derivable(&all->v[i]);
+		extra += derivable(all->v[i].zone, &all->v[i].cp, all->v[i].pattern);
 	if (!p || !(p->file = strdup(st->name)))
 		goto oom;
 	p->rules = calloc(all->n + extra + 1, sizeof(*p->rules));
@@ -685,14 +684,10 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		memset(&s->cp, 0, sizeof(s->cp));
 		p->nindexed = ++p->nrules;
 	}
-	for (size_t i = 0; i < p->nrules; i++) {
-		struct spec one = {.pattern = (char *)p->rules[i].pattern,
-				   .zone = p->rules[i].zone,
-				   .cp = p->cpats[i]};
-
-		if (derivable(&one) && derive(p, i) < 0)
+	for (size_t i = 0; i < p->nrules; i++)
+		if (derivable(p->rules[i].zone, &p->cpats[i], p->rules[i].pattern) &&
+		    derive(p, i) < 0)
 			goto oom;
-	}
 	p->def = st->def;
 	p->hardlinks = st->hardlinks;
 	for (int z = 0; z < 3; z++)
