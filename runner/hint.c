@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cleanup.h"
 #include "jailrun.h"
@@ -140,6 +141,26 @@ static bool is(const char *a, const char *b)
 	return a && strcmp(a, b) == 0;
 }
 
+/* Does @path end in a name a rule subject to content judges (*.pem, *.key,
+ * *.asc; jailfs-policy(5), NAMES SUBJECT TO CONTENT)? */
+static bool content_name(const char *path)
+{
+	static const char *const ext[] = {".pem", ".key", ".asc"};
+	size_t n = path ? strlen(path) : 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
+		if (n > 4 && strcasecmp(path + n - 4, ext[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Did @f refuse to give a new name (create, mknod, link, rename)? */
+static bool new_name(const struct jr_refusal *f)
+{
+	return is(f->op, "create") || is(f->op, "mknod") || is(f->op, "link") ||
+	       is(f->op, "rename");
+}
+
 /* What the refusal means and what to do instead. */
 static const char *why(const struct jr_refusal *f)
 {
@@ -156,6 +177,12 @@ static const char *why(const struct jr_refusal *f)
 		       "zone); write elsewhere, e.g. under /tmp";
 	if (is(f->zone, "RESTRICTED"))
 		return "the policy makes it read-only; write elsewhere";
+	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets") && new_name(f) &&
+	    content_name(f->path2 ? f->path2 : f->path))
+		return "a new *.pem, *.key or *.asc file is created only in a directory made "
+		       "through the view (mkdir it first, in the same run) or where the view "
+		       "shows that name: elsewhere a hidden private key may hold it, and the "
+		       "view does not tell; or use another name (.crt for a certificate)";
 	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets"))
 		return "names that look like secrets (.env, keys, credentials) are hidden in the "
 		       "jail and cannot be created or used; pick another name";

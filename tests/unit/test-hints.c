@@ -306,6 +306,15 @@ static void test_refusal_hints(void **state)
 		     "look like secrets");
 	refusal_hint("rename", "a", "b/.env", "DENIED", "x.ini:1", "EACCES",
 		     "renaming a to b/.env");
+	/* a name subject to content: where it can be created */
+	refusal_hint("create", "certs/ca.pem", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "created only in a directory made through the view (mkdir it first");
+	refusal_hint("rename", "certs/ca.tmp", "certs/CA.PEM", "DENIED", "profile:secrets",
+		     "EACCES", "a hidden private key may hold it");
+	refusal_hint("create", "server.key", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "or use another name (.crt for a certificate)");
+	refusal_hint("create", "id_rsa.key.txt", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "look like secrets");
 	refusal_hint("create", "x\\u001b", NULL, "DENIED", "control", "EACCES",
 		     "refused name: control character in a name");
 	refusal_hint("open", "big.bin", NULL, "SAFE", "default", "EFBIG", "opening big.bin");
