@@ -6,13 +6,15 @@
 # the absolute target P iff P, resolved on the host as the kernel does,
 # stays below the system directories at every step and ends at a regular
 # file (the expectation is computed by symtarget.py without jailfs).
-#  - symlink(P) on a default mount (root), on a default mount of jftest's
-#    (fusermount3) and through jailrun --source: accepted as expected,
+#  - symlink(P) on a default mount (root), at audit level all (a deny
+#    record each), on a default mount of jftest's (fusermount3), through
+#    jailrun --root on a mount and jailrun --source: accepted as expected,
 #    refused with EACCES otherwise; /usr/lib/ssl/private,
 #    /usr/share/maven/conf and /usr/lib/python3.11/sitecustomize.py refused
 #  - links to every P planted in the backing tree of a share view
 #    (mnt-examples/share.ini): only the accepted ones are listed, and tar -h
-#    over the view archives none of the others (nothing from /etc)
+#    over the view archives none of the others (nothing from /etc); a
+#    --read-only view lists the same
 #  - python3 -m venv in a view, and its python3 runs (default mount,
 #    jailrun --source)
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
@@ -98,6 +100,33 @@ else
 	bad "default mount: jailfs did not mount"
 fi
 
+# ----------------------------------- audit level all; jailrun --root on a mount
+asrc=$work/asrc amnt=$work/amnt
+mkdir -p "$asrc/links"
+if mount_view "$amnt" --audit "$work/audit.jsonl" --audit-level all "$asrc"; then
+	python3 "$helper" create "$amnt/links" "$work/expect.json" >"$work/audit.json"
+	judge "$work/audit.json" "audit level all"
+	umount_view "$amnt" || bad "audit level all: unmount"
+	denied=$(jq -s '[.[] | select(.op == "symlink" and .decision == "deny")] | length' \
+		"$work/audit.jsonl")
+	check "audit level all: one deny record per refused symlink ($denied)" \
+		test "$denied" = $((total - accepted))
+else
+	bad "audit level all: jailfs did not mount"
+fi
+rsrc=$work/rsrc rmnt=$work/rmnt
+mkdir -p "$rsrc/links"
+cp "$helper" "$work/expect.json" "$rsrc/"
+printf 'python3 symtarget.py create links expect.json >result.json\n' >"$rsrc/create.sh"
+if mount_view "$rmnt" "$rsrc"; then
+	js=$(cd "$rsrc" && "$J" --root "$rmnt" --json --timeout 300 -- sh create.sh 2>"$work/jr.err")
+	check "jailrun --root: the helper ran" test "$(jq -r .exit_code <<<"$js")" = 0
+	judge "$rsrc/result.json" "jailrun --root"
+	umount_view "$rmnt" || bad "jailrun --root: unmount"
+else
+	bad "jailrun --root: jailfs did not mount"
+fi
+
 # ------------------------------------------------ unprivileged (fusermount3)
 if id jftest >/dev/null 2>&1; then
 	usrc=$work/usrc umnt=$work/umnt
@@ -147,6 +176,12 @@ if mount_view "$smnt" --policy "$SRC/mnt-examples/share.ini" "$share"; then
 		"$(wc -l <"$work/want") expected"
 	check "share view: exactly the accepted planted links are listed" \
 		cmp -s "$work/want" "$work/listed"
+	# A lookup by name (no listing first: a fresh mount's kernel knows none).
+	umount_view "$smnt" && mount_view "$smnt" --policy "$SRC/mnt-examples/share.ini" "$share"
+	found=$(python3 -c 'import os, sys; print(sum(os.path.lexists(os.path.join(sys.argv[1], str(i)))
+		for i in range(int(sys.argv[2]))))' "$smnt/links" "$total")
+	check "share view: a lookup finds exactly the accepted planted links ($found)" \
+		test "$found" = "$accepted"
 	# Streamed, never on disk, and bounded in time and bytes (symtarget.py).
 	timeout 120 tar -h -C "$smnt" -cf - some 2>"$work/tar.err" |
 		python3 "$helper" archive "$work/expect.json" >"$work/archive.json"
@@ -162,6 +197,15 @@ if mount_view "$smnt" --policy "$SRC/mnt-examples/share.ini" "$share"; then
 	umount_view "$smnt" || bad "share view: unmount"
 else
 	bad "share view: jailfs did not mount"
+fi
+# The same planted links in a --read-only view: lookups judge them alike.
+if mount_view "$smnt" --read-only "$share"; then
+	(cd "$smnt" && ls links | sed 's|^|links/|') | LC_ALL=C sort >"$work/listed-ro"
+	check "--read-only view: exactly the accepted planted links are listed" \
+		cmp -s "$work/want" "$work/listed-ro"
+	umount_view "$smnt" || bad "--read-only view: unmount"
+else
+	bad "--read-only view: jailfs did not mount"
 fi
 
 tap_done
