@@ -10,7 +10,8 @@
  * target is shown only when its host resolution stays in the system
  * directories at every step and ends at a regular file: a directory would
  * hand a recursive follower the links inside it
- * (/usr/lib/jvm/java-17-openjdk-amd64/conf -> /etc/java-17-openjdk).
+ * (/usr/lib/jvm/java-17-openjdk-amd64/conf/logging.properties ->
+ * /etc/java-17-openjdk/logging.properties).
  *
  * The walk is the kernel's, done by hand from an fd on "/": one openat
  * (O_PATH | O_NOFOLLOW) per component, readlinkat on each link met, its
@@ -18,7 +19,10 @@
  * links. The path reached so far is kept as text, and is the physical path
  * (every link in it expanded), so ".." on it is the directory's real
  * parent, and the text is what is checked against the system directories
- * before anything under it is opened: nothing outside them is ever opened.
+ * before anything under it is opened: nothing outside them is ever opened,
+ * and a walk that passes through /etc is refused even when it comes back
+ * (/usr/bin/java -> /etc/alternatives/java -> /usr/lib/jvm/...): where it
+ * leads would be decided by the host's configuration.
  */
 #include <errno.h>
 #include <fcntl.h>
