@@ -16,10 +16,10 @@
  * The walk is the kernel's, done by hand from an fd on "/": one openat
  * (O_PATH | O_NOFOLLOW) per component, readlinkat on each link met, its
  * text spliced in front of what is left, at most JF_SYSTARGET_MAX_HOPS
- * links. The path reached so far is kept as text, and is the physical path
- * (every link in it expanded), so ".." on it is the directory's real
- * parent, and the text is what is checked against the system directories
- * before anything under it is opened: nothing outside them is ever opened,
+ * links. The path reached so far is kept as text, the physical path (every
+ * link in it expanded), so ".." on it is the directory's real parent; the
+ * text is what is checked against the system directories before anything
+ * under it is opened: nothing outside them is ever opened,
  * and a walk that passes through /etc is refused even when it comes back
  * (/usr/bin/java -> /etc/alternatives/java -> /usr/lib/jvm/...): where it
  * leads would be decided by the host's configuration.
@@ -56,8 +56,9 @@ static void walk_move(struct walk *w, int fd)
 	w->fd = fd;
 }
 
-/* Put @text (a link's) in front of w->todo[@rest...]; 0 or -ENAMETOOLONG. */
-static int splice_link(struct walk *w, const char *text, size_t n, size_t rest)
+/* Put @text (@n bytes: a link's, or a path to walk again) in front of
+ * w->todo[@rest...], from "/" when absolute; 0 or -ENAMETOOLONG. */
+static int walk_splice(struct walk *w, const char *text, size_t n, size_t rest)
 {
 	size_t left = strlen(w->todo + rest);
 
@@ -75,8 +76,8 @@ static int splice_link(struct walk *w, const char *text, size_t n, size_t rest)
 }
 
 /* One component @name (@n bytes) of the walk, w->todo[@rest...] after it:
- * 0 when it was followed, 1 when it was a link now spliced into w->todo, or
- * a negative errno. */
+ * 0 when it was followed, 1 when what to walk next was spliced into
+ * w->todo (a link's text, a parent's path), or a negative errno. */
 static int walk_step(struct walk *w, const char *name, size_t n, size_t rest)
 {
 	char text[JF_PATH_MAX + 1];
@@ -85,16 +86,20 @@ static int walk_step(struct walk *w, const char *name, size_t n, size_t rest)
 	int fd, r;
 
 	if (n == 2 && name[0] == '.' && name[1] == '.') {
-		if (!dlen)
-			return 0; /* ".." of "/" is "/": never above @root */
-		while (w->dlen > 0 && w->done[w->dlen] != '/')
-			w->dlen--;
-		w->done[w->dlen] = '\0';
-		fd = openat(w->fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		walk_move(w, fd);
-		return fstat(fd, &w->st) < 0 ? -errno : 0;
+		/* The parent's path is walked again from "/": its text, not
+		 * an fd's "..", is what was checked, and a directory moved
+		 * meanwhile is walked where it is now. Never above @root. */
+		while (dlen > 0 && w->done[dlen] != '/')
+			dlen--;
+		w->done[dlen] = '\0';
+		memcpy(text, w->done, dlen + 1);
+		if (!dlen) {
+			walk_move(w, w->root);
+			w->dlen = 0;
+			return 0;
+		}
+		r = walk_splice(w, text, dlen, rest);
+		return r < 0 ? r : 1;
 	}
 	if (dlen + 1 + n >= sizeof(w->done))
 		return -ENAMETOOLONG;
@@ -124,7 +129,7 @@ static int walk_step(struct walk *w, const char *name, size_t n, size_t rest)
 		return -ENAMETOOLONG;
 	if (++w->hops > JF_SYSTARGET_MAX_HOPS)
 		return -ELOOP;
-	r = splice_link(w, text, (size_t)tn, rest);
+	r = walk_splice(w, text, (size_t)tn, rest);
 	return r < 0 ? r : 1;
 }
 
@@ -149,7 +154,7 @@ static int walk_all(struct walk *w)
 		r = walk_step(w, name, n, rest);
 		if (r < 0)
 			return r;
-		/* 1: a link's text now starts w->todo; else go on after @name. */
+		/* 1: w->todo starts anew; else go on after @name. */
 		p = r == 1 ? 0 : rest;
 	}
 	return 0;

@@ -80,6 +80,8 @@ static const struct row rows[] = {
 	{"", "/usr/lib/jvm/bin", -ENOENT, NULL},
 	/* ".." in link texts: physical, never above "/", never through /etc */
 	{"", "/usr/lib/esc", 0, "/usr/lib/esc"},
+	{"", "/usr/lib/rel", 0, "/usr/lib/rel"},
+	{"", "/usr/lib/viassl", -ENOENT, NULL}, /* ".." after the link's end */
 	{"", "/usr/lib/back", -ENOENT, NULL},
 	{"", "/usr/lib/round", -ENOENT, NULL},
 	{"", "/usr/lib/toroot/usr/bin/python3", 0, "/usr/lib/toroot/usr/bin/python3"},
@@ -149,6 +151,8 @@ static void make_host(void)
 	put("etc/java/security", NULL);
 	put("usr/lib/jvm/conf", "/etc/java");
 	put("usr/lib/esc", "../../../../../usr/bin/python3");
+	put("usr/lib/rel", "../bin/python3");
+	put("usr/lib/viassl", "ssl/private/../../../bin/python3");
 	put("usr/lib/back", "../../etc/maven/settings.xml");
 	put("usr/lib/round", "../../etc/../usr/bin/python3");
 	put("usr/lib/toroot", "/");
