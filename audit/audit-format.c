@@ -238,8 +238,21 @@ static size_t slen(const char *s)
 /* Everything but the strings' escaped bytes fits in this. */
 #define FIXED_BOUND 512
 
+/* ,"comm":..,"exe":.. or ,"gone":true: who asked, as far as known. */
+static void put_proc(struct jbuf *b, const struct jf_audit_proc *proc)
+{
+	if (!proc)
+		return;
+	if (proc->comm)
+		put_field(b, "comm", proc->comm, false);
+	if (proc->exe)
+		put_field(b, "exe", proc->exe, true);
+	if (proc->gone)
+		puts_(b, ",\"gone\":true");
+}
+
 static void put_body(struct jbuf *b, const struct jf_audit_event *ev, const char *rule,
-		     const char *comm)
+		     const struct jf_audit_proc *proc)
 {
 	char ebuf[16];
 
@@ -257,8 +270,7 @@ static void put_body(struct jbuf *b, const struct jf_audit_event *ev, const char
 	put_i64(b, ev->pid);
 	puts_(b, ",\"uid\":");
 	put_u64(b, ev->uid);
-	if (comm)
-		put_field(b, "comm", comm, false);
+	put_proc(b, proc);
 	if ((ev->op && strcmp(ev->op, "release") == 0) || ev->bytes_read > 0 ||
 	    ev->bytes_written > 0) {
 		puts_(b, ",\"bytes_read\":");
@@ -269,8 +281,13 @@ static void put_body(struct jbuf *b, const struct jf_audit_event *ev, const char
 	puts_(b, "}\n");
 }
 
-char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts, const char *comm,
-		      size_t *len)
+static size_t proc_len(const struct jf_audit_proc *proc)
+{
+	return proc ? 6 * slen(proc->comm) + 8 * slen(proc->exe) : 0;
+}
+
+char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts,
+		      const struct jf_audit_proc *proc, size_t *len)
 {
 	char rbuf[256], *rule = rbuf, *heap_rule = NULL;
 	struct jbuf b = {0};
@@ -292,11 +309,11 @@ char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts
 		}
 	}
 	b.cap = FIXED_BOUND + 8 * (slen(ev->path) + slen(ev->path2)) +
-		6 * (slen(ev->op) + slen(rule) + slen(comm));
+		6 * (slen(ev->op) + slen(rule)) + proc_len(proc);
 	b.p = malloc(b.cap + 1);
 	if (b.p) {
 		put_ts(&b, ts);
-		put_body(&b, ev, rule, comm);
+		put_body(&b, ev, rule, proc);
 	}
 	free(heap_rule);
 	if (!b.p || b.overflow) {
@@ -323,6 +340,98 @@ char *jf_audit_format_dropped(uint64_t count, const struct timespec *ts, size_t 
 	b.p[b.len] = '\0';
 	*len = b.len;
 	return b.p;
+}
+
+/* "key":"2026-11-30T05:50:01.123456Z" (no leading comma) */
+static void put_ts_field(struct jbuf *b, const char *key, const struct timespec *ts)
+{
+	struct jbuf t = {.p = (char[40]){0}, .cap = 40};
+
+	put_ts(&t, ts); /* {"ts":"...Z" */
+	puts_(b, "\"");
+	puts_(b, key);
+	puts_(b, "\":");
+	put(b, t.p + 6, t.len - 6);
+}
+
+static void put_by_decision(struct jbuf *b, const uint64_t n[3])
+{
+	puts_(b, ",\"by_decision\":{\"allow\":");
+	put_u64(b, n[JF_AUDIT_ALLOW]);
+	puts_(b, ",\"deny\":");
+	put_u64(b, n[JF_AUDIT_DENY]);
+	puts_(b, ",\"hide\":");
+	put_u64(b, n[JF_AUDIT_HIDE]);
+	puts_(b, "}");
+}
+
+char *jf_audit_format_suppressed(const struct jf_audit_suppressed *s, const struct timespec *ts,
+				 size_t *len)
+{
+	struct jbuf b = {.cap = FIXED_BOUND + proc_len(&s->proc)};
+	const uint64_t *n = s->by_decision;
+
+	b.p = malloc(b.cap + 1);
+	if (!b.p)
+		return NULL;
+	put_ts(&b, ts);
+	puts_(&b, ",\"op\":\"suppressed\",\"pid\":");
+	put_i64(&b, s->pid);
+	puts_(&b, ",\"uid\":");
+	put_u64(&b, s->uid);
+	put_proc(&b, &s->proc);
+	puts_(&b, ",\"count\":");
+	put_u64(&b, n[0] + n[1] + n[2]);
+	put_by_decision(&b, n);
+	puts_(&b, ",");
+	put_ts_field(&b, "since", &s->since);
+	puts_(&b, ",");
+	put_ts_field(&b, "until", &s->until);
+	puts_(&b, "}\n");
+	if (b.overflow) {
+		free(b.p);
+		return NULL;
+	}
+	b.p[b.len] = '\0';
+	*len = b.len;
+	return b.p;
+}
+
+/* A number padded with spaces to 20 characters (UINT64_MAX has 20 digits). */
+static void put_u64_padded(struct jbuf *b, uint64_t v)
+{
+	size_t start = b->len;
+
+	put_u64(b, v);
+	while (b->len - start < 20)
+		put(b, " ", 1);
+}
+
+void jf_audit_format_capped(const struct jf_audit_capped *c, const struct timespec *ts,
+			    char buf[JF_AUDIT_CAPPED_LEN])
+{
+	const uint64_t *n = c->by_decision;
+	struct jbuf b = {.p = buf, .cap = JF_AUDIT_CAPPED_LEN};
+
+	put_ts(&b, ts);
+	puts_(&b, ",\"op\":\"capped\",\"max_size\":");
+	put_u64_padded(&b, c->max_size);
+	puts_(&b, ",\"count\":");
+	put_u64_padded(&b, n[0] + n[1] + n[2] + c->dropped);
+	puts_(&b, ",\"by_decision\":{\"allow\":");
+	put_u64_padded(&b, n[JF_AUDIT_ALLOW]);
+	puts_(&b, ",\"deny\":");
+	put_u64_padded(&b, n[JF_AUDIT_DENY]);
+	puts_(&b, ",\"hide\":");
+	put_u64_padded(&b, n[JF_AUDIT_HIDE]);
+	puts_(&b, "},\"dropped\":");
+	put_u64_padded(&b, c->dropped);
+	puts_(&b, ",");
+	put_ts_field(&b, "until", &c->until);
+	/* pad to the fixed length: the line is rewritten in place */
+	while (b.len < JF_AUDIT_CAPPED_LEN - 2)
+		put(&b, " ", 1);
+	put(&b, "}\n", 2);
 }
 
 bool jf_audit_op_is_write(const char *op)

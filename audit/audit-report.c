@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,13 @@ struct report {
 	bool torn;
 	size_t torn_line;
 	uint64_t dropped, dropped_lines;
+	uint64_t suppressed, suppressed_lines; /* the rate limit's summaries */
+	bool capped;			       /* the file reached its size cap */
+	json_int_t cap_max, cap_count, cap_by[COL_N], cap_dropped;
 	char *first_ts, *last_ts;
 	json_t *ops;	 /* op -> [allow, deny, hide] */
 	json_t *rules;	 /* rule -> count of deny + hide */
-	json_t *procs;	 /* "comm (pid N)" -> count of deny + hide */
+	json_t *procs;	 /* "comm (pid N) EXE" -> count of deny + hide */
 	json_t *written; /* path -> [ops, bytes_written] */
 };
 
@@ -43,11 +47,15 @@ static void usage(FILE *out)
 	      "Summarize an audit log written by `jailfs --audit FILE` (JSON Lines):\n"
 	      "  - records per op and decision (allow, deny, hide);\n"
 	      "  - denied and hidden attempts grouped by the deciding rule, and by\n"
-	      "    process (comm and pid);\n"
+	      "    process (comm, pid and the executable's path; the name alone is the\n"
+	      "    process's own claim);\n"
 	      "  - the most written paths: allowed create, write, unlink, rename, setattr...\n"
 	      "    records (both names of a rename) and bytes_written from release records;\n"
-	      "  - records the daemon dropped (queue full), lines that are not valid\n"
-	      "    records, and a torn last line (the daemon was killed mid-write).\n"
+	      "  - records the daemon dropped (queue full), left out by the rate limit\n"
+	      "    (counted in suppressed records) or did not write because the file\n"
+	      "    reached its size cap (counted in the capped record), lines that are\n"
+	      "    not valid records, and a torn last line (the daemon was killed\n"
+	      "    mid-write).\n"
 	      "\n"
 	      "FILE may be - for standard input. For anything finer, use jq on the file:\n"
 	      "see docs/audit.md (installed in share/doc/jailfs).\n"
@@ -120,11 +128,61 @@ static void note_written(struct report *r, json_t *o, const char *op)
 		bump_col(r->written, path2, 2, 0, 1);
 }
 
+/* The by_decision counts of a summary record into @n (absent: 0). */
+static void by_decision(json_t *o, json_int_t n[COL_N])
+{
+	json_t *b = json_object_get(o, "by_decision");
+
+	n[COL_ALLOW] = jf_audit_num(b, "allow");
+	n[COL_DENY] = jf_audit_num(b, "deny");
+	n[COL_HIDE] = jf_audit_num(b, "hide");
+}
+
+/* map[who asked] += by: "comm (pid N)", then the executable when recorded
+ * (the name is the process's own claim, the path is the kernel's). */
+static void bump_proc(struct report *r, json_t *o, json_int_t by)
+{
+	const char *comm = jf_audit_str(o, "comm"), *exe = jf_audit_str(o, "exe");
+	char proc[PATH_MAX + 64];
+
+	snprintf(proc, sizeof(proc), "%s (pid %lld)%s%s", comm ? comm : "?",
+		 (long long)jf_audit_num(o, "pid"), exe ? " " : "",
+		 exe					    ? exe
+		 : json_is_true(json_object_get(o, "gone")) ? " [exited]"
+							    : "");
+	bump(r->procs, proc, by);
+}
+
+/* The bounds' records: "suppressed" (rate limit) and "capped" (size cap).
+ * False when @op is neither. */
+static bool add_bound(struct report *r, json_t *o, const char *op)
+{
+	json_int_t n[COL_N];
+
+	if (strcmp(op, "suppressed") == 0) {
+		by_decision(o, n);
+		r->suppressed += (uint64_t)jf_audit_num(o, "count");
+		r->suppressed_lines++;
+		if (n[COL_DENY] + n[COL_HIDE])
+			bump_proc(r, o, n[COL_DENY] + n[COL_HIDE]);
+		return true;
+	}
+	if (strcmp(op, "capped") == 0) {
+		/* rewritten in place as it counts: one per file, the last wins */
+		r->capped = true;
+		r->cap_max = jf_audit_num(o, "max_size");
+		r->cap_count = jf_audit_num(o, "count");
+		r->cap_dropped = jf_audit_num(o, "dropped");
+		by_decision(o, r->cap_by);
+		return true;
+	}
+	return false;
+}
+
 /* Account one parsed line; false when it is not an audit record. */
 static bool add_record(struct report *r, json_t *o)
 {
 	const char *op = jf_audit_str(o, "op"), *decision = jf_audit_str(o, "decision");
-	char proc[128];
 	int col;
 
 	if (!json_is_object(o) || !op)
@@ -135,6 +193,8 @@ static bool add_record(struct report *r, json_t *o)
 		r->dropped_lines++;
 		return true;
 	}
+	if (add_bound(r, o, op))
+		return true;
 	if (!decision)
 		return false;
 	if (strcmp(decision, "allow") == 0)
@@ -152,10 +212,7 @@ static bool add_record(struct report *r, json_t *o)
 		return true;
 	}
 	bump(r->rules, jf_audit_str(o, "rule") ? jf_audit_str(o, "rule") : "(none)", 1);
-	snprintf(proc, sizeof(proc), "%s (pid %lld)",
-		 jf_audit_str(o, "comm") ? jf_audit_str(o, "comm") : "?",
-		 (long long)jf_audit_num(o, "pid"));
-	bump(r->procs, proc, 1);
+	bump_proc(r, o, 1);
 	return true;
 }
 
@@ -294,6 +351,18 @@ static void print_report(const char *name, struct report *r, size_t top)
 	printf("dropped by the daemon (queue full): %llu", (unsigned long long)r->dropped);
 	if (r->dropped_lines)
 		printf(" (in %llu dropped records)", (unsigned long long)r->dropped_lines);
+	printf("\nsuppressed by the rate limit: %llu", (unsigned long long)r->suppressed);
+	if (r->suppressed_lines)
+		printf(" (in %llu suppressed records)", (unsigned long long)r->suppressed_lines);
+	printf("\nsize cap reached: ");
+	if (r->capped)
+		printf("yes, at %lld bytes: %lld not written (allow %lld, deny %lld, hide %lld, "
+		       "dropped %lld)",
+		       (long long)r->cap_max, (long long)r->cap_count,
+		       (long long)r->cap_by[COL_ALLOW], (long long)r->cap_by[COL_DENY],
+		       (long long)r->cap_by[COL_HIDE], (long long)r->cap_dropped);
+	else
+		printf("no");
 	printf("\nbad lines: %zu", r->bad);
 	if (r->bad)
 		printf(" (first at line %zu)", r->first_bad);

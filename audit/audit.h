@@ -6,6 +6,10 @@
  * queues it in a bounded in-memory ring drained by one writer thread, so a
  * worker never waits on the disk (unless sync mode was asked for). A full
  * ring counts lost records and the writer records {"op":"dropped","count":N}.
+ * Optional bounds (jf_audit_config): a rate per process, beyond which records
+ * are counted and summed up in one {"op":"suppressed",...} record per burst,
+ * and a size cap on the file, at which detail stops and one final
+ * {"op":"capped",...} record keeps counting what was not written.
  *
  * Thread safety: jf_audit_emit() and jf_audit_wants() may be called from any
  * thread at any time between jf_audit_start() and jf_audit_stop(); start,
@@ -52,10 +56,20 @@ struct jf_audit_event {
 struct jf_audit_config {
 	const char *path; /* JSON Lines file, appended; NULL = none */
 	enum jf_audit_level level;
-	bool sync;	  /* --audit-sync: workers wait until the record is written */
-	bool syslog;	  /* --audit-syslog: also send each record to syslog(3) */
-	size_t queue_len; /* ring capacity in records; 0 = default (65536) */
+	bool sync;	   /* --audit-sync: workers wait until the record is written */
+	bool syslog;	   /* --audit-syslog: also send each record to syslog(3) */
+	size_t queue_len;  /* ring capacity in records; 0 = default (65536) */
+	uint64_t max_size; /* bytes the file may reach (the "capped" record
+			    * included); 0 = no cap; else >= JF_AUDIT_MAX_SIZE_MIN */
+	uint32_t rate;	   /* records per second per process (burst: one second's
+			    * worth); 0 = no limit */
 };
+
+#define JF_AUDIT_MAX_SIZE_MIN 4096 /* bytes: room for the capped record and some detail */
+
+/* Parse --audit-rate: "N" or "N/s" (a count, base/units.h), N >= 1 and at
+ * most 10^9. Returns 0 or -EINVAL / -ERANGE; *out is left alone on error. */
+int jf_audit_parse_rate(const char *s, uint32_t *out);
 
 /* Parse "denied" / "writes" / "all" (and "off"); returns 0 or -EINVAL. */
 int jf_audit_parse_level(const char *s, enum jf_audit_level *out);
@@ -102,17 +116,57 @@ void jf_audit_stop(void);
 #define JF_AUDIT_QUEUE_DEFAULT 65536 /* records */
 #define JF_AUDIT_COMM_MAX 16	     /* TASK_COMM_LEN, including the NUL (proc(5)) */
 
+/* What the daemon knows of the calling process when it records. */
+struct jf_audit_proc {
+	const char *comm; /* /proc/PID/comm, NULL to leave the field out */
+	const char *exe;  /* readlink /proc/PID/exe, NULL when unknown */
+	bool gone;	  /* PID had exited: neither could be read */
+};
+
 /*
  * Format @ev as one JSON Lines record, newline included, exactly as the
  * writer puts it in the file. @ts is the wall-clock time (CLOCK_REALTIME),
- * printed as RFC 3339 UTC with microseconds; @comm is the process name, NULL
- * to leave the field out. Strings that are not valid UTF-8 (paths may hold any
- * byte but NUL) get U+FFFD per bad byte, and "path_hex"/"path2_hex" carry the
- * raw bytes. Returns a malloc'd NUL-terminated line (caller frees) and sets
- * *len (bytes, without the NUL), or NULL on ENOMEM. Thread-safe.
+ * printed as RFC 3339 UTC with microseconds; @proc (NULL = nothing known)
+ * gives "comm", "exe" and "gone". Strings that are not valid UTF-8 (paths
+ * may hold any byte but NUL) get U+FFFD per bad byte, and "path_hex",
+ * "path2_hex", "exe_hex" carry the raw bytes. Returns a malloc'd
+ * NUL-terminated line (caller frees) and sets *len (bytes, without the NUL),
+ * or NULL on ENOMEM. Thread-safe.
  */
-char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts, const char *comm,
-		      size_t *len);
+char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts,
+		      const struct jf_audit_proc *proc, size_t *len);
+
+/* Records of one process the rate limit left out, by decision. */
+struct jf_audit_suppressed {
+	pid_t pid;
+	uid_t uid;
+	struct jf_audit_proc proc;    /* as of the first record left out */
+	uint64_t by_decision[3];      /* indexed by enum jf_audit_decision */
+	struct timespec since, until; /* first and last record left out */
+};
+
+/* The {"ts":..,"op":"suppressed","pid":..,"count":N,"by_decision":{..},
+ * "since":..,"until":..} line, same conventions as jf_audit_format(). */
+char *jf_audit_format_suppressed(const struct jf_audit_suppressed *s, const struct timespec *ts,
+				 size_t *len);
+
+/* Events the capped file does not hold: by decision, and lost to a full ring. */
+struct jf_audit_capped {
+	uint64_t max_size;	 /* bytes */
+	uint64_t by_decision[3]; /* indexed by enum jf_audit_decision */
+	uint64_t dropped;
+	struct timespec until; /* the last one counted */
+};
+
+/* Length in bytes (newline included) of every line jf_audit_format_capped()
+ * makes: the writer rewrites the line in place as the counts grow. */
+#define JF_AUDIT_CAPPED_LEN 320
+
+/* The {"ts":..,"op":"capped",...} line: numbers padded with spaces (JSON
+ * whitespace) to a fixed width, JF_AUDIT_CAPPED_LEN bytes in @buf, no NUL.
+ * @ts is when the cap was reached. Thread-safe. */
+void jf_audit_format_capped(const struct jf_audit_capped *c, const struct timespec *ts,
+			    char buf[JF_AUDIT_CAPPED_LEN]);
 
 /* The {"ts":..,"op":"dropped","count":N} line, same conventions. */
 char *jf_audit_format_dropped(uint64_t count, const struct timespec *ts, size_t *len);
@@ -126,8 +180,10 @@ bool jf_audit_op_is_write(const char *op);
 
 /* Counters since the last jf_audit_start(), in records. Thread-safe. */
 struct jf_audit_stats {
-	uint64_t queued;  /* accepted into the ring */
-	uint64_t written; /* handed to write(2) / syslog(3) completely */
-	uint64_t dropped; /* lost because the ring was full (async mode only) */
+	uint64_t queued;     /* accepted into the ring */
+	uint64_t written;    /* handed to write(2) / syslog(3) completely */
+	uint64_t dropped;    /* lost because the ring was full (async mode only) */
+	uint64_t suppressed; /* left out by the rate limit (in "suppressed" records) */
+	uint64_t capped;     /* records not written because the file reached max_size */
 };
 void jf_audit_get_stats(struct jf_audit_stats *out);

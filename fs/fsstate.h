@@ -73,8 +73,12 @@ struct jf_fs {
 	const struct jf_options *opts;
 	int root_fd;	  /* O_PATH fd of SOURCE: every backing access is below it */
 	char *source_abs; /* realpath(SOURCE) */
-	char *mnt_rel;	  /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
-	char *mnt_abs;	  /* realpath(MOUNTPOINT) */
+	/* O_PATH fd of the host's "/": only for judging where a symlink target
+	 * below a system directory leads (systarget.c), never for the backing
+	 * tree. */
+	int host_root_fd;
+	char *mnt_rel; /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
+	char *mnt_abs; /* realpath(MOUNTPOINT) */
 	dev_t root_dev;
 	uid_t daemon_uid;
 	struct jf_inode root;

@@ -20,6 +20,7 @@
 #include "fsstate.h"
 #include "handler.h"
 #include "inode.h"
+#include "newdirs.h"
 #include "options.h"
 #include "policy.h"
 #include "probe.h"
@@ -136,14 +137,33 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 	return jf_make_entry(parent, name, &p, e);
 }
 
-/* May @name be created in view dir @dpath as an object of type @type
- * (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused name), -EROFS
- * (RESTRICTED). A regular file named by a rule subject to content is judged
- * as public: it holds nothing yet, and is judged by what it holds at each
- * look afterwards (zones.c), so one that comes to hold a private key is
- * hidden then. Audits refusals. */
-int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
-		      mode_t type, char *path, size_t size, struct jf_verdict *v)
+/*
+ * May a regular file get the name @name of @pi (@dirfd, view path @dpath),
+ * DENIED by a rule subject to content? Where the view shows an object of
+ * that name (the program knows it is taken), or in a directory this mount
+ * made (newdirs.h: nothing of the user's is hidden there). Anywhere else
+ * a hidden private key may hold the name: creating it would succeed where
+ * the name is free and fail where it is taken, so it fails in both cases.
+ */
+static bool content_name_ok(struct jf_inode *pi, int dirfd, const char *dpath, const char *name)
+{
+	struct probe p;
+
+	if (jf_newdir_is(pi->dev, pi->ino))
+		return true;
+	return jf_probe_child(dirfd, dpath, pi->dev, name, DT_UNKNOWN, true, &p) > 0;
+}
+
+/* May @name be created in directory @pi (@dirfd, view path @dpath) as an
+ * object of type @type (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused
+ * name), -EROFS (RESTRICTED). A regular file named by a rule subject to
+ * content is judged as public where content_name_ok() says so: it holds
+ * nothing yet, and is judged by what it holds at each look afterwards
+ * (zones.c), so one that comes to hold a private key is hidden then.
+ * Audits refusals. */
+int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
+		      const char *dpath, const char *name, mode_t type, char *path, size_t size,
+		      struct jf_verdict *v)
 {
 	enum jf_refusal refusal = jf_check_name(name, strlen(name));
 	int r;
@@ -159,7 +179,8 @@ int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const c
 		return r;
 	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
 		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
-	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule && v->rule->content != JF_CONTENT_NONE)
+	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule &&
+	    v->rule->content != JF_CONTENT_NONE && content_name_ok(pi, dirfd, dpath, name))
 		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
 	if (v->zone == JF_SAFE)
 		return 0;

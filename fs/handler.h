@@ -46,12 +46,16 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 
 /* ---- creating names (mknod, mkdir, symlink, link, create) ---- */
 
-/* May @name be created in view dir @dpath as an object of type @type
- * (S_IFREG, S_IFDIR...)? 0, -EACCES (DENIED or refused name), -EROFS
- * (RESTRICTED), -ENAMETOOLONG. Fills @path (@size bytes) and @v. Audits
- * refusals. */
-int jf_check_new_name(fuse_req_t req, const char *op, const char *dpath, const char *name,
-		      mode_t type, char *path, size_t size, struct jf_verdict *v);
+/* May @name be created in directory @pi (@dirfd from jf_dir_fd(), view
+ * path @dpath) as an object of type @type (S_IFREG, S_IFDIR...)? 0, -EACCES
+ * (DENIED or refused name), -EROFS (RESTRICTED), -ENAMETOOLONG. A regular
+ * file named by a rule subject to content (*.pem) is let through only where
+ * the view shows that name or in a directory this mount made (newdirs.h),
+ * so the answer never tells whether a hidden object holds it. Fills @path
+ * (@size bytes) and @v. Audits refusals. */
+int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
+		      const char *dpath, const char *name, mode_t type, char *path, size_t size,
+		      struct jf_verdict *v);
 /* Hand a new object to the calling user when we run as root for someone else. */
 void jf_give_to_caller(fuse_req_t req, int dirfd, const char *name);
 /* A create that failed with @r == -EEXIST must not reveal a hidden name:

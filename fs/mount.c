@@ -188,7 +188,8 @@ static int load_policy(const struct jf_options *o)
 	return 0;
 }
 
-/* Resolve SOURCE and MOUNTPOINT, open root_fd. Returns 0 or an exit status. */
+/* Resolve SOURCE and MOUNTPOINT, open root_fd and host_root_fd. Returns 0 or an exit
+ * status. */
 static int open_source(const struct jf_options *o)
 {
 	char *mnt_abs;
@@ -222,6 +223,11 @@ static int open_source(const struct jf_options *o)
 		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
 			o->mountpoint);
 		return 2;
+	}
+	jf_fs.host_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.host_root_fd < 0) {
+		fprintf(stderr, "jailfs: /: %s\n", strerror(errno));
+		return 1;
 	}
 	jf_fs.root_fd = open(jf_fs.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (jf_fs.root_fd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
@@ -531,6 +537,7 @@ int jf_cmd_mount(int argc, char **argv)
 	int r;
 
 	jf_fs.root_fd = -1;
+	jf_fs.host_root_fd = -1;
 	jf_fs.opts = &o;
 	preload_unwinder();
 	r = jf_options_parse(argc, argv, &o);
@@ -572,6 +579,8 @@ int jf_cmd_mount(int argc, char **argv)
 		jf_inode_free_all();
 	if (jf_fs.root_fd >= 0)
 		close(jf_fs.root_fd);
+	if (jf_fs.host_root_fd >= 0)
+		close(jf_fs.host_root_fd);
 	if (jf_fs.policy)
 		jf_policy_free(jf_fs.policy);
 	free(jf_fs.source_abs);

@@ -277,7 +277,7 @@ static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mo
 	dfd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (dfd < 0)
 		return dfd;
-	r = jf_check_new_name(req, "create", dpath, name, S_IFREG, path, size, v);
+	r = jf_check_new_name(req, "create", pi, dfd, dpath, name, S_IFREG, path, size, v);
 	/* No set-user/group-ID file through the view (docs/threat-model.md, invariant 8). */
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0) {

@@ -24,6 +24,7 @@
 #include "hardlinks.h"
 #include "gitswap.h"
 #include "inode.h"
+#include "newdirs.h"
 #include "ops.h"
 #include "policy.h"
 #include "probe.h"
@@ -89,7 +90,7 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
-	r = jf_check_new_name(req, *op, dpath, name,
+	r = jf_check_new_name(req, *op, pi, fd, dpath, name,
 			      kind == MK_DIR	   ? S_IFDIR
 			      : kind == MK_SYMLINK ? S_IFLNK
 						   : mode & S_IFMT,
@@ -115,6 +116,11 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 		else
 			jf_audit_op(req, *op, path, kind == MK_SYMLINK ? link : NULL, v.zone,
 				    v.rule, JF_AUDIT_ALLOW, true, 0);
+	}
+	if (r == 0 && kind == MK_DIR) {
+		const struct jf_inode *made = jf_inode_get(e->ino);
+
+		jf_newdir_add(made->dev, made->ino);
 	}
 	jf_put_fd(fd);
 	return r;
@@ -212,6 +218,8 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 		keep_orphan(ofd, &p.st, r);
 	}
 	if (r == 0) {
+		if (dir)
+			jf_newdir_forget(p.st.st_dev, p.st.st_ino);
 		jf_detach_name(pi, name, &p.st);
 		jf_audit_op(req, op, p.path, NULL, p.v.zone, p.v.rule, JF_AUDIT_ALLOW, true, 0);
 	}
@@ -417,7 +425,7 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	r = jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
 	rr->git_rule = r < 0 ? NULL : git_target(rr, newpath);
 	if (!rr->git_rule) {
-		r = jf_check_new_name(req, "rename", rr->ndpath, rr->newname,
+		r = jf_check_new_name(req, "rename", rr->npi, rr->nfd, rr->ndpath, rr->newname,
 				      rr->src.st.st_mode & S_IFMT, newpath, sizeof(newpath), &v);
 		if (r < 0)
 			return r;
@@ -477,6 +485,8 @@ static void rename_update_table(struct rename_req *rr)
 		jf_inode_rename(dst->st_dev, dst->st_ino, rr->npi, rr->newname, rr->pi, rr->name);
 	else if (rr->dst_exists)
 		jf_inode_rename(dst->st_dev, dst->st_ino, rr->npi, rr->newname, NULL, NULL);
+	if (rr->dst_exists && !(rr->flags & RENAME_EXCHANGE) && S_ISDIR(dst->st_mode))
+		jf_newdir_forget(dst->st_dev, dst->st_ino); /* an empty directory replaced */
 	jf_inode_rename(src->st_dev, src->st_ino, rr->pi, rr->name, rr->npi, rr->newname);
 }
 
@@ -625,8 +635,8 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 	nfd = jf_dir_fd(npi, ndpath, sizeof(ndpath));
 	if (nfd < 0)
 		return nfd;
-	r = jf_check_new_name(req, "link", ndpath, newname, inode->type, newpath, sizeof(newpath),
-			      &v);
+	r = jf_check_new_name(req, "link", npi, nfd, ndpath, newname, inode->type, newpath,
+			      sizeof(newpath), &v);
 	fd = r < 0 ? -1 : jf_open_inode(inode, O_PATH, NULL);
 	if (r == 0 && fd < 0)
 		r = fd;

@@ -7,11 +7,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "options.h"
+#include "units.h"
 
 void jf_options_usage(const char *prog)
 {
@@ -43,12 +46,17 @@ void jf_options_usage(const char *prog)
 	       "                       readdirs and byte counts at release\n"
 	       "  --audit-sync         workers wait until each record is written\n"
 	       "  --audit-syslog       also send audit records to syslog\n"
+	       "  --audit-max-size SIZE  the file stops at SIZE bytes (K, M, G): detail\n"
+	       "                       stops, one last \"capped\" record counts the rest\n"
+	       "  --audit-rate N[/s]   at most N records a second per process (burst N);\n"
+	       "                       the rest are counted in \"suppressed\" records\n"
 	       "  --stats FILE         append the count of FUSE requests of each kind\n"
 	       "                       to FILE at exit and on SIGUSR1 (without it:\n"
 	       "                       stderr, at exit only with -d)\n"
 	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
 	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
-	       "       audit_sync, audit_syslog, stats=FILE\n"
+	       "       audit_sync, audit_syslog, audit_max_size=SIZE, audit_rate=N,\n"
+	       "       stats=FILE\n"
 	       "       entry_timeout=SEC    kernel caches names this long (default 300)\n"
 	       "       attr_timeout=SEC     kernel caches attributes this long (default 300)\n"
 	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 300)\n"
@@ -123,6 +131,32 @@ void jf_options_usage(const char *prog)
 	       prog);
 }
 
+/* --audit-max-size and --audit-rate (or their -o forms, named by @opt): 0,
+ * or -1 with a message. */
+static int audit_bound(struct jf_options *o, const char *opt, bool size, const char *val)
+{
+	uint64_t bytes;
+	int r;
+
+	if (size) {
+		r = jf_parse_size(val, strlen(val), false, &bytes);
+		if (r == 0 && bytes < JF_AUDIT_MAX_SIZE_MIN)
+			r = -ERANGE;
+		if (r == 0)
+			o->audit.max_size = bytes;
+	} else {
+		r = jf_audit_parse_rate(val, &o->audit.rate);
+	}
+	if (r == 0)
+		return 0;
+	if (size)
+		fprintf(stderr, "jailfs: %s: not a size of at least %d bytes: '%s'\n", opt,
+			JF_AUDIT_MAX_SIZE_MIN, val);
+	else
+		fprintf(stderr, "jailfs: %s: not a rate (N or N/s, 1 to 10^9): '%s'\n", opt, val);
+	return -1;
+}
+
 /* jailfs's own -o keys; everything else goes to FUSE. Returns 1 if handled,
  * 0 if not ours, -1 on a bad value (message printed). */
 static int own_option(struct jf_options *o, char *opt)
@@ -148,6 +182,10 @@ static int own_option(struct jf_options *o, char *opt)
 		o->audit.sync = true;
 	} else if (KEY("audit_syslog")) {
 		o->audit.syslog = true;
+	} else if ((KEY("audit_max_size") || KEY("audit_rate")) && val) {
+		if (audit_bound(o, KEY("audit_rate") ? "-o audit_rate" : "-o audit_max_size",
+				KEY("audit_max_size"), val) < 0)
+			return -1;
 	} else if ((KEY("entry_timeout") || KEY("attr_timeout") || KEY("negative_timeout")) &&
 		   val) {
 		char *end;
@@ -242,7 +280,17 @@ void jf_options_free(struct jf_options *o)
 
 int jf_options_parse(int argc, char **argv, struct jf_options *o)
 {
-	enum { OPT_POLICY = 256, OPT_RO, OPT_AUDIT, OPT_LEVEL, OPT_SYNC, OPT_SYSLOG, OPT_STATS };
+	enum {
+		OPT_POLICY = 256,
+		OPT_RO,
+		OPT_AUDIT,
+		OPT_LEVEL,
+		OPT_SYNC,
+		OPT_SYSLOG,
+		OPT_MAX_SIZE,
+		OPT_RATE,
+		OPT_STATS
+	};
 	static const struct option longopts[] = {
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"read-only", no_argument, NULL, OPT_RO},
@@ -250,6 +298,8 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"audit-level", required_argument, NULL, OPT_LEVEL},
 		{"audit-sync", no_argument, NULL, OPT_SYNC},
 		{"audit-syslog", no_argument, NULL, OPT_SYSLOG},
+		{"audit-max-size", required_argument, NULL, OPT_MAX_SIZE},
+		{"audit-rate", required_argument, NULL, OPT_RATE},
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -296,6 +346,12 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			break;
 		case OPT_SYSLOG:
 			o->audit.syslog = true;
+			break;
+		case OPT_MAX_SIZE:
+		case OPT_RATE:
+			if (audit_bound(o, c == OPT_RATE ? "--audit-rate" : "--audit-max-size",
+					c == OPT_MAX_SIZE, optarg) < 0)
+				goto usage;
 			break;
 		case OPT_STATS:
 			o->stats = optarg;

@@ -63,7 +63,8 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
  * file and as a directory. Such a name is hidden without any backing
  * access, so a lookup answers the same, in the same time, whether it exists
  * or not (no stat whose cost tells). Only a name DENIED as one type and not
- * the other ("secrets/" but not "secrets") needs the stat that tells which,
+ * the other ("foo" then "!foo/": a directory rule such as "secrets/" holds
+ * every type) needs the stat that tells which,
  * and so does a name whose object may decide (jf_zone_may_refine: a rule
  * subject to content, a file tracked by git).
  */

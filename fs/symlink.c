@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symlink targets (docs/threat-model.md, invariant 5). Pure: what it needs
- * of the daemon comes in a struct jf_symlink_ctx. The kernel follows a symlink
+ * Symlink targets (docs/threat-model.md, invariant 5). Pure but for
+ * ctx->host_check: what it needs of the daemon comes in a struct
+ * jf_symlink_ctx. The kernel follows a symlink
  * on the caller's side, inside the view, so the daemon never follows one;
  * what it decides is which targets the view may show.
  *
@@ -12,8 +13,10 @@
  * climb above the view's root from the link's directory, and the path it
  * names lexically is not DENIED. An absolute target outside SOURCE below a
  * system directory (sysdirs.h, canonical: no "." or "..") is shown as it
- * is: the caller's kernel resolves it in the caller's namespace, where it
- * is a read-only system file. Everything else is hidden.
+ * is when ctx->host_check says where it leads on the host stays in the
+ * system directories and is a regular file (systarget.c): the caller's
+ * kernel resolves it in the caller's namespace, a jail's read-only system
+ * file or the host's same file. Everything else is hidden.
  *
  * Why not fold ".." lexically: with s/u -> .. and s/w -> u/../.., folding
  * says s/w stays inside, but the kernel resolves u first (to the root) and
@@ -171,13 +174,16 @@ static int rewrite_absolute(const struct jf_symlink_ctx *ctx, const char *dir, c
 }
 
 /* An absolute target outside SOURCE below a system directory (jailrun binds
- * them read-only at the same path): shown as it is, so a virtual
- * environment's bin/python3 -> /usr/bin/python3 works in the view. */
-static bool system_target(const char *target, char *out, size_t size)
+ * them read-only at the same path) that leads to a system file on the host
+ * too: shown as it is, so a virtual environment's bin/python3 ->
+ * /usr/bin/python3 works in the view. */
+static bool system_target(const struct jf_symlink_ctx *ctx, const char *target, char *out,
+			  size_t size)
 {
 	size_t n = strlen(target);
 
-	if (n >= size || !jf_is_system_path(target))
+	if (n >= size || !jf_is_system_path(target) || !ctx->host_check ||
+	    ctx->host_check(ctx->host_root_fd, target) < 0)
 		return false;
 	memcpy(out, target, n + 1);
 	return true;
@@ -192,7 +198,7 @@ int jf_symlink_view(const struct jf_symlink_ctx *ctx, const char *dir, const cha
 		return -ENOENT;
 	if (target[0] == '/') {
 		r = rewrite_absolute(ctx, dir, target, out, size);
-		if (r < 0 && system_target(target, out, size))
+		if (r < 0 && system_target(ctx, target, out, size))
 			return 0;
 		if (r < 0)
 			return r;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Symlink targets (symlink.c): which targets the view shows, rewritten or
- * as they are, and which an agent may create. Pure: no backing access, no
- * global state; thread-safe.
+ * as they are, and which an agent may create. No backing access, no global
+ * state: what a system target leads to is asked of ctx->host_check;
+ * thread-safe when host_check is.
  */
 #pragma once
 
@@ -15,6 +16,11 @@ struct jf_symlink_ctx {
 	const char *source_abs;		/* realpath(SOURCE) */
 	const char *mnt_rel;		/* MOUNTPOINT relative to SOURCE if inside it, else NULL */
 	const struct jf_policy *policy; /* classifies view paths (jf_classify) */
+	/* Judges an absolute target outside SOURCE below a system directory
+	 * by where it leads on the host (systarget.h): 0 shows it, a negative
+	 * errno hides it. NULL hides every such target. */
+	int (*host_check)(int root_fd, const char *target);
+	int host_root_fd; /* O_PATH fd of the host's "/", for host_check */
 };
 
 /* Decide how the symlink at view dir @dir with raw backing target @target is

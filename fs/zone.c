@@ -8,6 +8,7 @@
 
 #include "fsstate.h"
 #include "policy.h"
+#include "systarget.h"
 #include "zone.h"
 
 void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdict *v)
@@ -26,5 +27,7 @@ struct jf_symlink_ctx jf_view_symlink_ctx(void)
 		.source_abs = jf_fs.source_abs,
 		.mnt_rel = jf_fs.mnt_rel,
 		.policy = jf_fs.policy,
+		.host_check = jf_systarget_check,
+		.host_root_fd = jf_fs.host_root_fd,
 	};
 }

@@ -27,6 +27,19 @@
  * ".env." and ".cUrSoR/" are caught; SAFE patterns match exactly (a looser
  * SAFE match would widen write access).
  *
+ * A pattern with a trailing '/' matches only directories in gitignore(5);
+ * here that holds for the rules that widen access ([safe], '!'
+ * exceptions) only. A [denied] or [restricted] one matches the name it ends
+ * on whatever the object is: a host program reading ".claude/" or
+ * ".git/hooks/" follows a symlink of that name, and a file named ".ssh"
+ * would be a name taken by a hidden directory, which creating must not
+ * reveal. So @is_dir only decides [safe] and exception matches. And a
+ * [restricted] rule's directories above its last name (".git/objects" and
+ * ".git/objects/info" for the rule on ".git/objects/info/alternates") are
+ * RESTRICTED for a non-directory: a symlink there would send the host's program that
+ * reads the protected path to files the agent wrote (derived rules,
+ * jf_cpat.nondir_only, made by parse.c).
+ *
  * No allocation: the work area lives on the stack (about 17 KiB).
  */
 #include <errno.h>
@@ -118,9 +131,18 @@ static uint32_t better(const struct jf_policy *p, enum pick how, uint32_t best, 
 /* Rule @r's last segment matched component @i: check the rest. */
 static bool cand_ok(const struct jf_cpat *c, const struct cctx *x, const struct cview *v, size_t i)
 {
-	if (c->dir_only && i + 1 == x->n && !x->is_dir)
+	if (c->dir_only && !c->any_type && i + 1 == x->n && !x->is_dir)
 		return false;
-	return !c->anchored || segs_match(c, x, v, i + 1);
+	if (c->nondir_only && (i + 1 != x->n || x->is_dir))
+		return false;
+	if (!c->anchored)
+		return true;
+	/* a literal before the last segment names component i - 1: a cheap
+	 * test before the full match (".git/worktrees/x" needs "worktrees") */
+	if (c->nseg >= 2 && c->segs[c->nseg - 2].kind == JF_SEG_LIT &&
+	    (i == 0 || !seg_match(&c->segs[c->nseg - 2], v->buf + x->off[i - 1], v->len[i - 1])))
+		return false;
+	return segs_match(c, x, v, i + 1);
 }
 
 /* @best, or rule @r if its last segment matched component @i, the rest
@@ -198,7 +220,8 @@ static uint32_t scan_level(const struct jf_policy *p, const struct jf_group *g, 
 		const struct jf_seg *l = &c->segs[c->nseg - 1];
 
 		if ((c->first >= 0 && (unsigned char)s[0] != c->first) ||
-		    (c->last >= 0 && (unsigned char)s[len - 1] != c->last))
+		    (c->last >= 0 && (unsigned char)s[len - 1] != c->last) ||
+		    (c->nondir_only && (i + 1 != x->n || x->is_dir)))
 			continue;
 		if (l->kind == JF_SEG_GLOB && !jf_glob_match(l->s, l->len, s, len))
 			continue;
@@ -422,7 +445,7 @@ static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 {
 	size_t nlit = 0, ngen = 0, nroot = 0, size = 8;
 
-	for (size_t r = 0; r < p->nrules; r++) {
+	for (size_t r = 0; r < p->nindexed; r++) {
 		if (!in_group(p, r, zone, sel))
 			continue;
 		nlit += p->cpats[r].last_kind == JF_LAST_LIT;
@@ -438,10 +461,10 @@ static int group_alloc(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 	}
 	g->generic = calloc(ngen + 1, sizeof(*g->generic));
 	g->root = calloc(nroot + 1, sizeof(*g->root));
-	g->next = malloc((p->nrules + 1) * sizeof(*g->next));
+	g->next = malloc((p->nindexed + 1) * sizeof(*g->next));
 	if ((nlit && !g->slots) || !g->generic || !g->root || !g->next)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nrules; i++)
+	for (size_t i = 0; i < p->nindexed; i++)
 		g->next[i] = JF_NONE;
 	for (size_t i = 0; nlit && i < size; i++)
 		g->slots[i] = JF_NONE;
@@ -486,7 +509,7 @@ static int group_build(struct jf_policy *p, struct jf_group *g, enum jf_zone zon
 	r = group_alloc(p, g, zone, sel);
 	if (r < 0)
 		return r;
-	for (uint32_t i = 0; i < p->nrules; i++) {
+	for (uint32_t i = 0; i < p->nindexed; i++) {
 		if (in_group(p, i, zone, sel))
 			group_add(p, g, i);
 	}

@@ -559,10 +559,10 @@ void jf_policy_free(struct jf_policy *p)
 	if (!p)
 		return;
 	jf_policy_free_index(p);
-	for (size_t i = 0; i < p->nrules; i++) {
+	for (size_t i = 0; i < p->nrules; i++)
 		free((char *)p->rules[i].pattern);
+	for (size_t i = 0; i < p->nindexed; i++)
 		jf_cpat_free(&p->cpats[i]);
-	}
 	for (int li = 0; li < JF_RUN_NLISTS; li++) {
 		for (size_t i = 0; p->run_lists[li] && p->run_lists[li][i]; i++)
 			free(p->run_lists[li][i]);
@@ -574,15 +574,97 @@ void jf_policy_free(struct jf_policy *p)
 	free(p);
 }
 
+/*
+ * Does a rule of @zone with pattern text @t, compiled @c, get derived rules
+ * for the directories above its last name? A [restricted] rule, not an
+ * exception, whose pattern has a '/' before its last name. Returns how many
+ * '/' separate its names (the most derived rules it gets).
+ */
+static size_t derivable(enum jf_zone zone, const struct jf_cpat *c, const char *t)
+{
+	size_t len = strlen(t), n = 0;
+
+	if (zone != JF_RESTRICTED || c->negated || !c->anchored)
+		return 0;
+	for (size_t i = 1; i + 1 < len; i++)
+		n += t[i] == '/';
+	return n;
+}
+
+/* Do compiled patterns @a and @b match the same names (same segments)? */
+static bool same_segs(const struct jf_cpat *a, const struct jf_cpat *b)
+{
+	if (a->nseg != b->nseg || a->anchored != b->anchored)
+		return false;
+	for (size_t i = 0; i < a->nseg; i++)
+		if (a->segs[i].kind != b->segs[i].kind || a->segs[i].len != b->segs[i].len ||
+		    memcmp(a->segs[i].s, b->segs[i].s, a->segs[i].len) != 0)
+			return false;
+	return true;
+}
+
+/* Was a rule matching what @cp matches derived already? (The git rules
+ * share their ".git" and "worktrees" directories: one rule each is enough,
+ * the first, so it reports the first rule that needs it.) */
+static bool derived_before(const struct jf_policy *p, const struct jf_cpat *cp)
+{
+	for (size_t i = p->nrules; i < p->nindexed; i++)
+		if (same_segs(&p->cpats[i], cp))
+			return true;
+	return false;
+}
+
+/*
+ * Append to @p the rules derived from rule @r (see derivable()): for each
+ * directory above its last name that is not a "**", that prefix of the
+ * pattern, anchored like the rule ("vendor/patches/x.diff" gives "/vendor"
+ * and "vendor/patches"), matching a non-directory only (nondir_only), with
+ * the rule's zone and origin. 0 or -ENOMEM; a prefix that does not compile
+ * is skipped (it cannot happen for a prefix of a valid pattern).
+ */
+static int derive(struct jf_policy *p, size_t r)
+{
+	const char *t = p->rules[r].pattern;
+	size_t len = strlen(t);
+	char buf[JF_PATH_MAX + 2];
+
+	for (size_t e = 1; e + 1 < len; e++) {
+		struct jf_cpat cp;
+		const char *why;
+		int n, rc;
+
+		if (t[e] != '/' ||
+		    (e >= 2 && t[e - 1] == '*' && t[e - 2] == '*' && (e == 2 || t[e - 3] == '/')))
+			continue;
+		n = snprintf(buf, sizeof(buf), "%s%.*s", memchr(t, '/', e) ? "" : "/", (int)e, t);
+		rc = jf_cpat_compile(buf, (size_t)n, true, &cp, &why);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			continue;
+		cp.nondir_only = true;
+		if (derived_before(p, &cp)) {
+			jf_cpat_free(&cp);
+			continue;
+		}
+		p->rules[p->nindexed] = p->rules[r];
+		p->cpats[p->nindexed++] = cp;
+	}
+	return 0;
+}
+
 /* Moves the specs and options into a new policy and builds its index. */
 static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out)
 {
 	struct jf_policy *p = calloc(1, sizeof(*p));
+	size_t extra = 0;
 
+	for (size_t i = 0; i < all->n; i++)
+		extra += derivable(all->v[i].zone, &all->v[i].cp, all->v[i].pattern);
 	if (!p || !(p->file = strdup(st->name)))
 		goto oom;
-	p->rules = calloc(all->n + 1, sizeof(*p->rules));
-	p->cpats = calloc(all->n + 1, sizeof(*p->cpats));
+	p->rules = calloc(all->n + extra + 1, sizeof(*p->rules));
+	p->cpats = calloc(all->n + extra + 1, sizeof(*p->cpats));
 	if (!p->rules || !p->cpats)
 		goto oom;
 	for (size_t i = 0; i < all->n; i++) {
@@ -597,10 +679,15 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		if (s->builtin && s->zone == JF_DENIED)
 			p->rules[i].content = jf_profile_content(s->source, s->pattern);
 		p->cpats[i] = s->cp;
+		p->cpats[i].any_type = s->cp.dir_only && s->zone != JF_SAFE && !s->cp.negated;
 		s->pattern = NULL;
 		memset(&s->cp, 0, sizeof(s->cp));
-		p->nrules++;
+		p->nindexed = ++p->nrules;
 	}
+	for (size_t i = 0; i < p->nrules; i++)
+		if (derivable(p->rules[i].zone, &p->cpats[i], p->rules[i].pattern) &&
+		    derive(p, i) < 0)
+			goto oom;
 	p->def = st->def;
 	p->hardlinks = st->hardlinks;
 	for (int z = 0; z < 3; z++)

@@ -50,8 +50,14 @@ struct jf_cpat {
 	uint16_t nseg;
 	bool anchored; /* matched against the whole path prefix, not one name */
 	bool dir_only; /* trailing '/' */
-	bool negated;  /* leading '!' */
-	bool fold;     /* ASCII case folding (patterns stored lowercase) */
+	/* A dir_only rule that protects ([denied], [restricted], not '!'): it
+	 * matches the name it ends on whatever the object is (classify.c). */
+	bool any_type;
+	/* Derived from a [restricted] rule (parse.c): the directory above its
+	 * last name, matched only by a non-directory there (classify.c). */
+	bool nondir_only;
+	bool negated; /* leading '!' */
+	bool fold;    /* ASCII case folding (patterns stored lowercase) */
 	uint8_t last_kind;
 	const char *lit; /* JF_LAST_LIT/SUFFIX/PREFIX: the literal part (unescaped) */
 	uint16_t litlen;
@@ -83,6 +89,10 @@ struct jf_policy {
 	struct jf_rule *rules; /* evaluation order: profiles, then the file */
 	struct jf_cpat *cpats; /* parallel to rules */
 	size_t nrules;
+	/* nrules plus the derived rules after them (cpats[i].nondir_only,
+	 * rules[i] a copy of the rule they come from); only the index sees
+	 * them, jf_policy_rule() does not */
+	size_t nindexed;
 	struct jf_group groups[3]; /* by enum jf_zone; [restricted] without its '!' rules */
 	/* The '!' exceptions of [restricted] (classify.c) */
 	struct jf_group restricted_except;

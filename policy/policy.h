@@ -143,8 +143,14 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size);
 
 /*
  * Classify canonical path @path (@len bytes, as produced by jf_canonicalize;
- * "" is the root). @is_dir says whether it names a directory (patterns with a
- * trailing '/' match directories only). Semantics (gitignore(5) patterns):
+ * "" is the root). @is_dir says whether it names a directory: a [safe]
+ * pattern or a '!' exception with a trailing '/' matches directories only,
+ * while a [denied] or [restricted] one matches the name whatever object
+ * holds it (a symlink ".claude" is as RESTRICTED as the directory, a file
+ * "secrets" as DENIED), and a non-directory named like a directory above a
+ * [restricted] rule's last name is RESTRICTED by that rule (a symlink
+ * "a/.git/objects/info" for ".git/objects/info/alternates"). Semantics
+ * (gitignore(5) patterns):
  *  1. a [denied] rule matching the path or any parent directory wins, unless a
  *     later "!" exception in [denied] re-allows that name; denied patterns
  *     match case-insensitively and also against the name with trailing dots

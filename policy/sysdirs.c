@@ -32,3 +32,11 @@ bool jf_is_system_path(const char *path)
 	}
 	return false;
 }
+
+bool jf_is_system_dir(const char *path)
+{
+	for (const char *const *d = jf_system_dirs; *d; d++)
+		if (strcmp(path, *d) == 0)
+			return true;
+	return false;
+}

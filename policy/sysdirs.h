@@ -19,3 +19,6 @@ extern const char *const jf_system_dirs[];
  * host (the jail's own /usr is the host's, read-only). Thread-safe.
  */
 bool jf_is_system_path(const char *path);
+
+/* Is @path exactly one of jf_system_dirs? Thread-safe. */
+bool jf_is_system_dir(const char *path);

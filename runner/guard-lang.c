@@ -292,6 +292,10 @@ bool jr_check_awk(struct walk *w, const char *shown, int argc, char *const argv[
 		}
 		k = jr_opt_at("f<F:v:e=E<i:l:W:", longs, argc, argv, &i, &val);
 		program |= k == '<' || k == '=';
+		if (k == '<' && val && jr_fd_program(w, val))
+			return jr_deny(w, "inline-code",
+				       "awk program read from a pipe or here-document (%s -f %s)",
+				       shown, val);
 		if (k == '=' && val && (what = jr_awk_runs_code(val)))
 			return jr_deny(w, "inline-code", "awk program runs a command: %s (%s)",
 				       what, shown);
@@ -335,6 +339,10 @@ bool jr_check_sed(struct walk *w, const char *shown, int argc, char *const argv[
 		sandbox |= k == '~';
 		if (k == '=' && val && jr_sed_runs_code(val))
 			runs = val;
+		if (k == '<' && val && jr_fd_program(w, val))
+			return jr_deny(w, "inline-code",
+				       "sed script read from a pipe or here-document (%s -f %s)",
+				       shown, val);
 		if (k == '<' && val && jr_check_path_arg(w, val))
 			return true;
 	}
@@ -401,4 +409,110 @@ bool jr_check_pwsh(struct walk *w, const char *shown, int argc, char *const argv
 			i++;
 	}
 	return jr_check_paths(w, 1, argc, argv);
+}
+
+/* ---- sqlite3 (the command-line shell) ---- */
+
+/* Is @w (@n bytes) an abbreviation of dot-command @cmd, at least 2 bytes? */
+static bool dot_is(const char *w, size_t n, const char *cmd)
+{
+	return n >= 2 && abbrev(w, n, cmd, 2);
+}
+
+/* One line of sqlite3 text. */
+static const char *sqlite_line(const char *s, size_t len)
+{
+	const char *end = s + len;
+	char low[512];
+	size_t n;
+
+	s += strspn(s, " \t");
+	len = (size_t)(end - s);
+	if (*s == '.') {
+		const char *w = s + 1, *arg;
+
+		n = strcspn(w, " \t\n");
+		if (dot_is(w, n, "shell") || dot_is(w, n, "system"))
+			return "shell command";
+		if (dot_is(w, n, "load"))
+			return "extension loaded";
+		for (arg = w + n; arg < end && *arg; arg += strcspn(arg, " \t\n")) {
+			arg += strspn(arg, " \t'\"");
+			if (*arg == '|')
+				return "'|' command pipe";
+		}
+		return NULL;
+	}
+	/* SQL: edit(TEXT, EDITOR) runs EDITOR; load_extension() loads code */
+	n = len < sizeof(low) - 1 ? len : sizeof(low) - 1;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)tolower((unsigned char)s[i]);
+	low[n] = '\0';
+	if (calls_fn(low, "edit") || calls_fn(low, "load_extension"))
+		return "SQL function that runs a program";
+	return NULL;
+}
+
+const char *jr_sqlite_runs_code(const char *text)
+{
+	for (const char *s = text; *s;) {
+		size_t len = strcspn(s, "\n");
+		const char *what = sqlite_line(s, len);
+
+		if (what)
+			return what;
+		s += len + (s[len] == '\n');
+	}
+	return NULL;
+}
+
+bool jr_check_sqlite(struct walk *w, const char *shown, int argc, char *const argv[])
+{
+	static const char *const one[] = {"cmd",   "init",	"maxsize",   "mmap", "newline",
+					  "nonce", "nullvalue", "separator", "vfs",  NULL};
+	static const char *const two[] = {"lookaside", "pagecache", "heap", NULL};
+	const char *what;
+	int operands = 0;
+	bool sql = false, safe = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *o = a + 1 + (a[1] == '-');
+		bool is_cmd = !strcmp(o, "cmd");
+
+		if (a[0] != '-' || !a[1]) {
+			if (operands++ == 0) { /* the database */
+				if (jr_check_path_arg(w, a))
+					return true;
+				continue;
+			}
+			sql = true;
+			if (!safe && (what = jr_sqlite_runs_code(a)))
+				return jr_deny(w, "inline-code",
+					       "sqlite3 text runs a program: %s (%s)", what, shown);
+			continue;
+		}
+		safe |= !strcmp(o, "safe");
+		for (const char *const *v = one; *v; v++)
+			if (!strcmp(o, *v) && i + 1 < argc) {
+				i++;
+				if (is_cmd && !safe && (what = jr_sqlite_runs_code(argv[i])))
+					return jr_deny(w, "inline-code",
+						       "sqlite3 text runs a program: %s (%s -cmd)",
+						       what, shown);
+				if (!strcmp(o, "init") && jr_fd_program(w, argv[i]))
+					return jr_deny(w, "inline-code",
+						       "sqlite3 reads commands from a pipe or "
+						       "here-document (%s -init)",
+						       shown);
+			}
+		for (const char *const *v = two; *v; v++)
+			if (!strcmp(o, *v))
+				i += 2;
+		if (!strcmp(o, "A") || !strcmp(o, "archive"))
+			return jr_check_paths(w, i + 1, argc, argv);
+	}
+	if (!sql && !safe && w->stdin_text)
+		return jr_deny(w, "inline-code",
+			       "sqlite3 reads commands from a pipe or here-document (%s)", shown);
+	return false;
 }

@@ -177,3 +177,19 @@ bool jr_check_paths(struct walk *w, int from, int to, char *const argv[])
 			return true;
 	return false;
 }
+
+bool jr_fd_program(const struct walk *w, const char *p)
+{
+	static const char *const in[] = {
+		"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0", NULL};
+	static const char *const fds[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/",
+					  NULL};
+
+	for (const char *const *s = in; *s; s++)
+		if (!strcmp(p, *s))
+			return w->stdin_text;
+	for (const char *const *s = fds; *s; s++)
+		if (!strncmp(p, *s, strlen(*s)))
+			return w->g->shell;
+	return false;
+}

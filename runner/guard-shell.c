@@ -154,6 +154,61 @@ static void sh_cd(struct sh_lex *l, int argc, char *const argv[])
 	memcpy(l->cwd, out, sizeof(l->cwd));
 }
 
+/* Past a parameter expansion at @s (on the '$'), what it is taken to expand
+ * to appended at *@o: the WORD of ${NAME:-WORD} and ${NAME-WORD} (and :=, =),
+ * nothing for any other (an unset or empty variable, $1, $@, $SUBST). */
+static const char *skip_expansion(const char *s, char **o)
+{
+	const char *e, *w;
+	size_t n;
+
+	if (s[1] != '{') {
+		n = strspn(s + 1,
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		return s + 1 + (n ? n : (s[1] && strchr("@*#?$!-", s[1]) ? 1 : 0));
+	}
+	e = strchrnul(s, '}');
+	w = s + 2 +
+	    strspn(s + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+	w += *w == ':';
+	if (w < e && (*w == '-' || *w == '=')) {
+		memcpy(*o, w + 1, e - w - 1);
+		*o += e - w - 1;
+	}
+	return *e ? e + 1 : e;
+}
+
+/* Check a simple command whose name may hold parameter expansions: ${x}rm
+ * and r${x}m run rm when x is empty or unset, ${PY:-python3} runs python3.
+ * The name is judged as it reads with each expansion taken that way; a name
+ * that is nothing but expansions ("$CC") stays unknown. */
+static bool check_name_expanded(struct walk *w, int argc, char *argv[])
+{
+	const char *a = argv[0];
+	_cleanup_free_ char *name = NULL;
+	char *o, *saved = argv[0];
+	bool r;
+
+	if (!strchr(a, '$'))
+		return jr_check_cmd(w, argc, argv);
+	name = malloc(strlen(a) + 1);
+	if (!name)
+		return jr_deny(w, "internal", "out of memory");
+	for (o = name; *a;) {
+		if (*a == '$')
+			a = skip_expansion(a, &o);
+		else
+			*o++ = *a++;
+	}
+	*o = '\0';
+	if (!*name || name[strlen(name) - 1] == '/')
+		return jr_check_cmd(w, argc, argv);
+	argv[0] = name;
+	r = jr_check_cmd(w, argc, argv);
+	argv[0] = saved;
+	return r;
+}
+
 /* Check the simple command collected so far, then forget it. @forked: it
  * runs in a subshell of its own (a pipeline's part, or backgrounded), so a
  * cd there changes nothing after it. */
@@ -171,7 +226,8 @@ static void sh_run(struct sh_lex *l, bool forked)
 		size_t n = strcspn(a, "=");
 
 		if (a[n] == '=' && n > 0 && (isalpha((unsigned char)a[0]) || a[0] == '_')) {
-			i++; /* NAME=VALUE prefix */
+			r = jr_check_assign(w, a); /* NAME=VALUE prefix */
+			i++;
 			continue;
 		}
 		if (is_keyword(a)) {
@@ -186,7 +242,7 @@ static void sh_run(struct sh_lex *l, bool forked)
 			break;
 		}
 		w->stdin_text = c->stdin_text;
-		r = jr_check_cmd(w, c->n - i, c->words + i);
+		r = check_name_expanded(w, c->n - i, c->words + i);
 		w->stdin_text = false;
 		if (!r && !forked && (!strcmp(a, "cd") || !strcmp(a, "pushd")))
 			sh_cd(l, c->n - i, c->words + i);
@@ -265,7 +321,7 @@ static void lex_double_quote(struct sh_lex *l)
 			l->word[l->wl++] = l->p[1];
 			l->p += 2;
 		} else if ((*l->p == '$' && l->p[1] == '(') || *l->p == '`') {
-			lex_subst(l, false);
+			lex_subst(l, true); /* "$(pwd)/x": text unknown, not "/x" */
 		} else {
 			l->word[l->wl++] = *l->p++;
 		}
@@ -411,6 +467,58 @@ static void lex_arith(struct sh_lex *l)
 	l->p = e;
 }
 
+/* One escape of $'...' at @s (after the backslash): the byte it stands for in
+ * *@c (0 for one beyond ASCII, which names no command we know). Returns the
+ * first byte after it. */
+static const char *ansi_c_escape(const char *s, char *c)
+{
+	static const char from[] = "abefnrtv\\'\"?E", to[] = "\a\b\033\f\n\r\t\v\\'\"?\033";
+	const char *k = *s ? strchr(from, *s) : NULL;
+	unsigned v = 0;
+	int n = 0;
+
+	if (k) {
+		*c = to[k - from];
+		return s + 1;
+	}
+	if (*s >= '0' && *s <= '7') {
+		for (; n < 3 && *s >= '0' && *s <= '7'; n++)
+			v = v * 8 + (unsigned)(*s++ - '0');
+	} else if (*s == 'x' || *s == 'u' || *s == 'U') {
+		int max = *s == 'x' ? 2 : *s == 'u' ? 4 : 8;
+
+		for (s++; n < max && isxdigit((unsigned char)*s); n++, s++)
+			v = v * 16 + (unsigned)(isdigit((unsigned char)*s)
+							? *s - '0'
+							: (tolower((unsigned char)*s) - 'a' + 10));
+	} else if (*s == 'c' && s[1]) {
+		*c = (char)(s[1] & 0x1f);
+		return s + 2;
+	} else {
+		*c = '\\'; /* unknown: the backslash stays, the next byte follows */
+		return s;
+	}
+	*c = v && v < 0x80 ? (char)v : 0;
+	return s;
+}
+
+/* $'...' (bash, zsh, ksh, and POSIX since 2024): backslash escapes decoded,
+ * so $'\x72m' is the word rm. */
+static void lex_ansi_c(struct sh_lex *l)
+{
+	const char *s = l->p + 2;
+
+	while (*s && *s != '\'') {
+		char c = *s++;
+
+		if (c == '\\' && *s)
+			s = ansi_c_escape(s, &c);
+		if (c)
+			l->word[l->wl++] = c;
+	}
+	l->p = *s ? s + 1 : s;
+}
+
 static void lex_step(struct sh_lex *l)
 {
 	char ch = *l->p;
@@ -445,6 +553,9 @@ static void lex_step(struct sh_lex *l)
 		if (l->p[1] != '\n')
 			l->word[l->wl++] = l->p[1];
 		l->p += 2;
+	} else if (ch == '$' && l->p[1] == '\'') {
+		l->in_word = true;
+		lex_ansi_c(l);
 	} else if (ch == '\'') {
 		const char *e = strchrnul(l->p + 1, '\'');
 

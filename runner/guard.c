@@ -29,15 +29,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cleanup.h"
 #include "guard.h"
@@ -49,13 +45,6 @@ const char *const jr_default_denylist[] = {
 	"reboot", "halt",   "poweroff", "shutdown", "killall5", NULL,
 };
 
-/* A binary found in the jail's PATH whose copies we recognise. */
-struct jr_ident {
-	char name[NAME_MAX + 1]; /* stripped name, e.g. "rm", "python" */
-	char host[PATH_MAX];
-	off_t size;
-};
-
 struct interp {
 	const char *name;      /* stripped basename */
 	bool shell;	       /* a POSIX-ish shell: -c allowed with --shell */
@@ -65,12 +54,16 @@ struct interp {
 	const char *const *arg_long;
 	const char *stop_sh; /* short flags after which the rest is not ours (python -m) */
 	unsigned flags;
+	/* perl's short flags with an attached value, which may hide no other flag:
+	 * -M -m -x -i -F take the rest of the word, -l and -0 digits, -d :MODULE */
+	const char *val_sh;
 };
 
 enum {
 	IN_PERMUTE = 1, /* options may follow operands (vim FILE -c CMD, make all --eval=X) */
 	IN_PLUS = 2,	/* +CMD runs an editor command (vim), except +N and a lone + */
 	IN_GETOPT = 4,	/* getopt_long: long options also match by prefix (make --ev=X) */
+	IN_MAKE = 8,	/* -f/--file/--makefile FILE is the program (make) */
 };
 
 static const char *const long_eval[] = {"eval", "command", "print", "require", "exec", NULL};
@@ -99,7 +92,7 @@ static const struct interp interps[] = {
 	{"nodejs", false, "ceErp", "C", long_eval, long_node_arg, "", 0},
 	{"deno", false, "ceEr", "", long_eval, long_none, "", 0},
 	{"bun", false, "ceErp", "", long_eval, long_none, "", 0},
-	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0},
+	{"perl", false, "ceEr", "I", long_eval, long_none, "", 0, "MmxiFl0d"},
 	{"ruby", false, "ceEr", "ICX", long_eval, long_none, "", 0},
 	{"irb", false, "ceEr", "I", long_eval, long_none, "", 0},
 	{"php", false, "ceErBR", "dz", long_eval, long_none, "", 0},
@@ -121,8 +114,8 @@ static const struct interp interps[] = {
 	{"gvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
 	{"rvim", false, "c", "", long_vim, long_none, "", IN_PERMUTE | IN_PLUS},
 	/* make -E/--eval STRING is makefile text: $(shell ...) and recipes run */
-	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
-	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT},
+	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
+	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
 };
 
 /*
@@ -268,6 +261,7 @@ static const struct wrapper wrappers[] = {
 	{"su", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
 	{"runuser", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
 	{"busybox", "", long_none, 0, 0},
+	{"toybox", "", long_none, 0, 0},
 	/* shell builtins */
 	{"command", "v~V~", long_none, 0, 0},
 	{"builtin", "", long_none, 0, 0},
@@ -335,8 +329,7 @@ static bool allowed(const struct jr_guard *g, const char *name)
 	return name_in(g->allow, name) || name_in(g->allow, s);
 }
 
-/* The denylist pattern matching @name (raw or stripped), or NULL. */
-static const char *denied_name(const struct jr_guard *g, const char *name)
+const char *jr_denied_name(const struct jr_guard *g, const char *name)
 {
 	char s[NAME_MAX + 1];
 
@@ -364,119 +357,6 @@ static bool str_in(const char *const *list, const char *s, size_t n)
 		if (strlen(*list) == n && strncmp(*list, s, n) == 0)
 			return true;
 	return false;
-}
-
-/* What short option @c of @opts takes: ':', '=', '@', '!', '~', ' ' for a
- * plain flag, 0 when unknown (see struct wrapper). */
-/* ---- renamed copies ---- */
-
-static int ident_add(struct jr_guard *g, const char *name, const char *host, off_t size)
-{
-	struct jr_ident *n;
-
-	for (size_t i = 0; i < g->n_idents; i++)
-		if (g->idents[i].size == size && strcmp(g->idents[i].name, name) == 0)
-			return 0;
-	n = realloc(g->idents, (g->n_idents + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	g->idents = n;
-	n = &g->idents[g->n_idents++];
-	snprintf(n->name, sizeof(n->name), "%s", name);
-	snprintf(n->host, sizeof(n->host), "%s", host);
-	n->size = size;
-	return 0;
-}
-
-static int idents_scan_dir(struct jr_guard *g, const char *jdir)
-{
-	char hdir[PATH_MAX], host[PATH_MAX], s[NAME_MAX + 1];
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-
-	if (jdir[0] != '/' || jr_map(g->view, jdir, hdir, sizeof(hdir)) < 0)
-		return 0;
-	if (strncmp(jdir, g->view->project, strlen(g->view->project)) == 0)
-		return 0; /* copies in the project are what we look for, not references */
-	d = opendir(hdir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		jr_strip_version(de->d_name, s, sizeof(s));
-		if (!denied_name(g, de->d_name) && !find_interp(de->d_name))
-			continue;
-		if ((size_t)snprintf(host, sizeof(host), "%s/%s", hdir, de->d_name) >= sizeof(host))
-			continue;
-		if (stat(host, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-			continue;
-		if (ident_add(g, s, host, st.st_size) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static int idents_build(struct jr_guard *g)
-{
-	const char *p = g->path_env ? g->path_env : "/bin:/usr/bin";
-	char dir[PATH_MAX];
-
-	if (g->idents_built)
-		return 0;
-	g->idents_built = true;
-	for (;;) {
-		size_t n = strcspn(p, ":");
-
-		if (n < sizeof(dir)) {
-			memcpy(dir, p, n);
-			dir[n] = '\0';
-			if (idents_scan_dir(g, dir) < 0)
-				return -ENOMEM;
-		}
-		if (!p[n])
-			break;
-		p += n + 1;
-	}
-	return 0;
-}
-
-static bool same_content(const char *a, const char *b)
-{
-	_cleanup_close_ int fa = open(a, O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int fb = open(b, O_RDONLY | O_CLOEXEC);
-	static char ba[65536], bb[65536];
-
-	if (fa < 0 || fb < 0)
-		return false;
-	for (;;) {
-		ssize_t na = read(fa, ba, sizeof(ba));
-		ssize_t nb = read(fb, bb, sizeof(bb));
-
-		if (na < 0 || nb < 0 || na != nb || memcmp(ba, bb, na) != 0)
-			return false;
-		if (na == 0)
-			return true;
-	}
-}
-
-/* If @jail (a resolved executable inside the project) is a copy of a known
- * binary, return that binary's stripped name. */
-static const char *copy_of(struct walk *w, const char *jail)
-{
-	char host[PATH_MAX];
-	struct stat st;
-
-	if (strncmp(jail, w->g->view->project, strlen(w->g->view->project)) != 0)
-		return NULL;
-	if (jr_map(w->g->view, jail, host, sizeof(host)) < 0 || stat(host, &st) < 0)
-		return NULL;
-	if (idents_build(w->g) < 0)
-		return "(out of memory)";
-	for (size_t i = 0; i < w->g->n_idents; i++)
-		if (w->g->idents[i].size == st.st_size && same_content(host, w->g->idents[i].host))
-			return w->g->idents[i].name;
-	return NULL;
 }
 
 /* ---- argument shapes of particular commands ---- */
@@ -565,6 +445,38 @@ static bool check_special(struct walk *w, const char *name, int argc, char *cons
 
 /* ---- interpreters ---- */
 
+/* perl -MMODULE=a,b becomes `use MODULE split(/,/, q{a,b});`: anything but a
+ * module name and plain import words (a space, ';', parentheses) is code. */
+static bool perl_module_plain(const char *m)
+{
+	m += *m == '-'; /* -M-MODULE: no MODULE */
+	return m[strspn(
+		       m,
+		       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:=,.+-/")] ==
+	       '\0';
+}
+
+/* perl flag a[*j] with an attached value (struct interp, val_sh): 1 when the
+ * value is code, 0 when it ends the word, -1 to read on after it (*j moved to
+ * its last byte): -l and -0 take octal digits (-0x hex), -d a :MODULE. */
+static int perl_value(const char *a, int *j)
+{
+	char c = a[*j];
+
+	if (c == 'l' || c == '0') {
+		if (c == '0' && a[*j + 1] == 'x')
+			for (++*j; isxdigit((unsigned char)a[*j + 1]);)
+				++*j;
+		else
+			while (a[*j + 1] >= '0' && a[*j + 1] <= '7')
+				++*j;
+		return -1;
+	}
+	if (c == 'd')
+		return a[*j + 1] == ':' ? !perl_module_plain(a + *j + 2) : -1;
+	return (c == 'M' || c == 'm') && !perl_module_plain(a + *j + 1);
+}
+
 /*
  * Look at the option at argv[*i] of interpreter @in: 1 when it runs inline
  * code, -1 when the rest of the line is not the interpreter's (python -m),
@@ -585,6 +497,13 @@ static int interp_option(const struct interp *in, int argc, char *const argv[], 
 		return 0;
 	}
 	for (int j = 1; a[j]; j++) {
+		if (in->val_sh && strchr(in->val_sh, a[j])) {
+			int k = perl_value(a, &j);
+
+			if (k >= 0)
+				return k;
+			continue;
+		}
 		if (strchr(in->inline_sh, a[j]))
 			return 1;
 		if (strchr(in->stop_sh, a[j]))
@@ -617,25 +536,73 @@ static bool plus_command(const char *a)
 	return a[0] == '+' && a[1] && a[1 + strspn(a + 1, "0123456789")];
 }
 
-/* Does the interpreter read its program from stdin: no script operand, "-",
- * or sh -s? Editors and make (IN_PERMUTE) read text or a makefile there. */
-static bool program_from_stdin(const struct interp *in, int argc, char *const argv[], int i,
-			       bool sh_s)
+/* Does the interpreter read its program from text the string feeds it: no
+ * script operand or sh -s with a pipe or here-document on stdin, or a script
+ * that is stdin or a descriptor the string opened (jr_fd_program)? Editors
+ * and make (IN_PERMUTE) read text or a makefile there. */
+static bool program_from_stdin(const struct walk *w, const struct interp *in, int argc,
+			       char *const argv[], int i, bool sh_s)
 {
 	if (in->flags & IN_PERMUTE)
 		return false;
-	return sh_s || i >= argc || strcmp(argv[i], "-") == 0;
+	return (w->stdin_text && (sh_s || i >= argc)) || (i < argc && jr_fd_program(w, argv[i]));
+}
+
+/* make -f FILE, -fFILE, --file=FILE, --makefile FILE at argv[i]: the value. */
+static const char *make_file(int argc, char *const argv[], int i)
+{
+	const char *a = argv[i];
+
+	if (a[1] != '-') {
+		const char *f = strchr(a + 1, 'f');
+
+		if (!f || strspn(a + 1, "BeiknqrRsStw") < (size_t)(f - a - 1))
+			return NULL; /* f is not among the leading flags */
+		return f[1] ? f + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+	}
+	if (!strncmp(a, "--file=", 7) || !strncmp(a, "--makefile=", 11))
+		return strchr(a, '=') + 1;
+	if (!strcmp(a, "--file") || !strcmp(a, "--makefile"))
+		return i + 1 < argc ? argv[i + 1] : NULL;
+	return NULL;
+}
+
+static bool is_js(const char *name)
+{
+	return !strcmp(name, "node") || !strcmp(name, "nodejs") || !strcmp(name, "deno") ||
+	       !strcmp(name, "bun");
+}
+
+bool jr_is_interp(const char *name)
+{
+	return find_interp(name) != NULL;
+}
+
+bool jr_runs_stdin_program(const char *name)
+{
+	const struct interp *in = find_interp(name);
+
+	return in && !(in->flags & IN_PERMUTE);
 }
 
 static bool check_interp(struct walk *w, const struct interp *in, const char *shown, int argc,
 			 char *const argv[])
 {
 	bool sh_s = false;
+	const char *mf;
 	int i;
 
+	if (is_js(in->name) && jr_check_js(w, in->name, shown, argc, argv))
+		return true;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int at = i, k;
+
+		if ((in->flags & IN_MAKE) && a[0] == '-' && (mf = make_file(argc, argv, i)) &&
+		    jr_fd_program(w, mf))
+			return jr_deny(w, "inline-code",
+				       "makefile read from a pipe or here-document (%s -f %s)",
+				       shown, mf);
 
 		if (strcmp(a, "--") == 0) {
 			i++;
@@ -652,7 +619,7 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 		sh_s |= in->shell && has_short(a, 's');
 		k = interp_option(in, argc, argv, &i);
 		if (k < 0)
-			return false;
+			return jr_check_pymodule(w, shown, argc, argv, at);
 		if (k == 0)
 			continue;
 		if (in->shell && w->g->shell)
@@ -661,7 +628,7 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 	}
 	if (strcmp(in->name, "deno") == 0 && argc > 1 && strcmp(argv[1], "eval") == 0)
 		return jr_deny(w, "inline-code", "interpreter inline code (%s eval)", shown);
-	if (w->stdin_text && program_from_stdin(in, argc, argv, i, sh_s))
+	if (program_from_stdin(w, in, argc, argv, i, sh_s))
 		return jr_deny(w, "inline-code",
 			       "interpreter reads its program from a pipe or here-document (%s)",
 			       shown);
@@ -757,9 +724,7 @@ static void wr_parse(const struct wrapper *wr, int argc, char *const argv[], str
 		o->cmd = argc;
 }
 
-/* @s is a command string a wrapper hands to sh -c: inline code, unless
- * --shell was given, and then checked as a shell command. */
-static bool check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
+bool jr_check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
 {
 	if (!w->g->shell)
 		return jr_deny(w, "inline-code", "shell command via %s%s%s", shown, opt ? " " : "",
@@ -799,277 +764,19 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 		return jr_deny(w, "inline-code", "debugger command runs a program: %s (%s %s '%s')",
 			       o.dbg_what, shown, o.dbg_opt, o.dbg);
 	if (o.shell)
-		return check_shell_string(w, shown, o.shell_opt, o.shell);
+		return jr_check_shell_string(w, shown, o.shell_opt, o.shell);
 	inner.depth++;
 	if (o.cmd < argc && (wr->flags & WR_SHELL_ARGS) && !o.direct) {
 		_cleanup_free_ char *s = join_words(argc - o.cmd, argv + o.cmd);
 
 		if (!s)
 			return jr_deny(w, "internal", "out of memory");
-		if (check_shell_string(&inner, shown, NULL, s))
+		if (jr_check_shell_string(&inner, shown, NULL, s))
 			return true;
 	} else if (o.cmd < argc && jr_check_cmd(&inner, argc - o.cmd, argv + o.cmd)) {
 		return true; /* the command's rules first: they name the more useful rule */
 	}
 	return jr_check_paths(w, 1, o.cmd, argv);
-}
-
-/* Split like env -S: whitespace separates, '...' and "..." quote, \ escapes. */
-static char **split_words(const char *s, int *count)
-{
-	size_t cap = strlen(s) + 1;
-	char **words = calloc(cap + 1, sizeof(char *));
-	char *buf = malloc(cap), *o = buf;
-	int n = 0;
-
-	if (!words || !buf) {
-		free(words);
-		free(buf);
-		return NULL;
-	}
-	while (*s) {
-		char q = 0;
-
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		words[n++] = o;
-		for (; *s && (q || !(*s == ' ' || *s == '\t' || *s == '\n')); s++) {
-			if (q && *s == q)
-				q = 0;
-			else if (!q && (*s == '\'' || *s == '"'))
-				q = *s;
-			else if (*s == '\\' && s[1] && q != '\'')
-				*o++ = *++s;
-			else
-				*o++ = *s;
-		}
-		*o++ = '\0';
-	}
-	words[n] = NULL;
-	*count = n;
-	if (n == 0)
-		free(buf);
-	return words;
-}
-
-static void free_words(char **words, int n)
-{
-	if (words && n > 0)
-		free(words[0]);
-	free(words);
-}
-
-/* One env option at argv[*i]: sets *split for -S/--split-string, *dir for
- * -C/--chdir; a separate value advances *i. */
-static void env_option(int argc, char *const argv[], int *i, const char **split, const char **dir)
-{
-	static const char *const longs[] = {"split-string", "chdir", "unset"};
-	const char *a = argv[*i], *v;
-
-	if (a[1] == '-') {
-		for (size_t k = 0; k < ARRAY_SIZE(longs); k++) {
-			size_t n = strlen(longs[k]);
-
-			size_t m = strcspn(a + 2, "="); /* getopt_long: --spl=X is --split-string */
-
-			if (!m || m > n || strncmp(a + 2, longs[k], m) != 0)
-				continue;
-			v = a[2 + m] ? a + 3 + m : (*i + 1 < argc ? argv[++*i] : "");
-			if (k == 0)
-				*split = v;
-			else if (k == 1)
-				*dir = v;
-			return;
-		}
-		return; /* --ignore-environment, --null, --debug, signal options */
-	}
-	for (int j = 1; a[j]; j++) {
-		if (!strchr("uCS", a[j]))
-			continue;
-		v = a[j + 1] ? a + j + 1 : (*i + 1 < argc ? argv[++*i] : "");
-		if (a[j] == 'S')
-			*split = v;
-		else if (a[j] == 'C')
-			*dir = v;
-		return;
-	}
-}
-
-static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[]);
-
-/* env -S STRING: the words replace the option and the rest follows. */
-static bool check_env_split(struct walk *w, int argc, char *const argv[], int i, const char *split)
-{
-	int n = 0, total;
-	char **words = split_words(split, &n);
-	char **nargv;
-	bool r;
-
-	if (!words)
-		return jr_deny(w, "internal", "out of memory");
-	total = 1 + n + (argc - i - 1);
-	nargv = calloc(total + 1, sizeof(char *));
-	if (!nargv) {
-		free_words(words, n);
-		return jr_deny(w, "internal", "out of memory");
-	}
-	nargv[0] = argv[0];
-	memcpy(nargv + 1, words, n * sizeof(char *));
-	memcpy(nargv + 1 + n, argv + i + 1, (argc - i - 1) * sizeof(char *));
-	w->depth++;
-	r = w->depth > MAX_DEPTH ? jr_deny(w, "nesting", "wrappers nested too deep")
-				 : check_env(w, "env", total, nargv);
-	free(nargv);
-	free_words(words, n);
-	return r;
-}
-
-/* env [OPTION]... [-] [NAME=VALUE]... [COMMAND [ARG]...] */
-static bool check_env(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	struct walk inner = *w;
-	char cwd[PATH_MAX];
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *split = NULL, *dir = NULL;
-
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !a[1]) {
-			if (a[0] == '-')
-				continue; /* "-": same as -i */
-			if (!strchr(a, '='))
-				break; /* the command */
-			if (strncmp(a, "PATH=", 5) == 0)
-				inner.path_env = a + 5; /* the command is looked up there */
-			continue;
-		}
-		env_option(argc, argv, &i, &split, &dir);
-		if (dir) {
-			if (jr_check_path_arg(w, dir))
-				return true;
-			if (jr_resolve(w->g->view, inner.cwd, dir, cwd, NULL) < 0)
-				return jr_deny(w, "path-refused", "env -C '%s' cannot be resolved",
-					       dir);
-			inner.cwd = cwd;
-		}
-		if (split)
-			return check_env_split(&inner, argc, argv, i, split);
-	}
-	if (i >= argc)
-		return false;
-	inner.depth++;
-	return jr_check_cmd(&inner, argc - i, argv + i);
-}
-
-/* find PATH... EXPR: -exec/-execdir/-ok/-okdir CMD ... ; or +, and -delete */
-static bool check_find(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "-delete") == 0)
-			return jr_deny(w, "find-delete", "find -delete");
-		if (strcmp(a, "-exec") == 0 || strcmp(a, "-execdir") == 0 ||
-		    strcmp(a, "-ok") == 0 || strcmp(a, "-okdir") == 0) {
-			int s = ++i;
-			struct walk inner = *w;
-
-			while (i < argc && strcmp(argv[i], ";") != 0 && strcmp(argv[i], "+") != 0)
-				i++;
-			if (i == s)
-				continue;
-			inner.depth++;
-			if (jr_check_cmd(&inner, i - s, argv + s))
-				return true;
-			continue;
-		}
-		if (jr_check_path_arg(w, a))
-			return true;
-	}
-	return false;
-}
-
-/* git -c KEY=VALUE: configuration that makes git run a program. */
-static bool git_config_runs_code(const char *kv)
-{
-	static const char *const keys[] = {
-		"core.fsmonitor",
-		"core.sshcommand",
-		"core.pager",
-		"core.editor",
-		"core.askpass",
-		"core.hookspath",
-		"core.gitproxy",
-		"diff.external",
-		"sequence.editor",
-		"gpg.program",
-		"gpg.*.program",
-		"credential.helper",
-		"credential.*.helper",
-		"filter.*.clean",
-		"filter.*.smudge",
-		"filter.*.process",
-		"diff.*.textconv",
-		"diff.*.command",
-		"merge.*.driver",
-		"pager.*",
-		"uploadpack.packobjectshook",
-		"remote.*.uploadpack",
-		"remote.*.receivepack",
-		"include.path",
-		"includeif.*.path",
-		"protocol.ext.allow",
-		"alias.*",
-		NULL,
-	};
-	char key[256];
-	size_t n = strcspn(kv, "=");
-
-	if (n >= sizeof(key))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		key[i] = tolower((unsigned char)kv[i]);
-	key[n] = '\0';
-	if (n > 6 && memcmp(key, "alias.", 6) == 0) {
-		const char *val = kv[n] ? kv + n + 1 : "";
-
-		return val[strspn(val, " \t")] == '!';
-	}
-	for (const char *const *k = keys; *k; k++)
-		if (fnmatch(*k, key, 0) == 0)
-			return true;
-	return false;
-}
-
-static bool check_git(struct walk *w, const char *shown, int argc, char *const argv[])
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if ((strcmp(a, "-c") == 0 && i + 1 < argc) || strncmp(a, "--config-env", 12) == 0) {
-			const char *kv = a[1] == 'c'	? argv[++i]
-					 : a[12] == '=' ? a + 13
-							: (i + 1 < argc ? argv[++i] : "");
-
-			if (a[1] != 'c' && strncasecmp(kv, "alias.", 6) == 0)
-				return jr_deny(w, "git-config", "git %s %s", a, kv);
-			if (git_config_runs_code(kv))
-				return jr_deny(w,
-					       strncasecmp(kv, "alias.", 6) == 0 ? "git-alias"
-										 : "git-config",
-					       "git -c %s runs a program", kv);
-			continue;
-		}
-		if (jr_check_path_arg(w, a))
-			return true;
-	}
-	return false;
 }
 
 static bool is_loader(const char *name)
@@ -1093,19 +800,19 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 {
 	const char *pat, *copy;
 
-	if ((pat = denied_name(w->g, typed)))
+	if ((pat = jr_denied_name(w->g, typed)))
 		return jr_deny(w, "exec-denylist", "denied executable %s%s%s", typed,
 			       resolved ? " -> " : "", resolved ? resolved : "") &&
 		       deny_subject(w, typed);
 	for (int i = 0; chain && i < chain->n; i++) {
-		if ((pat = denied_name(w->g, chain->name[i])))
+		if ((pat = jr_denied_name(w->g, chain->name[i])))
 			return jr_deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
 				       chain->name[i], typed, resolved) &&
 			       deny_subject(w, chain->name[i]);
 		if (!*family && (find_interp(chain->name[i]) || find_wrapper(chain->name[i])))
 			*family = chain->name[i];
 	}
-	if (resolved && (copy = copy_of(w, resolved))) {
+	if (resolved && (copy = jr_copy_of(w, resolved))) {
 		if (!find_interp(copy) && !allowed(w->g, copy))
 			return jr_deny(w, "exec-copy", "renamed copy of denied executable %s (%s)",
 				       copy, resolved) &&
@@ -1120,11 +827,37 @@ static const struct {
 	const char *name;
 	bool (*check)(struct walk *w, const char *shown, int argc, char *const argv[]);
 } checkers[] = {
-	{"env", check_env},	 {"find", check_find},		 {"git", check_git},
-	{"awk", jr_check_awk},	 {"gawk", jr_check_awk},	 {"mawk", jr_check_awk},
-	{"nawk", jr_check_awk},	 {"original-awk", jr_check_awk}, {"sed", jr_check_sed},
-	{"gsed", jr_check_sed},	 {"tar", jr_check_tar},		 {"gtar", jr_check_tar},
-	{"pwsh", jr_check_pwsh}, {"powershell", jr_check_pwsh},	 {"pwsh-preview", jr_check_pwsh},
+	{"env", jr_check_env},
+	{"find", jr_check_find},
+	{"git", jr_check_git},
+	{"awk", jr_check_awk},
+	{"gawk", jr_check_awk},
+	{"mawk", jr_check_awk},
+	{"nawk", jr_check_awk},
+	{"original-awk", jr_check_awk},
+	{"sed", jr_check_sed},
+	{"gsed", jr_check_sed},
+	{"tar", jr_check_tar},
+	{"gtar", jr_check_tar},
+	{"pwsh", jr_check_pwsh},
+	{"powershell", jr_check_pwsh},
+	{"pwsh-preview", jr_check_pwsh},
+	{"cmake", jr_check_cmake},
+	{"sqlite", jr_check_sqlite},
+	{"npx", jr_check_npm},
+	{"npm", jr_check_npm},
+	{"pnpm", jr_check_npm},
+	{"yarn", jr_check_npm},
+	{"ln", jr_check_copy},
+	{"cp", jr_check_copy},
+	{"install", jr_check_copy},
+	{"link", jr_check_copy},
+	/* shell builtins that set variables for the commands after them */
+	{"export", jr_check_assigns},
+	{"declare", jr_check_assigns},
+	{"typeset", jr_check_assigns},
+	{"readonly", jr_check_assigns},
+	{"local", jr_check_assigns},
 };
 
 /* echo and printf print their arguments and open nothing: "// wip" or
@@ -1194,12 +927,22 @@ static bool find_exec_before(int argc, char *const argv[], int i)
 	return false;
 }
 
+/* The environment the command gets from jailrun (--env, [run] env). */
+static bool check_envp(struct walk *w)
+{
+	for (char *const *e = w->g->envp; e && *e; e++)
+		if (jr_check_assign(w, *e))
+			return true;
+	return false;
+}
+
 int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 {
 	struct walk w = {.g = g, .v = out, .cwd = g->cwd, .path_env = g->path_env};
 
 	memset(out, 0, sizeof(*out));
-	jr_check_shell(&w, cmd);
+	if (!check_envp(&w))
+		jr_check_shell(&w, cmd);
 	return 0;
 }
 
@@ -1238,7 +981,7 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 		return s ? jr_guard_shell(g, s, out) : -ENOMEM;
 	}
 	/* the command's own rules first: they name the more useful rule */
-	if (!jr_check_cmd(&w, argc, argv))
+	if (!check_envp(&w) && !jr_check_cmd(&w, argc, argv))
 		check_metachars(&w, argc, argv);
 	return 0;
 }

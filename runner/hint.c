@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cleanup.h"
 #include "jailrun.h"
@@ -39,15 +40,19 @@ static const struct {
 			"or with git clean"},
 	{"git-config", "git options that make git run another program are refused; run that "
 		       "program directly"},
+	{"git-alias", "git aliases that run a shell command (!CMD) are refused; run the command "
+		      "itself, or use an alias to a git subcommand (alias.st=status)"},
+	{"nesting", "split the command: fewer wrappers, nested shell strings or here-documents "
+		    "at once"},
+	{"internal", "jailrun ran out of memory checking the command; retry, or shorten it"},
 };
 
-void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
+/* What the caller can do instead, for a refusal by rule @v->rule. */
+static void advice(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
 {
 	const char *s = v->subject;
 
-	out[0] = '\0';
-	if (!v->denied)
-		return;
+	snprintf(out, size, "see jailrun(1), GUARDRAILS");
 	if (*s && view_denies) {
 		snprintf(out, size,
 			 "%s is denied by the view's own [run] deny_exec, which no --allow-exec "
@@ -70,6 +75,17 @@ void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size
 			if (strcmp(v->rule, rule_hints[i].rule) == 0)
 				snprintf(out, size, "%s", rule_hints[i].hint);
 	}
+}
+
+void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size)
+{
+	char what[1536];
+
+	out[0] = '\0';
+	if (!v->denied)
+		return;
+	advice(v, view_denies, what, sizeof(what));
+	snprintf(out, size, "refused by the %s guardrail (%s): %s", v->rule, v->reason, what);
 }
 
 /* ---- refusals of the view ---- */
@@ -125,6 +141,26 @@ static bool is(const char *a, const char *b)
 	return a && strcmp(a, b) == 0;
 }
 
+/* Does @path end in a name a rule subject to content judges (*.pem, *.key,
+ * *.asc; jailfs-policy(5), NAMES SUBJECT TO CONTENT)? */
+static bool content_name(const char *path)
+{
+	static const char *const ext[] = {".pem", ".key", ".asc"};
+	size_t n = path ? strlen(path) : 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
+		if (n > 4 && strcasecmp(path + n - 4, ext[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Did @f refuse to give a new name (create, mknod, link, rename)? */
+static bool new_name(const struct jr_refusal *f)
+{
+	return is(f->op, "create") || is(f->op, "mknod") || is(f->op, "link") ||
+	       is(f->op, "rename");
+}
+
 /* What the refusal means and what to do instead. */
 static const char *why(const struct jr_refusal *f)
 {
@@ -141,6 +177,12 @@ static const char *why(const struct jr_refusal *f)
 		       "zone); write elsewhere, e.g. under /tmp";
 	if (is(f->zone, "RESTRICTED"))
 		return "the policy makes it read-only; write elsewhere";
+	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets") && new_name(f) &&
+	    content_name(f->path2 ? f->path2 : f->path))
+		return "a new *.pem, *.key or *.asc file is created only in a directory made "
+		       "through the view (mkdir it first, in the same run) or where the view "
+		       "shows that name: elsewhere a hidden private key may hold it, and the "
+		       "view does not tell; or use another name (.crt for a certificate)";
 	if (is(f->zone, "DENIED") && is(f->rule, "profile:secrets"))
 		return "names that look like secrets (.env, keys, credentials) are hidden in the "
 		       "jail and cannot be created or used; pick another name";

@@ -9,7 +9,9 @@
  *              process is spawned (jr_guard_*); the wrapper table
  *   guard-path.c   path arguments: where they lead, what may be named
  *   guard-shell.c  --shell strings split into simple commands
- *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh (jr_*_runs_code)
+ *   guard-lang.c   inline programs of awk, sed, gdb, tar, pwsh, sqlite3 (jr_*_runs_code)
+ *   guard-tools.c  env, find, git, cmake, npm, python -m, node data: URLs, copies of
+ *                  denied binaries, and environment variables that make tools run code
  *   guard.h    internals shared by the guard*.c files
  *   view.c     --root mountinfo check, the one-shot jailfs mount
  *   gitdir.c   the main repository's git directory of a linked work tree
@@ -121,9 +123,12 @@ struct jr_guard {
 	const char *cwd;      /* absolute jail path of the command's working directory */
 	const char *path_env; /* PATH as the child will get it */
 	const char *home;     /* HOME inside the jail (for "~") */
-	bool shell;	      /* --shell given */
-	const char **deny;    /* effective denylist (fnmatch patterns), NULL-terminated */
-	const char **allow;   /* names exempted from the built-in rules, NULL-terminated */
+	/* the environment the command will get (NAME=VALUE, NULL-terminated):
+	 * variables that make git or node run code are checked; NULL for none */
+	char *const *envp;
+	bool shell;	    /* --shell given */
+	const char **deny;  /* effective denylist (fnmatch patterns), NULL-terminated */
+	const char **allow; /* names exempted from the built-in rules, NULL-terminated */
 	/* lazily built table of denied binaries in PATH (renamed-copy check) */
 	struct jr_ident *idents;
 	size_t n_idents;

@@ -775,7 +775,7 @@ static void build_lists(struct run *r)
 
 static int report_denied(const struct run *r, const struct jr_verdict *v)
 {
-	char hint[1024];
+	char hint[2048];
 
 	jr_hint_guard(
 		v, v->subject[0] && overlaps_any(run_list(r->mount_run, "deny_exec"), v->subject),
@@ -943,6 +943,7 @@ static int decide(struct run *r, char *exec_path)
 			     .cwd = r->cwd,
 			     .path_env = jr_env_get(r->envp, "PATH"),
 			     .home = "/tmp/home",
+			     .envp = r->envp,
 			     .shell = r->o.shell,
 			     .deny = r->deny,
 			     .allow = r->allow};

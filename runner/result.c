@@ -298,6 +298,20 @@ static int take_record(const struct jf_audit_line *l, void *arg)
 	if (rd->refusals && dec &&
 	    (strcmp(dec, "deny") == 0 || (strcmp(dec, "hide") == 0 && strcmp(op, "lookup") != 0)))
 		note_refusal(rd->refusals, o);
+	/* the bounds' records stand for many (docs/audit.md): their refusals
+	 * are counted, not listed */
+	if (strcmp(op, "suppressed") == 0 || strcmp(op, "capped") == 0) {
+		json_t *b = json_object_get(o, "by_decision");
+
+		if (rd->refusals)
+			rd->refusals->omitted += (long)jf_audit_num(b, "deny");
+		if (!rd->counts)
+			return 0;
+		rd->counts->records += (long)jf_audit_num(o, "count");
+		rd->counts->denied += (long)jf_audit_num(b, "deny");
+		rd->counts->hidden += (long)jf_audit_num(b, "hide");
+		return 0;
+	}
 	if (!rd->counts)
 		return 0;
 	rd->counts->records++;

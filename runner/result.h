@@ -79,7 +79,8 @@ void jr_refusals_free(struct jr_refusals *r);
 
 /* ---- hint.c: what a failure means and what to do about it ---- */
 
-/* The hint for a guardrail refusal @v, or "" when there is none. @view_denies:
+/* The hint for a guardrail refusal @v, or "" when there is none: "refused by
+ * the RULE guardrail (REASON): " and what to do instead. @view_denies:
  * the executable is denied by the view's own [run] deny_exec (--root), which
  * no allow on the command line lifts. Writes at most @size bytes to @out. */
 void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size_t size);

@@ -10,8 +10,9 @@
  * dead mount behind.
  *
  * The one-shot daemon always writes an audit log: the caller's --audit file
- * (level all), else a private file at level denied, removed once the daemon
- * is gone (jailrun reads it back through its fd). The daemon opens the file
+ * (level all), else a private file at level denied, capped in size and rate
+ * (JR_PRIVATE_LOG_*), removed once the daemon is gone (jailrun reads it back
+ * through its fd). The daemon opens the file
  * after its mount shows, so the name must stay until it has exited.
  */
 #include <dirent.h>
@@ -37,6 +38,11 @@
 #include "cleanup.h"
 #include "jailrun.h"
 #include "result.h"
+
+/* Bounds of the private refusal log (jailfs --audit-max-size, --audit-rate):
+ * a hidden-name flood costs at most this much RAM, with exact counts. */
+#define JR_PRIVATE_LOG_MAX_SIZE "8M"
+#define JR_PRIVATE_LOG_RATE "100/s"
 
 /* Undo mountinfo's octal escapes (\040 for space, \011, \012, \134). */
 static void unescape(char *s)
@@ -376,7 +382,7 @@ static _Noreturn void exec_daemon(const char *const *argv, pid_t parent, int pol
 int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err, size_t errsz)
 {
 	char jailfs[PATH_MAX], policy_path[64];
-	const char *argv[16];
+	const char *argv[24];
 	int argc = 0, r;
 	_cleanup_close_ int policy_fd = -1;
 	pid_t parent = getpid();
@@ -423,6 +429,14 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 		argv[argc++] = a->audit ? a->audit : o->log;
 		argv[argc++] = "--audit-level";
 		argv[argc++] = a->audit ? "all" : "denied";
+	}
+	/* The private log lives in /run or $XDG_RUNTIME_DIR, RAM on most
+	 * systems: bounded, and its counts stay exact (jailrun(1), FILES). */
+	if (!a->audit && a->refusal_log) {
+		argv[argc++] = "--audit-max-size";
+		argv[argc++] = JR_PRIVATE_LOG_MAX_SIZE;
+		argv[argc++] = "--audit-rate";
+		argv[argc++] = JR_PRIVATE_LOG_RATE;
 	}
 	argv[argc++] = a->source;
 	argv[argc++] = o->dir;

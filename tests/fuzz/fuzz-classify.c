@@ -96,12 +96,18 @@ static bool ref_segs(const struct jf_cpat *c, const struct ref *x, const char *b
 	return dp[0][0];
 }
 
-static bool ref_match(const struct jf_cpat *c, const struct ref *x, size_t k)
+/* Does rule @u (compiled @c) match prefix @k of @x? A trailing '/' limits a
+ * [safe] rule or an exception to directories; a [denied] or [restricted]
+ * rule holds the name whatever the object is. */
+static bool ref_match(const struct jf_cpat *c, const struct jf_rule *u, const struct ref *x,
+		      size_t k)
 {
 	if (k == 0 || c->last_kind == JF_LAST_ROOT)
 		return k == 0 && c->last_kind == JF_LAST_ROOT;
-	if (c->dir_only && k == x->n && !x->is_dir)
+	if (c->dir_only && (u->zone == JF_SAFE || u->negated) && k == x->n && !x->is_dir)
 		return false;
+	if (c->nondir_only && (k != x->n || x->is_dir))
+		return false; /* a directory above a [restricted] rule's name */
 	for (int variant = 0; variant < 2; variant++) {
 		const char *buf = c->fold ? x->fold : x->exact;
 		const size_t *lens = variant ? x->slen : x->len;
@@ -155,19 +161,29 @@ static bool ref_classify(const struct jf_policy *p, const char *path, size_t len
 	x.is_dir = is_dir || len == 0;
 	if (!ref_split(&x, path, len))
 		return false;
-	for (size_t r = 0; r < p->nrules; r++)
+	for (size_t r = 0; r < p->nindexed; r++)
 		if (p->cpats[r].nseg > 2 * REF_MAX)
 			return false;
 	for (size_t k = 0; k <= x.n; k++) {
-		uint32_t d = JF_NONE, z = JF_NONE;
+		uint32_t d = JF_NONE, z = JF_NONE, e = JF_NONE;
 
-		for (uint32_t r = 0; r < p->nrules; r++) {
+		/* the last [restricted] exception matching here: the
+		 * [restricted] rules up to it do not count at this depth */
+		for (uint32_t r = 0; r < p->nindexed; r++)
+			if (p->rules[r].zone == JF_RESTRICTED && p->rules[r].negated &&
+			    ref_match(&p->cpats[r], &p->rules[r], &x, k))
+				e = r;
+		for (uint32_t r = 0; r < p->nindexed; r++) {
 			const struct jf_cpat *c = &p->cpats[r];
+			const struct jf_rule *u = &p->rules[r];
 
-			if (!ref_match(c, &x, k))
+			if (!ref_match(c, u, &x, k))
 				continue;
-			if (p->rules[r].zone == JF_DENIED)
+			if (u->zone == JF_DENIED)
 				d = r;
+			else if (u->zone == JF_RESTRICTED &&
+				 (u->negated || (e != JF_NONE && r <= e)))
+				continue;
 			else if (z == JF_NONE || c->speclen >= p->cpats[z].speclen)
 				z = r;
 		}

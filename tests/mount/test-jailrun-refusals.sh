@@ -21,6 +21,12 @@
 #  - hidden lookups (probes) are not listed as refusals, but are in the log
 #  - the no-network hint for a failed getaddrinfo, not with --net, not for a
 #    command that succeeded; the allow_exec hint for a refused rm
+#  - guardrail bypasses (python3 -m timeit, cmake -E rm, git aliases through
+#    GIT_CONFIG_PARAMETERS, sqlite3 .system, awk -f - <<EOF) refused in every
+#    mode (--source, --source --audit at level all, --root on a mount at
+#    level all, --root on a --read-only mount) with the rule, the reason and
+#    a hint naming both and what to do instead, the planted command not run;
+#    ordinary commands of those tools still run
 #  - every --json result parses, has the refusal and hint fields, and a
 #    reason whenever denied is true
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
@@ -255,7 +261,7 @@ for mode in "--source $P" "--root $M"; do
 			'[true,"exec-denylist",true,true]' ]
 	# shellcheck disable=SC2086
 	out=$("$J" $mode -- rm -rf build 2>&1)
-	check "$mode: ... and on stderr" grep -q "^jailrun: hint: rm is on jailrun's executable denylist" <<<"$out"
+	check "$mode: ... and on stderr" grep -q "^jailrun: hint: refused by the exec-denylist guardrail (denied executable rm .*): rm is on jailrun's executable denylist" <<<"$out"
 	check "$mode: build/ is still there" [ -f "$P/build/main.o" ]
 done
 umount_view "$M"
@@ -265,6 +271,66 @@ mount_view "$M" --policy "$T/deny-rm.ini" "$P" || bad "jailfs --policy deny-rm.i
 js=$(json --root "$M" --allow-exec rm --json -- rm -rf build)
 check "the view's own deny_exec: the hint does not offer --allow-exec" \
 	[ "$(jq -r '.hint | test("the view.s own \\[run\\] deny_exec")' <<<"$js")" = true ]
+umount_view "$M"
+
+# ---- guardrail bypasses: refused with the rule, the reason and a hint ----
+# refused MODE DESC RULE REASON-PREFIX ADVICE ARGS...: refused by RULE, the
+# reason starts with REASON-PREFIX, the hint says "refused by the RULE
+# guardrail (REASON): ADVICE..." and nothing ran (no file pwned)
+refused() {
+	local mode=$1 desc=$2 rule=$3 reason=$4 advice=$5 js
+	shift 5
+	rm -f "$P/pwned"
+	# shellcheck disable=SC2086
+	js=$(json $mode --json "$@")
+	check "$mode: $desc: refused by $rule" \
+		[ "$(jq -c '[.denied, .rule, (.reason | startswith($r))]' --arg r "$reason" <<<"$js")" = \
+			'[true,"'"$rule"'",true]' ]
+	check "$mode: $desc: the hint names the rule, the reason and what to do" \
+		[ "$(jq -r '.hint | startswith("refused by the " + $u + " guardrail (") and
+			contains($r) and contains($a)' --arg u "$rule" --arg r "$reason" --arg a "$advice" \
+			<<<"$js")" = true ]
+	check "$mode: $desc: nothing ran" [ ! -e "$P/pwned" ]
+}
+M=$T/guards
+mount_view "$M" --audit "$T/guards.jsonl" --audit-level all "$P" || bad "jailfs --audit-level all for the guardrails did not mount"
+R=$T/guardsro
+mount_view "$R" --read-only "$P" || bad "jailfs --read-only for the guardrails did not mount"
+echo 'BEGIN { system("touch pwned") }' >"$P/prog.awk"
+for mode in "--source $P" "--source $P --audit $T/guards-src.jsonl" "--root $M" "--root $R"; do
+	refused "$mode" "python3 -m timeit" inline-code "interpreter inline code (python3 -m timeit" \
+		"write the program to a file" -- python3 -m timeit "open('pwned', 'w')"
+	refused "$mode" "cmake -E rm" exec-denylist "denied executable rm (cmake -E rm)" \
+		"--allow-exec rm" -- cmake -E rm -rf build
+	check "$mode: ... build/ is still there" [ -f "$P/build/main.o" ]
+	refused "$mode" "a git alias through GIT_CONFIG_PARAMETERS" git-alias \
+		"environment GIT_CONFIG_PARAMETERS sets alias.x=!touch pwned" "run the command itself" \
+		--env "GIT_CONFIG_PARAMETERS='alias.x'='!touch pwned'" -- git x
+	refused "$mode" "sqlite3 .system" inline-code "sqlite3 text runs a program: shell command" \
+		"write the program to a file" --shell -- "sqlite3 :memory: '.system touch pwned'"
+	refused "$mode" "awk -f - <<EOF" inline-code "awk program read from a pipe or here-document" \
+		"write the program to a file" --shell -- "awk -f - <<EOF
+$(cat "$P/prog.awk")
+EOF"
+	# shellcheck disable=SC2086
+	js=$(json $mode --json --allow-exec rm --check -- cmake -E rm -rf build)
+	check "$mode: cmake -E rm with --allow-exec rm: allowed" [ "$(jq -c .denied <<<"$js")" = false ]
+	# shellcheck disable=SC2086
+	js=$(json $mode --json -- cmake -E echo made)
+	check "$mode: ordinary cmake -E echo runs" [ "$(jq -c '[.exit_code, .stdout]' <<<"$js")" = '[0,"made\n"]' ]
+	# shellcheck disable=SC2086
+	js=$(json $mode --json --shell -- "sqlite3 :memory: 'select 1+1;'")
+	check "$mode: ordinary sqlite3 SQL runs" [ "$(jq -c '[.exit_code, .stdout]' <<<"$js")" = '[0,"2\n"]' ]
+	# shellcheck disable=SC2086
+	js=$(json $mode --json -- python3 -m timeit -h)
+	check "$mode: python3 -m timeit -h runs" [ "$(jq -c '[.denied, .exit_code]' <<<"$js")" = '[false,0]' ]
+	# shellcheck disable=SC2086
+	js=$(json $mode --json --env "GIT_CONFIG_PARAMETERS='user.name'='Agent'" -- git config user.name)
+	check "$mode: harmless GIT_CONFIG_PARAMETERS reaches git" \
+		[ "$(jq -c '[.exit_code, .stdout]' <<<"$js")" = '[0,"Agent\n"]' ]
+done
+rm -f "$P/prog.awk"
+umount_view "$R"
 umount_view "$M"
 
 # ---- every result is JSON; denied has a reason ----

@@ -13,7 +13,12 @@
  *     caches the negative entry);
  *   - with -o fast_open (no OPEN, no RELEASE) at level all: each decision
  *     kind still recorded, a read and a write once per inode;
- *   - a live log shows a record within the promised 100 ms (tail -f).
+ *   - a live log shows a record within the promised 100 ms (tail -f);
+ *   - bounds, in each mode: a flood from one process stays under
+ *     --audit-rate with exact "suppressed" counts, another process is not
+ *     suppressed; --audit-max-size is never exceeded and the "capped"
+ *     record counts the rest; a program named "git" is recorded with the
+ *     path of its real executable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -208,7 +214,7 @@ static void tree(void)
 static void mount_with(const char *const *extra)
 {
 	const char *args[16] = {"--policy", "policy.ini", "--audit", audit_file};
-	int n = 4;
+	int n = 4, r;
 	char cwd[PATH_MAX];
 
 	for (; extra && *extra; extra++)
@@ -216,8 +222,9 @@ static void mount_with(const char *const *extra)
 	args[n] = NULL;
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(M.dir), 0);
-	assert_int_equal(mu_mount(&M, args, 0), 0);
-	assert_int_equal(chdir(cwd), 0);
+	r = mu_mount(&M, args, 0);
+	assert_int_equal(chdir(cwd), 0); /* first: a failure must not leave us in the tree */
+	assert_int_equal(r, 0);
 }
 
 static int stop_daemon(int sig)
@@ -1058,6 +1065,256 @@ static void test_live_log_window(void **state)
 	mu_tree_free(&M);
 }
 
+/* ---- bounds: the rate per process, the size cap; the executable ---- */
+
+/* The audit modes the bounds apply in: levels all and writes (every open
+ * reaches the daemon), fast_open at level all and at the default level, and
+ * a --read-only view (jailfs refuses each write itself). */
+static const char *const bound_modes[][5] = {
+	{"--audit-level", "all", NULL},
+	{"--audit-level", "writes", NULL},
+	{"-o", "fast_open", "--audit-level", "all", NULL},
+	{"-o", "fast_open", NULL},
+	{"--read-only", NULL},
+};
+
+/* Mount with the mode @m and the extra arguments @a, @b (or NULL). */
+static void mount_mode(int m, const char *a, const char *b)
+{
+	const char *args[8];
+	int n = 0;
+
+	for (const char *const *p = bound_modes[m]; *p; p++)
+		args[n++] = *p;
+	if (a) {
+		args[n++] = a;
+		args[n++] = b;
+	}
+	args[n] = NULL;
+	mount_with(args);
+}
+
+/* A child process that looks up @n distinct hidden (absent, *.secret) names
+ * "@tag<i>.secret" after @delay_ms; returns at once with its pid. */
+static pid_t flood_start(const char *tag, int n, long delay_ms)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char name[64];
+		struct stat st;
+
+		sleep_ms(delay_ms);
+		for (int i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "%s%d.secret", tag, i);
+			if (stat(mu_v(&M, name), &st) == 0)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+static void flood_wait(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static json_int_t nget(json_t *o, const char *path1, const char *path2)
+{
+	json_t *v = json_object_get(o, path1);
+
+	if (path2)
+		v = json_object_get(v, path2);
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/* Hidden lookups of pid @pid: written as records, and counted in its
+ * "suppressed" records (*@summaries of them). */
+static void hidden_of(json_t *all, pid_t pid, size_t *records, json_int_t *suppressed,
+		      size_t *summaries)
+{
+	size_t i;
+	json_t *o;
+
+	*records = 0;
+	*suppressed = 0;
+	*summaries = 0;
+	json_array_foreach(all, i, o)
+	{
+		if (nget(o, "pid", NULL) != pid)
+			continue;
+		if (strcmp(sget(o, "op"), "suppressed") == 0) {
+			assert_int_equal(nget(o, "count", NULL),
+					 nget(o, "by_decision", "allow") +
+						 nget(o, "by_decision", "deny") +
+						 nget(o, "by_decision", "hide"));
+			assert_non_null(sget(o, "since"));
+			assert_non_null(sget(o, "until"));
+			assert_true(strcmp(sget(o, "since"), sget(o, "until")) <= 0);
+			*suppressed += nget(o, "by_decision", "hide");
+			(*summaries)++;
+		} else if (sget(o, "decision") && strcmp(sget(o, "decision"), "hide") == 0) {
+			(*records)++;
+		}
+	}
+}
+
+/*
+ * A flood of hidden lookups from one process, --audit-rate 50: at most a
+ * second's worth plus the refill is written, and its "suppressed" records
+ * count exactly the rest; another process looking up names in the same
+ * window is not suppressed (the limit is per process). Every mode.
+ */
+static void test_rate_per_process(void **state)
+{
+	enum { FLOOD = 600, OTHER = 20, RATE = 50 };
+
+	for (int m = 0; m < (int)(sizeof(bound_modes) / sizeof(bound_modes[0])); m++) {
+		size_t rec, sums;
+		json_int_t supp;
+		struct timespec t0, t1;
+		pid_t a, b;
+		json_t *all;
+		double secs;
+
+		tree();
+		mount_mode(m, "--audit-rate", "50/s");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		a = flood_start("f", FLOOD, 0);
+		b = flood_start("o", OTHER, 5);
+		flood_wait(a);
+		flood_wait(b);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		stop_daemon(SIGTERM);
+
+		all = load_records(audit_file);
+		hidden_of(all, a, &rec, &supp, &sums);
+		print_message("mode %d: flood of %d in %.3f s: %zu written, %lld suppressed in "
+			      "%zu records\n",
+			      m, FLOOD, secs, rec, (long long)supp, sums);
+		assert_true(sums >= 1);
+		assert_int_equal(rec + (size_t)supp, FLOOD);
+		assert_true((double)rec <= RATE + RATE * secs + 1);
+		hidden_of(all, b, &rec, &supp, &sums);
+		assert_int_equal(rec, OTHER);
+		assert_int_equal(sums, 0);
+		json_decref(all);
+		mu_tree_free(&M);
+	}
+}
+
+/* The last record of @all. */
+static json_t *last_record(json_t *all)
+{
+	return json_array_get(all, json_array_size(all) - 1);
+}
+
+/*
+ * --audit-max-size 16K and a flood of hidden lookups: the file never exceeds
+ * 16 KiB; its last record is "capped", and its count plus the hidden
+ * records written equal the lookups made (no silent loss). Every mode.
+ */
+static void test_size_cap(void **state)
+{
+	enum { FLOOD = 1500, CAP = 16384 };
+
+	for (int m = 0; m < (int)(sizeof(bound_modes) / sizeof(bound_modes[0])); m++) {
+		size_t rec, sums;
+		json_int_t supp;
+		struct stat st;
+		json_t *all, *cap;
+		pid_t a;
+
+		tree();
+		mount_mode(m, "--audit-max-size", "16K");
+		a = flood_start("f", FLOOD, 0);
+		flood_wait(a);
+		/* a flush (the getxattr jailrun uses) sees the final counts */
+		assert_true(getxattr(M.mnt, "user.jailfs.audit", (char[PATH_MAX + 16]){0},
+				     PATH_MAX + 16) > 0);
+		assert_int_equal(stat(audit_file, &st), 0);
+		assert_true(st.st_size <= CAP);
+		all = load_records(audit_file);
+		cap = last_record(all);
+		assert_string_equal(sget(cap, "op"), "capped");
+		hidden_of(all, a, &rec, &supp, &sums);
+		print_message("mode %d: %lld bytes, %zu hidden written, capped count %lld\n", m,
+			      (long long)st.st_size, rec, (long long)nget(cap, "count", NULL));
+		assert_int_equal(rec + (size_t)nget(cap, "by_decision", "hide"), FLOOD);
+		assert_int_equal(nget(cap, "max_size", NULL), CAP);
+		json_decref(all);
+		stop_daemon(SIGTERM);
+		assert_int_equal(stat(audit_file, &st), 0);
+		assert_true(st.st_size <= CAP);
+		mu_tree_free(&M);
+	}
+}
+
+/*
+ * A program that calls itself "git": a copy of cat named git, and a process
+ * renamed with prctl(PR_SET_NAME). Each hidden lookup records comm "git" and
+ * the real executable's path; --audit-report names it. Every mode.
+ */
+static void test_exe_of_renamed(void **state)
+{
+	const char *jailfs = getenv("JAILFS");
+
+	for (int m = 0; m < (int)(sizeof(bound_modes) / sizeof(bound_modes[0])); m++) {
+		char git[PATH_MAX], real_git[PATH_MAX], self[PATH_MAX] = "", cmd[PATH_MAX * 2];
+		json_t *all, *o;
+		char *out;
+		pid_t pid;
+		ssize_t n;
+
+		tree();
+		snprintf(git, sizeof(git), "%s/git", M.dir);
+		snprintf(cmd, sizeof(cmd), "cp /bin/cat '%s'", git);
+		assert_int_equal(system(cmd), 0);
+		assert_non_null(realpath(git, real_git));
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		assert_true(n > 0);
+		self[n] = '\0';
+		mount_mode(m, NULL, NULL);
+		run((const char *[]){git, mu_v(&M, ".env"), NULL});
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct stat st;
+
+			prctl(PR_SET_NAME, "git");
+			_exit(stat(mu_v(&M, "keys/a.secret"), &st) == 0);
+		}
+		flood_wait(pid);
+		stop_daemon(SIGTERM);
+
+		all = load_records(audit_file);
+		o = find(all, "path=.env", "decision=hide", "comm=git", NULL);
+		if (!o)
+			dump(all);
+		assert_non_null(o);
+		assert_non_null(sget(o, "exe"));
+		assert_string_equal(sget(o, "exe"), real_git);
+		o = find(all, "path=keys/a.secret", "decision=hide", "comm=git", NULL);
+		assert_non_null(o);
+		assert_non_null(sget(o, "exe"));
+		assert_string_equal(sget(o, "exe"), self);
+		json_decref(all);
+
+		snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s'", jailfs, audit_file);
+		out = sh_out(cmd);
+		if (!strstr(out, real_git) || !strstr(out, self))
+			fail_msg("report does not name the executables:\n%s", out);
+		free(out);
+		mu_tree_free(&M);
+	}
+}
+
 /* Also after a failed assertion: no mount and no tree left behind. */
 static int teardown(void **state)
 {
@@ -1083,6 +1340,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_fast_open_level_all, teardown),
 		cmocka_unit_test_teardown(test_sigterm_flushes_fast_open, teardown),
 		cmocka_unit_test_teardown(test_live_log_window, teardown),
+		cmocka_unit_test_teardown(test_rate_per_process, teardown),
+		cmocka_unit_test_teardown(test_size_cap, teardown),
+		cmocka_unit_test_teardown(test_exe_of_renamed, teardown),
 	};
 
 	mu_require_fuse();

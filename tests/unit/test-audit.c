@@ -188,8 +188,9 @@ static const struct timespec known_ts = {.tv_sec = 1796017801, .tv_nsec = 123456
 
 static char *fmt(const struct jf_audit_event *ev, const char *comm)
 {
+	struct jf_audit_proc proc = {.comm = comm};
 	size_t len;
-	char *line = jf_audit_format(ev, &known_ts, comm, &len);
+	char *line = jf_audit_format(ev, &known_ts, &proc, &len);
 
 	assert_non_null(line);
 	assert_int_equal(strlen(line), len);
@@ -454,22 +455,287 @@ static void test_comm(void **state)
 		char *l1 = text, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
 		char *l4 = strchr(l3, '\n') + 1, *l5 = strchr(l4, '\n') + 1;
 
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		assert_true(n > 0);
+		exe[n] = '\0';
 		o = json_loadb(l1, (size_t)(l2 - l1), 0, NULL);
 		assert_string_equal(sget(o, "comm"), self);
 		assert_int_equal(iget(o, "pid"), getpid());
+		assert_non_null(sget(o, "exe"));
+		assert_string_equal(sget(o, "exe"), exe);
 		json_decref(o);
+		/* A renamed thread: its own name, the real executable. */
 		o = json_loadb(l2, (size_t)(l3 - l2), 0, NULL);
 		assert_string_equal(sget(o, "comm"), "we\"ird\\name");
+		assert_non_null(sget(o, "exe"));
+		assert_string_equal(sget(o, "exe"), exe);
 		json_decref(o);
 		o = json_loadb(l3, (size_t)(l4 - l3), 0, NULL);
 		assert_string_equal(sget(o, "comm"), "renamed");
+		assert_non_null(sget(o, "exe"));
+		assert_string_equal(sget(o, "exe"), exe);
 		json_decref(o);
 		o = json_loadb(l4, (size_t)(l5 - l4), 0, NULL);
 		assert_null(json_object_get(o, "comm"));
+		assert_null(json_object_get(o, "exe"));
+		assert_null(json_object_get(o, "gone"));
 		json_decref(o);
+		/* No such process: said so. */
 		o = json_loads(l5, 0, NULL);
 		assert_null(json_object_get(o, "comm"));
+		assert_null(json_object_get(o, "exe"));
+		assert_true(json_is_true(json_object_get(o, "gone")));
 		json_decref(o);
+	}
+}
+
+/* ---- bounds: rate per process, size cap ---- */
+
+/* The exe field takes any bytes (a hex twin), the suppressed and capped
+ * lines are exact and parse. */
+static void test_format_bounds(void **state)
+{
+	struct jf_audit_event ev = ev_simple("lookup", "a");
+	struct jf_audit_proc proc = {.comm = "git", .exe = "/tmp/g\xffit"};
+	struct jf_audit_suppressed sup = {
+		.pid = 42,
+		.uid = 1000,
+		.proc = {.comm = "git", .exe = "/usr/bin/git"},
+		.by_decision = {1, 2, 30},
+		.since = {1796017801, 0},
+		.until = {1796017802, 500000000},
+	};
+	struct jf_audit_capped cap = {
+		.max_size = 16384, .by_decision = {5, 6, 7}, .dropped = 8, .until = known_ts};
+	char buf[JF_AUDIT_CAPPED_LEN + 1] = "";
+	size_t len;
+	char *line = jf_audit_format(&ev, &known_ts, &proc, &len);
+	json_t *o = json_loads(line, 0, NULL);
+
+	assert_non_null(o);
+	assert_string_equal(sget(o, "exe"), "/tmp/g\xef\xbf\xbdit");
+	assert_string_equal(sget(o, "exe_hex"), "2f746d702f67ff6974");
+	assert_null(json_object_get(o, "gone"));
+	json_decref(o);
+	free(line);
+
+	line = jf_audit_format_suppressed(&sup, &known_ts, &len);
+	assert_string_equal(line,
+			    "{\"ts\":\"2026-11-30T05:50:01.123456Z\",\"op\":\"suppressed\","
+			    "\"pid\":42,\"uid\":1000,\"comm\":\"git\",\"exe\":\"/usr/bin/git\","
+			    "\"count\":33,\"by_decision\":{\"allow\":1,\"deny\":2,\"hide\":30},"
+			    "\"since\":\"2026-11-30T05:50:01.000000Z\","
+			    "\"until\":\"2026-11-30T05:50:02.500000Z\"}\n");
+	free(line);
+
+	jf_audit_format_capped(&cap, &known_ts, buf);
+	assert_int_equal(strlen(buf), JF_AUDIT_CAPPED_LEN);
+	assert_int_equal(buf[JF_AUDIT_CAPPED_LEN - 1], '\n');
+	o = json_loads(buf, 0, NULL);
+	assert_non_null(o);
+	assert_string_equal(sget(o, "op"), "capped");
+	assert_int_equal(iget(o, "max_size"), 16384);
+	assert_int_equal(iget(o, "count"), 26);
+	assert_int_equal(iget(o, "dropped"), 8);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(o, "by_decision"), "hide")), 7);
+	json_decref(o);
+	/* the widest counts still fit the fixed length */
+	cap = (struct jf_audit_capped){.max_size = INT64_MAX,
+				       .by_decision = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4},
+				       .dropped = INT64_MAX / 4};
+	jf_audit_format_capped(&cap, &known_ts, buf);
+	assert_int_equal(strlen(buf), JF_AUDIT_CAPPED_LEN);
+	o = json_loads(buf, 0, NULL);
+	assert_non_null(o);
+	json_decref(o);
+}
+
+static void test_parse_rate(void **state)
+{
+	uint32_t r = 7;
+
+	assert_int_equal(jf_audit_parse_rate("100", &r), 0);
+	assert_int_equal(r, 100);
+	assert_int_equal(jf_audit_parse_rate("5/s", &r), 0);
+	assert_int_equal(r, 5);
+	assert_int_equal(jf_audit_parse_rate("0", &r), -EINVAL);
+	assert_int_equal(jf_audit_parse_rate("/s", &r), -EINVAL);
+	assert_int_equal(jf_audit_parse_rate("5/m", &r), -EINVAL);
+	assert_int_equal(jf_audit_parse_rate("-1", &r), -EINVAL);
+	assert_int_equal(jf_audit_parse_rate("2000000000", &r), -ERANGE);
+	assert_int_equal(r, 5);
+}
+
+struct bound_count {
+	pid_t pid;
+	size_t records;	       /* detail records of pid */
+	json_int_t suppressed; /* by_decision.hide of its suppressed records */
+	size_t summaries;
+	json_t *last; /* the last record (a reference) */
+	size_t lines;
+};
+
+static void count_bound(json_t *o, void *ctx)
+{
+	struct bound_count *c = ctx;
+	json_t *v = json_object_get(o, "pid");
+
+	c->lines++;
+	json_decref(c->last);
+	c->last = json_incref(o);
+	if (!json_is_integer(v) || json_integer_value(v) != c->pid)
+		return;
+	if (strcmp(sget(o, "op"), "suppressed") == 0) {
+		json_t *b = json_object_get(o, "by_decision");
+
+		assert_int_equal(iget(o, "count"),
+				 iget(b, "allow") + iget(b, "deny") + iget(b, "hide"));
+		c->suppressed += iget(b, "hide");
+		c->summaries++;
+	} else {
+		c->records++;
+	}
+}
+
+static struct bound_count count_pid(const char *f, pid_t pid)
+{
+	struct bound_count c = {.pid = pid};
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	text = tu_slurp(f, &len);
+	parse_lines(text, len, count_bound, &c);
+	return c;
+}
+
+/* @n hidden lookups by @pid. */
+static void emit_hidden(pid_t pid, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct jf_audit_event ev = ev_simple("lookup", ".env");
+
+		ev.decision = JF_AUDIT_HIDE;
+		ev.zone = JF_DENIED;
+		ev.err = ENOENT;
+		ev.pid = pid;
+		jf_audit_emit(&ev);
+	}
+}
+
+/* A flood from one process is cut to the rate and counted exactly; another
+ * process in the same second is not touched; both modes. */
+static void test_rate_limit(void **state)
+{
+	enum { FLOOD = 5000, OTHER = 80, RATE = 100 };
+	const pid_t a = 3999991, b = 3999992; /* no such processes: "gone" */
+
+	for (int sync = 0; sync <= 1; sync++) {
+		char *f = tpath("rate.jsonl");
+		struct jf_audit_config cfg = {
+			.path = f, .level = JF_AUDIT_DENIED, .sync = sync, .rate = RATE};
+		struct jf_audit_stats st;
+		struct bound_count ca, cb;
+		struct timespec t0, t1;
+		double secs;
+
+		unlink(f);
+		assert_int_equal(jf_audit_start(&cfg), 0);
+		clock_gettime(CLOCK_REALTIME, &t0);
+		emit_hidden(a, FLOOD / 2);
+		emit_hidden(b, OTHER);
+		emit_hidden(a, FLOOD / 2);
+		clock_gettime(CLOCK_REALTIME, &t1);
+		jf_audit_stop();
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		jf_audit_get_stats(&st);
+		ca = count_pid(f, a);
+		cb = count_pid(f, b);
+		print_message("sync %d, %.3f s: %zu written, %lld suppressed in %zu records\n",
+			      sync, secs, ca.records, (long long)ca.suppressed, ca.summaries);
+		/* a second's burst, plus what the time taken refilled */
+		assert_true(ca.records >= RATE && (double)ca.records <= RATE + RATE * secs + 1);
+		assert_int_equal(ca.records + (size_t)ca.suppressed, FLOOD);
+		assert_true(ca.summaries >= 1);
+		assert_int_equal(st.suppressed, (uint64_t)ca.suppressed);
+		assert_int_equal(cb.records, OTHER);
+		assert_int_equal(cb.summaries, 0);
+		json_decref(ca.last);
+		json_decref(cb.last);
+	}
+}
+
+/* A burst that ended is summed up within about a second, without a stop. */
+static void test_rate_summary_in_time(void **state)
+{
+	char *f = tpath("rate-live.jsonl");
+	struct jf_audit_config cfg = {.path = f, .level = JF_AUDIT_DENIED, .rate = 10};
+	struct bound_count c = {0};
+
+	unlink(f);
+	assert_int_equal(jf_audit_start(&cfg), 0);
+	emit_hidden(3999993, 50);
+	for (int i = 0; i < 40 && c.summaries == 0; i++) {
+		usleep(100000);
+		json_decref(c.last);
+		c = count_pid(f, 3999993);
+	}
+	assert_int_equal(c.summaries, 1);
+	assert_int_equal(c.records + (size_t)c.suppressed, 50);
+	json_decref(c.last);
+	jf_audit_stop();
+}
+
+/* The file never grows past max_size; the capped line, last, counts the
+ * rest, and keeps counting in place after a flush; both modes. */
+static void test_size_cap(void **state)
+{
+	enum { MAX = 8192, N = 600, MORE = 100 };
+
+	for (int sync = 0; sync <= 1; sync++) {
+		char *f = tpath("cap.jsonl");
+		struct jf_audit_config cfg = {
+			.path = f, .level = JF_AUDIT_DENIED, .sync = sync, .max_size = MAX};
+		struct bound_count c;
+		struct jf_audit_stats st;
+		struct stat sb;
+		json_int_t first;
+
+		unlink(f);
+		assert_int_equal(jf_audit_start(&cfg), 0);
+		emit_hidden(3999994, N);
+		assert_int_equal(jf_audit_flush(5000), 0);
+		c = count_pid(f, 3999994);
+		assert_string_equal(sget(c.last, "op"), "capped");
+		first = iget(c.last, "count");
+		assert_int_equal(c.records - 0 + (size_t)first, N);
+		assert_int_equal(stat(f, &sb), 0);
+		assert_true(sb.st_size <= MAX);
+		json_decref(c.last);
+
+		emit_hidden(3999994, MORE);
+		jf_audit_stop();
+		jf_audit_get_stats(&st);
+		assert_int_equal(st.capped, (uint64_t)first + MORE);
+		c = count_pid(f, 3999994);
+		assert_string_equal(sget(c.last, "op"), "capped");
+		assert_int_equal(iget(c.last, "count"), first + MORE);
+		assert_int_equal(iget(json_object_get(c.last, "by_decision"), "hide"),
+				 first + MORE);
+		assert_int_equal(c.records + (size_t)iget(c.last, "count"), N + MORE);
+		assert_int_equal(stat(f, &sb), 0);
+		assert_true(sb.st_size <= MAX);
+		json_decref(c.last);
+	}
+	/* too small a cap is refused */
+	{
+		struct jf_audit_config cfg = {.path = tpath("cap2.jsonl"),
+					      .level = JF_AUDIT_DENIED,
+					      .max_size = JF_AUDIT_MAX_SIZE_MIN - 1};
+
+		assert_int_equal(jf_audit_start(&cfg), -EINVAL);
 	}
 }
 
@@ -1035,6 +1301,50 @@ static void test_report_escapes(void **state)
 	assert_null(strstr(out, "\xe2\x81\xa6"));
 }
 
+/* The bounds' records: suppressed counts per process, the capped record's
+ * counts (the last, rewritten in place), the executable beside the name. */
+static void test_report_bounds(void **state)
+{
+	static const char in[] =
+		"{\"ts\":\"2026-11-30T05:50:01.000001Z\",\"op\":\"lookup\",\"path\":\".env\","
+		"\"zone\":\"DENIED\",\"decision\":\"hide\",\"errno\":\"ENOENT\","
+		"\"rule\":\"profile:secrets\",\"pid\":10,\"uid\":1,\"comm\":\"git\","
+		"\"exe\":\"/tmp/x/git\"}\n"
+		"{\"ts\":\"2026-11-30T05:50:01.000002Z\",\"op\":\"suppressed\",\"pid\":10,"
+		"\"uid\":1,\"comm\":\"git\",\"exe\":\"/tmp/x/git\",\"count\":41,"
+		"\"by_decision\":{\"allow\":1,\"deny\":0,\"hide\":40},"
+		"\"since\":\"2026-11-30T05:50:01.000001Z\","
+		"\"until\":\"2026-11-30T05:50:01.000002Z\"}\n"
+		"{\"ts\":\"2026-11-30T05:50:01.000003Z\",\"op\":\"lookup\",\"path\":\".ssh\","
+		"\"zone\":\"DENIED\",\"decision\":\"hide\",\"errno\":\"ENOENT\","
+		"\"rule\":\"profile:secrets\",\"pid\":11,\"uid\":1,\"gone\":true}\n"
+		"{\"ts\":\"2026-11-30T05:50:01.000004Z\",\"op\":\"capped\",\"max_size\":4096    ,"
+		"\"count\":9   ,\"by_decision\":{\"allow\":2 ,\"deny\":3 ,\"hide\":4 },"
+		"\"dropped\":0 ,\"until\":\"2026-11-30T05:50:01.000004Z\"  }\n";
+	const char *jailfs = getenv("JAILFS");
+	char *f = tpath("report-bounds.jsonl");
+	char cmd[PATH_MAX * 2];
+	_cleanup_free_ char *out = NULL;
+	FILE *w;
+
+	assert_non_null(jailfs);
+	w = fopen(f, "we");
+	assert_non_null(w);
+	fputs(in, w);
+	fclose(w);
+	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
+	assert_int_equal(run_capture(cmd, &out), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "records: 2\n"));
+	assert_non_null(strstr(out, "bad lines: 0\n"));
+	assert_non_null(
+		strstr(out, "suppressed by the rate limit: 41 (in 1 suppressed records)\n"));
+	assert_non_null(strstr(out, "size cap reached: yes, at 4096 bytes: 9 not written (allow 2, "
+				    "deny 3, hide 4, dropped 0)\n"));
+	assert_non_null(strstr(out, "     41  git (pid 10) /tmp/x/git\n"));
+	assert_non_null(strstr(out, "      1  ? (pid 11) [exited]\n"));
+}
+
 static void test_report_errors(void **state)
 {
 	const char *jailfs = getenv("JAILFS");
@@ -1082,6 +1392,11 @@ int main(void)
 		cmocka_unit_test(test_format_worst_case),
 		cmocka_unit_test(test_op_is_write),
 		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_format_bounds),
+		cmocka_unit_test(test_parse_rate),
+		cmocka_unit_test(test_rate_limit),
+		cmocka_unit_test(test_rate_summary_in_time),
+		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_many_records),
 		cmocka_unit_test(test_overflow_exact_count),
 		cmocka_unit_test(test_reopen_after_rename),
@@ -1094,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_syslog_only),
 		cmocka_unit_test(test_report_known_file),
 		cmocka_unit_test(test_report_escapes),
+		cmocka_unit_test(test_report_bounds),
 		cmocka_unit_test(test_report_errors),
 	};
 

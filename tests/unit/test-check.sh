@@ -66,10 +66,12 @@ expect check-default 0 "$want" -- "$JAILFS" --check --source "$S" .env .env.exam
 	../etc/passwd %2e%2e/etc/passwd src/%252e /etc/passwd "${S}_x/a" $'a\nb' '．．／etc' ''
 
 # is_dir: with --source from lstat (a symlink to a directory is not one, see
-# check-default); without --source only a trailing slash says directory
+# check-default); without --source only a trailing slash says directory, and
+# that matters only for [safe] rules and exceptions: a [denied] or
+# [restricted] "secrets/" or ".vscode/" holds whatever object has the name
 want="SAFE${TAB}default${TAB}ssh-link
-SAFE${TAB}default${TAB}secrets
-SAFE${TAB}default${TAB}.vscode"
+DENIED${TAB}profile:secrets${TAB}secrets
+RESTRICTED${TAB}profile:project${TAB}.vscode"
 expect check-nosource 0 "$want" -- "$JAILFS" --check ssh-link secrets .vscode
 want="DENIED${TAB}profile:secrets${TAB}secrets
 RESTRICTED${TAB}profile:project${TAB}.vscode"
@@ -160,6 +162,24 @@ if [ "$(id -u)" != 0 ]; then
 		-- "$JAILFS" --scan --policy "$P" "$T/small"
 	chmod 700 "$T/small/locked"
 fi
+
+# --- directory rules hold a name whatever object has it: a symlink .claude,
+# a FIFO .vscode, a file secrets (the view agrees: tests/mount/test-dirrules.sh)
+D=$T/dirrules
+mkdir -p "$D/agent"
+ln -s agent "$D/.claude"
+mkfifo "$D/.vscode"
+printf 'x\n' >"$D/secrets"
+want="RESTRICTED${TAB}profile:project${TAB}.claude
+RESTRICTED${TAB}profile:project${TAB}.vscode
+DENIED${TAB}profile:secrets${TAB}secrets
+SAFE${TAB}default${TAB}agent"
+expect check-dir-rules 0 "$want" -- "$JAILFS" --check --source "$D" .claude .vscode secrets agent
+want="RESTRICTED${TAB}profile:project${TAB}.claude
+RESTRICTED${TAB}profile:project${TAB}.vscode
+DENIED${TAB}profile:secrets${TAB}secrets
+# SAFE 1, RESTRICTED 2, DENIED 1 (0 directories not entered), REFUSED 0; 4 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan "$D"
 
 # --- C1 controls and bidi overrides: refused like C0, escaped as \xHH ---
 U=$T/unsafe

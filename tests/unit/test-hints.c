@@ -214,8 +214,63 @@ static void test_guard_hints(void **state)
 	guard_hint("exec-denylist", "curl", true, "the view's own [run] deny_exec");
 	guard_hint("inline-code", "", false, "write the program to a file");
 	guard_hint("metachar", "", false, "--shell");
+	guard_hint("git-alias", "", false, "run the command itself");
+	guard_hint("nesting", "", false, "split the command");
 	jr_hint_guard(&none, false, out, sizeof(out));
 	assert_string_equal(out, "");
+	(void)state;
+}
+
+/* Every rule a guardrail refuses by: the hint says what was refused (the
+ * reason), by which rule, and what to do instead (@advice, a fragment). */
+static void test_guard_hint_rules(void **state)
+{
+	static const struct {
+		const char *rule, *subject, *reason, *advice;
+	} rows[] = {
+		{"exec-denylist", "rm", "denied executable rm (cmake -E rm)", "--allow-exec rm"},
+		{"exec-denylist", "shred", "denied executable shred", "--allow-exec shred"},
+		{"exec-copy", "rm", "renamed copy of denied executable rm (/p/x)",
+		 "--allow-exec rm"},
+		{"exec-copy", "dd", "renamed copy of denied executable dd (/p/x)",
+		 "a renamed copy of dd"},
+		{"chmod-recursive", "chmod",
+		 "recursive chmod to a world-writable mode (chmod -R 777)", "--allow-exec chmod"},
+		{"chown-recursive", "chown", "recursive chown (chown -R)", "--allow-exec chown"},
+		{"mass-kill", "kill", "kill of every process (kill ... -1)", "--allow-exec kill"},
+		{"inline-code", "", "interpreter inline code (python3 -m timeit: ...)",
+		 "write the program to a file in the project"},
+		{"metachar", "", "shell metacharacter ';' in argument 1 without --shell",
+		 "--shell"},
+		{"path-outside-view", "", "path /etc/shadow is outside the view", "in the project"},
+		{"path-denied", "", "path .env is DENIED", "leave it alone"},
+		{"path-refused", "", "path '..' refused", "use a plain path"},
+		{"find-delete", "", "find -delete", "unlink"},
+		{"git-config", "", "git config core.pager 'id' makes git run a program",
+		 "run that program directly"},
+		{"git-alias", "",
+		 "environment GIT_CONFIG_PARAMETERS sets alias.x=!id: git runs a program",
+		 "alias to a git subcommand"},
+		{"nesting", "", "wrappers nested too deep", "fewer wrappers"},
+		{"internal", "", "out of memory", "retry"},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct jr_verdict v = {.denied = true};
+		char out[2048], want[1024];
+
+		snprintf(v.rule, sizeof(v.rule), "%s", rows[i].rule);
+		snprintf(v.reason, sizeof(v.reason), "%s", rows[i].reason);
+		snprintf(v.subject, sizeof(v.subject), "%s", rows[i].subject);
+		jr_hint_guard(&v, false, out, sizeof(out));
+		snprintf(want, sizeof(want), "refused by the %s guardrail (%s): ", rows[i].rule,
+			 rows[i].reason);
+		if (strncmp(out, want, strlen(want)) != 0)
+			fail_msg("hint for %s: '%s' does not start with '%s'", rows[i].rule, out,
+				 want);
+		if (!strstr(out + strlen(want), rows[i].advice))
+			fail_msg("hint for %s: '%s' lacks '%s'", rows[i].rule, out, rows[i].advice);
+	}
 	(void)state;
 }
 
@@ -251,6 +306,15 @@ static void test_refusal_hints(void **state)
 		     "look like secrets");
 	refusal_hint("rename", "a", "b/.env", "DENIED", "x.ini:1", "EACCES",
 		     "renaming a to b/.env");
+	/* a name subject to content: where it can be created */
+	refusal_hint("create", "certs/ca.pem", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "created only in a directory made through the view (mkdir it first");
+	refusal_hint("rename", "certs/ca.tmp", "certs/CA.PEM", "DENIED", "profile:secrets",
+		     "EACCES", "a hidden private key may hold it");
+	refusal_hint("create", "server.key", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "or use another name (.crt for a certificate)");
+	refusal_hint("create", "id_rsa.key.txt", NULL, "DENIED", "profile:secrets", "EACCES",
+		     "look like secrets");
 	refusal_hint("create", "x\\u001b", NULL, "DENIED", "control", "EACCES",
 		     "refused name: control character in a name");
 	refusal_hint("open", "big.bin", NULL, "SAFE", "default", "EFBIG", "opening big.bin");
@@ -323,9 +387,13 @@ static void test_net_failure(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_read_refusals), cmocka_unit_test(test_read_refusals_capped),
-		cmocka_unit_test(test_result_fields), cmocka_unit_test(test_guard_hints),
-		cmocka_unit_test(test_refusal_hints), cmocka_unit_test(test_run_hint),
+		cmocka_unit_test(test_read_refusals),
+		cmocka_unit_test(test_read_refusals_capped),
+		cmocka_unit_test(test_result_fields),
+		cmocka_unit_test(test_guard_hints),
+		cmocka_unit_test(test_guard_hint_rules),
+		cmocka_unit_test(test_refusal_hints),
+		cmocka_unit_test(test_run_hint),
 		cmocka_unit_test(test_net_failure),
 	};
 

@@ -652,7 +652,6 @@ static void test_profile_secrets(void **state)
 		".env.template",
 		"environment.c",
 		"envrc",
-		"secrets",
 		"secret/x",
 		"credentials.yaml",
 		"id_rsa_helper.c.orig.txt.x",
@@ -679,6 +678,7 @@ static void test_profile_secrets(void **state)
 	}
 	DENIED_(p, "id_rsa_helper.c", "profile:secrets");
 	EXPECT(p, "secrets", true, JF_DENIED, "profile:secrets");
+	DENIED_(p, "secrets", "profile:secrets"); /* a directory rule: any object */
 	/* the deciding rule is the pattern as written, in profile order */
 	{
 		struct jf_verdict v;
@@ -766,7 +766,7 @@ static void test_profile_project(void **state)
 	/* without secrets, .envrc is only RESTRICTED */
 	RESTRICTED_(p, ".envrc", "profile:project");
 	EXPECT(p, ".vscode", true, JF_RESTRICTED, "profile:project");
-	EXPECT(p, ".vscode", false, JF_SAFE, "default"); /* dir-only pattern, a file */
+	RESTRICTED_(p, ".vscode", "profile:project"); /* a directory rule: any object */
 	SAFE_(p, ".git/description", "default");
 	/* what git commit writes stays SAFE, so an agent can commit */
 	SAFE_(p, ".git/objects/ab/cdef0123", "default");
@@ -928,6 +928,8 @@ static void test_profile_gitfile(void **state)
 	 * file jailfs lets be renamed onto it, is read-only too */
 	RESTRICTED_(p, ".git/index", "profile:project");
 	RESTRICTED_(p, ".git/index.lock", "t.ini:4");
+	/* a file .git is held by ".git/" and by the git rules' directory
+	 * ".git" above their names, the longer */
 	RESTRICTED_(p, "sub/.git", "profile:project");
 	jf_policy_free(p);
 
@@ -1096,7 +1098,7 @@ static void test_restricted_exception(void **state)
 	RESTRICTED_(p, "vendor/keep/x", "t.ini:9");
 	EXPECT(p, "vendor/keep", true, JF_RESTRICTED, "t.ini:9");
 	EXPECT(p, "gen", true, JF_SAFE, "default");
-	SAFE_(p, "gen", "default");
+	RESTRICTED_(p, "gen", "t.ini:11"); /* "!gen/" re-includes a directory only */
 	SAFE_(p, "gen/x.c", "default");
 	RESTRICTED_(p, "gen/x.lock", "t.ini:5");
 	EXPECT(p, "build", true, JF_SAFE, "t.ini:14");
@@ -1145,13 +1147,13 @@ static void test_dir_only(void **state)
 
 	(void)state;
 	EXPECT(p, "build", true, JF_DENIED, "t.ini:5");
-	EXPECT(p, "build", false, JF_SAFE, "default");
+	DENIED_(p, "build", "t.ini:5");	    /* [denied] "build/" holds any object */
 	DENIED_(p, "build/x.o", "t.ini:5"); /* a parent is always a directory */
 	DENIED_(p, "a/build/x.o", "t.ini:5");
 	EXPECT(p, "cache", true, JF_DENIED, "t.ini:6");
 	EXPECT(p, "a/cache", true, JF_SAFE, "default");
 	EXPECT(p, "conf", true, JF_RESTRICTED, "t.ini:8");
-	EXPECT(p, "conf", false, JF_SAFE, "default");
+	RESTRICTED_(p, "conf", "t.ini:8");
 	RESTRICTED_(p, "conf/a", "t.ini:8");
 	jf_policy_free(p);
 }
