@@ -222,8 +222,11 @@ static int parse_as(const unsigned char *buf, size_t len, size_t hashsz, jf_git_
 		if (r == 0 && fn)
 			r = fn(&e, arg);
 	}
-	if (r == 0)
+	if (r == 0) {
+		out->ext = c.p;
+		out->ext_len = (size_t)(c.end - c.p);
 		r = read_extensions(&c);
+	}
 	*why = c.why;
 	return r;
 }

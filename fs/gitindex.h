@@ -41,6 +41,10 @@ struct jf_git_index {
 	unsigned version; /* 2, 3 or 4 */
 	size_t hashsz;	  /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
 	uint32_t entries;
+	/* The extensions (signature, size, data each), between the last entry
+	 * and the trailer; points into the caller's buffer. */
+	const unsigned char *ext;
+	size_t ext_len;
 };
 
 /* Called for every entry in index order; a nonzero return stops the parse

@@ -345,6 +345,9 @@ bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out)
 		out->zone = p->zone;
 		out->safe_links = p->safe_links;
 		out->view_ino = p->view_ino;
+		out->writers = false;
+		for (const struct jf_file *f = p->open_files; f; f = f->next_open)
+			out->writers |= f->writable;
 	}
 	jf_fs_unlock();
 	return p != NULL;

@@ -45,6 +45,7 @@ struct jf_inode_info {
 	enum jf_zone zone;
 	bool safe_links;
 	uint64_t view_ino;
+	bool writers; /* an open handle of the inode may write */
 };
 /* True and fills @out when (dev, ino) is in the table. */
 bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out);

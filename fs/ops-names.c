@@ -22,6 +22,7 @@
 #include "fsstate.h"
 #include "handler.h"
 #include "hardlinks.h"
+#include "gitswap.h"
 #include "inode.h"
 #include "newdirs.h"
 #include "ops.h"
@@ -384,8 +385,28 @@ struct rename_req {
 	char dpath[JF_PATH_MAX + 1], ndpath[JF_PATH_MAX + 1];
 	struct probe src, dst;
 	bool dst_exists;
-	bool exclusive; /* jf_fs.ns_lock is held exclusive */
+	bool exclusive;			/* jf_fs.ns_lock is held exclusive */
+	const struct jf_rule *git_rule; /* onto a checked git file: by jf_git_swap() */
 };
+
+/*
+ * A SAFE regular file renamed onto the git index or packed-refs of its own
+ * directory (git's index.lock, packed-refs.lock): those are RESTRICTED, and
+ * this rename is the one change let through, by jf_git_swap(), which checks
+ * the content first. Returns the target's rule, or NULL for every other
+ * rename.
+ */
+static const struct jf_rule *git_target(const struct rename_req *rr, const char *newpath)
+{
+	struct jf_verdict v;
+
+	if (rr->pi != rr->npi || rr->flags != 0 || !S_ISREG(rr->src.st.st_mode) ||
+	    rr->src.v.zone != JF_SAFE || jf_is_mnt_path(newpath))
+		return NULL;
+	jf_classify_path(newpath, strlen(newpath), false, &v);
+	return v.zone == JF_RESTRICTED && jf_rule_git_check(v.rule) != JF_GIT_CHECK_NONE ? v.rule
+											 : NULL;
+}
 
 static int rename_checks(fuse_req_t req, struct rename_req *rr)
 {
@@ -401,11 +422,18 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	src_dir = S_ISDIR(rr->src.st.st_mode);
 	if (src_dir && !rr->exclusive)
 		return -EDEADLK; /* a directory moves: again, with the lock exclusive */
-	r = jf_check_new_name(req, "rename", rr->npi, rr->nfd, rr->ndpath, rr->newname,
-			      rr->src.st.st_mode & S_IFMT, newpath, sizeof(newpath), &v);
-	if (r < 0)
-		return r;
+	r = jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
+	rr->git_rule = r < 0 ? NULL : git_target(rr, newpath);
+	if (!rr->git_rule) {
+		r = jf_check_new_name(req, "rename", rr->npi, rr->nfd, rr->ndpath, rr->newname,
+				      rr->src.st.st_mode & S_IFMT, newpath, sizeof(newpath), &v);
+		if (r < 0)
+			return r;
+	}
 	r = jf_probe_existing(rr->nfd, rr->ndpath, rr->npi->dev, rr->newname, &rr->dst);
+	if (r == -EROFS && rr->git_rule && rr->dst.v.rule == rr->git_rule &&
+	    S_ISREG(rr->dst.st.st_mode))
+		r = 0; /* the checked file being replaced */
 	rr->dst_exists = r != -ENOENT ||
 			 fstatat(rr->nfd, rr->newname, &rr->dst.st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (rr->dst_exists && r < 0) {
@@ -462,6 +490,32 @@ static void rename_update_table(struct rename_req *rr)
 	jf_inode_rename(src->st_dev, src->st_ino, rr->pi, rr->name, rr->npi, rr->newname);
 }
 
+/* The rename of a new git index or packed-refs into place (git_target()). */
+static int swap_git_file(fuse_req_t req, struct rename_req *rr)
+{
+	char newpath[JF_PATH_MAX + 1];
+	const char *why;
+	bool away;
+	int ofd = rr->dst_exists && (rr->src.st.st_ino != rr->dst.st.st_ino ||
+				     rr->src.st.st_dev != rr->dst.st.st_dev)
+			  ? open_orphan(rr->nfd, rr->newname, &rr->dst.st)
+			  : -1;
+	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->name, &rr->src.st,
+			    rr->newname, &away, &why);
+
+	keep_orphan(ofd, &rr->dst.st, r == 0 || away ? 0 : r);
+	if (away) { /* renamed, then removed: do_rename() records only a success */
+		rename_update_table(rr);
+		jf_detach_name(rr->npi, rr->newname, &rr->src.st);
+	}
+	if (r == -EROFS && why) {
+		jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
+		return jf_refuse(req, "rename", rr->src.path, newpath, JF_RESTRICTED, rr->git_rule,
+				 r);
+	}
+	return r;
+}
+
 static int do_rename(fuse_req_t req, struct rename_req *rr)
 {
 	char newpath[JF_PATH_MAX + 1];
@@ -479,7 +533,9 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 	}
 	jf_ns_assert_held();
 	r = rename_checks(req, rr);
-	if (r == 0) {
+	if (r == 0 && rr->git_rule) {
+		r = swap_git_file(req, rr);
+	} else if (r == 0) {
 		int ofd = rr->dst_exists && !(rr->flags & RENAME_EXCHANGE) &&
 					  (rr->src.st.st_ino != rr->dst.st.st_ino ||
 					   rr->src.st.st_dev != rr->dst.st.st_dev)

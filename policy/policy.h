@@ -292,3 +292,20 @@ const struct jf_rule *jf_policy_rule(const struct jf_policy *policy, size_t inde
  * policy/profiles.c and jailfs-policy(5), PROFILES. */
 #define JF_PROFILE_COUNT 4
 extern const char *const jf_profile_names[];
+
+/* Files of a git directory that jailfs lets a checked file be renamed onto. */
+enum jf_git_check {
+	JF_GIT_CHECK_NONE = 0,
+	JF_GIT_CHECK_INDEX,	  /* index: every entry's path one git would add */
+	JF_GIT_CHECK_PACKED_REFS, /* packed-refs: no replace ref */
+};
+
+/*
+ * Is @r (NULL: the default) a built-in profile's rule for a git index
+ * (.git/index, .git/worktrees/<name>/index; index and worktrees/<name>/index
+ * of the gitdir profile) or packed-refs? Such a name is RESTRICTED, and
+ * jailfs still lets a SAFE file of the same directory be renamed onto it
+ * once its content passes the check of that kind (fs/gitswap.h). Returns
+ * the kind, JF_GIT_CHECK_NONE for every other rule. Pure, thread-safe.
+ */
+enum jf_git_check jf_rule_git_check(const struct jf_rule *r);

@@ -82,17 +82,39 @@ static const char secrets_text[] = "[denied]\n"
  * makes git read objects from elsewhere. Each lets a written file choose
  * what git runs on the host (Cursor CVE-2026-26268; found again by our red
  * team through commondir).
+ *
+ * Then the state of an operation in progress that the host's git reads back
+ * when the user goes on with it (docs/threat-model.md, "Git state files"):
+ * a strategy in sequencer/opts or rebase-merge/strategy is run as the
+ * program "git merge-<strategy>", a path from the work tree when it holds a
+ * '/'; strategy_opts are its arguments; gpg_sign_opt makes git sign with
+ * the user's key; info/grafts rewrites history; remotes/ and branches/
+ * define remotes the user's push then sends the repository to. Git writes
+ * these only when asked to (-s, -X, -S, options of a cherry-pick of several
+ * commits), never in a plain cherry-pick, rebase, am, merge or bisect: the
+ * rest of sequencer/, rebase-merge/ and rebase-apply/ stays writable.
+ * branches/ itself is in git's template, so only its entries.
+ *
+ * index: the host's git writes wherever an index's entries say. A replace
+ * ref (refs/replace/<id>, loose or in packed-refs) makes the host's git show
+ * and check out another object in place of commit <id>. Git writes the
+ * index and packed-refs only by renaming a .lock file onto them, which
+ * jailfs lets through once it has checked the content (jf_rule_git_check()).
  */
 #define GIT_RUNS_CODE(P)                                                                           \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
-	  "modules/\n" P "objects/info/alternates\n"
+	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
+	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
+	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
+	  "remotes/\n" P "branches/*\n" P "index\n" P "packed-refs\n" P "refs/replace/\n"
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same
  * entries: it holds config.worktree, commondir, gitdir and its submodules'
  * modules/, and without a commondir git takes it for a whole repository,
  * config and hooks/ included. What git writes there in everyday work
- * (HEAD, index, ORIG_HEAD, logs/, refs/, locks) is left writable.
+ * (HEAD, ORIG_HEAD, logs/, refs/, locks) is left writable, and its index is
+ * replaced by the checked rename, as above.
  */
 #define GIT_DIR_RUNS_CODE(P) GIT_RUNS_CODE(P) GIT_RUNS_CODE(P "worktrees/*/")
 
@@ -193,6 +215,26 @@ enum jf_content jf_profile_content(const char *profile, const char *pattern)
 		    strcmp(pattern, content_rules[i].pattern) == 0)
 			return content_rules[i].kind;
 	return JF_CONTENT_NONE;
+}
+
+/* Does @pattern end with the path component @name? */
+static bool ends_with_name(const char *pattern, const char *name)
+{
+	size_t n = strlen(pattern), m = strlen(name);
+
+	return n > m && pattern[n - m - 1] == '/' && strcmp(pattern + n - m, name) == 0;
+}
+
+enum jf_git_check jf_rule_git_check(const struct jf_rule *r)
+{
+	if (!r || !r->builtin || r->negated || r->zone != JF_RESTRICTED ||
+	    (strcmp(r->source, "project") != 0 && strcmp(r->source, "gitdir") != 0))
+		return JF_GIT_CHECK_NONE;
+	if (ends_with_name(r->pattern, "index"))
+		return JF_GIT_CHECK_INDEX;
+	if (ends_with_name(r->pattern, "packed-refs"))
+		return JF_GIT_CHECK_PACKED_REFS;
+	return JF_GIT_CHECK_NONE;
 }
 
 const char *jf_profile_text(const char *name)

@@ -317,7 +317,9 @@ static void test_restricted_prefixes_user(void **state)
 		assert_int_equal(zone_of(d, ".git/objects", ty, &rule), want);
 		assert_int_equal(zone_of(d, "lib/.git/objects/info", ty, &rule), want);
 		assert_int_equal(zone_of(d, ".git/worktrees/w", ty, &rule), want);
-		assert_int_equal(zone_of(d, ".git/refs", ty, &rule), JF_SAFE);
+		/* refs/ above refs/replace/ */
+		assert_int_equal(zone_of(d, ".git/refs", ty, &rule), want);
+		assert_int_equal(zone_of(d, ".git/refs/heads", ty, &rule), JF_SAFE);
 		assert_int_equal(zone_of(d, ".git/objects/ab", ty, &rule), JF_SAFE);
 	}
 	/* what --scan and dumps list: the rules as written, nothing derived */

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "gitcheck.h"
 #include "gitindex.h"
 
 struct builder {
@@ -383,6 +384,180 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The paths git itself would refuse to add, and some it takes. */
+static void test_path_ok(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"/etc/passwd",
+		"a//b",
+		"a/",
+		"./a",
+		"a/./b",
+		"..",
+		"../x",
+		"a/../../x",
+		".git",
+		".git/hooks/pre-commit",
+		"sub/.git/config",
+		".GIT/hooks/x",
+		".Git./x",
+		".git /x",
+		"git~1/hooks/x",
+		"GIT~1",
+		".git::$INDEX_ALLOCATION/x",
+	};
+	static const char *const good[] = {
+		"a",
+		"a/b",
+		".gitignore",
+		".github/workflows/ci.yml",
+		".git-blame-ignore",
+		"x.git/y",
+		"...",
+		".gitx",
+		"git~2",
+		"a/.gitmodules",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (jf_git_path_ok(bad[i], strlen(bad[i]), 0100644))
+			fail_msg("'%s' passed", bad[i]);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!jf_git_path_ok(good[i], strlen(good[i]), 0100644))
+			fail_msg("'%s' refused", good[i]);
+	assert_false(jf_git_path_ok("a/.gitmodules", 13, 0120000));
+	assert_false(jf_git_path_ok(".GitAttributes", 14, 0120000));
+	assert_true(jf_git_path_ok("a/.gitmodules-x", 15, 0120000));
+	assert_true(jf_git_path_ok("dir/", 4, 040000)); /* a sparse directory */
+	assert_false(jf_git_path_ok("dir/", 4, 0100644));
+	assert_false(jf_git_path_ok("a\0b", 3, 0100644)); /* a NUL inside */
+}
+
+/* A whole index: each entry, the resolve-undo paths, no split index. */
+static void test_index_check(void **state)
+{
+	struct builder *b = *state;
+	const char *why;
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 2);
+	entry(b, "a/b", 0100644, 0, 0, 1);
+	entry(b, "f", 0100755, 0, 0, 2);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), 0);
+
+	start(b, 4, JF_GIT_SHA1_SIZE, 2);
+	entry(b, ".git/hooks/pre-commit", 0100755, 0, 0, 1);
+	entry(b, "f", 0100644, 0, 0, 2);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "an entry whose path git would not add");
+
+	start(b, 3, JF_GIT_SHA256_SIZE, 1);
+	entry(b, "../x", 0100644, 0, 0x2000, 1);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+
+	/* resolve-undo: "f" with modes 100644 0 100644, then ".git/x" */
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	put(b, "REUC", 4);
+	put32(b, 2 + 7 + 2 + 7 + 2 * 20);
+	put(b,
+	    "f\0"
+	    "100644\0"
+	    "0\0"
+	    "100644\0",
+	    2 + 7 + 2 + 7);
+	for (int i = 0; i < 40; i++)
+		put(b, "\x11", 1);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), 0);
+	b->len -= JF_GIT_SHA1_SIZE;
+	b->buf[b->len - 40 - 18] = '.'; /* "f" stays one byte: make it "." */
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "a resolve-undo path git would not add");
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	put(b, "link", 4);
+	put32(b, 20);
+	put(b, "01234567890123456789", 20);
+	finish(b, false);
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+	assert_string_equal(why, "a split index (link extension)");
+
+	start(b, 2, JF_GIT_SHA1_SIZE, 1);
+	entry(b, "f", 0100644, 0, 0, 1);
+	finish(b, false);
+	b->buf[b->len - 1] ^= 1; /* checksum */
+	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
+}
+
+/* packed-refs: every ref but a replace ref. */
+static void test_packed_refs_check(void **state)
+{
+	static const char good[] = "# pack-refs with: peeled fully-peeled sorted \n"
+				   "0123456789012345678901234567890123456789 refs/heads/main\n"
+				   "1123456789012345678901234567890123456789 refs/tags/v1\n"
+				   "^2123456789012345678901234567890123456789\n"
+				   "3123456789012345678901234567890123456789 refs/heads/replace/x";
+	static const char bad[] = "0123456789012345678901234567890123456789 refs/heads/main\n"
+				  "1123456789012345678901234567890123456789 refs/replace/"
+				  "0123456789012345678901234567890123456789\n";
+	const char *why;
+
+	(void)state;
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)good, strlen(good), &why),
+			 0);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)"", 0, &why), 0);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)bad, strlen(bad), &why),
+			 -EINVAL);
+	assert_string_equal(why, "a replace ref in packed-refs");
+	assert_int_equal(
+		jf_git_packed_refs_check((const unsigned char *)"x refs/replace/", 15, &why),
+		-EINVAL);
+	assert_int_equal(jf_git_packed_refs_check((const unsigned char *)"a\0b", 3, &why), -EINVAL);
+}
+
+/* Stripping the caches: TREE and UNTR go, the rest stays, the trailer is
+ * right again (or stays zero). */
+static void test_index_strip(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	struct seen s;
+	const char *why;
+	size_t n;
+
+	for (int zero = 0; zero < 2; zero++) {
+		start(b, 2, JF_GIT_SHA1_SIZE, 1);
+		entry(b, "f", 0100644, 0, 0, 1);
+		put(b, "TREE", 4);
+		put32(b, 3);
+		put(b, "abc", 3);
+		put(b, "FSMN", 4);
+		put32(b, 2);
+		put(b, "xy", 2);
+		put(b, "UNTR", 4);
+		put32(b, 1);
+		put(b, "u", 1);
+		finish(b, zero);
+		n = jf_git_index_strip(b->buf, b->len);
+		assert_int_equal(n, b->len - 11 - 9);
+		b->len = n;
+		assert_int_equal(parse(b, &s, &info, &why), 0);
+		assert_int_equal(s.n, 1);
+		assert_int_equal(info.ext_len, 10);
+		assert_memory_equal(info.ext, "FSMN", 4);
+		if (zero)
+			for (size_t i = n - JF_GIT_SHA1_SIZE; i < n; i++)
+				assert_int_equal(b->buf[i], 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +570,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_prefix_and_long_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_packed_refs_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_strip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

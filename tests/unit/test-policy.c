@@ -731,6 +731,23 @@ static void test_profile_project(void **state)
 		".git/worktrees/wt/objects/info/alternates",
 		"sub/.git/worktrees/WT/CommonDir",
 		".git/objects/info/alternates",
+		/* state files whose keys choose a program or a signing key for a
+		 * host git command that continues the operation */
+		".git/sequencer/opts",
+		".git/rebase-merge/strategy",
+		".git/rebase-merge/strategy_opts",
+		".git/rebase-merge/gpg_sign_opt",
+		".git/rebase-apply/gpg_sign_opt",
+		".git/info/grafts",
+		".git/remotes/origin",
+		".git/branches/origin",
+		".git/worktrees/wt/sequencer/opts",
+		".git/worktrees/wt/rebase-merge/strategy",
+		"sub/.git/rebase-merge/gpg_sign_opt",
+		".git/index",
+		"sub/.git/index",
+		".git/packed-refs",
+		".git/refs/replace/0123abcd",
 		".claude.json",
 		".gemini/settings.json",
 		".codex/config.toml",
@@ -757,11 +774,27 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/index.lock", "default");
 	SAFE_(p, ".git/logs/HEAD", "default");
 	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
+	/* the state git writes in every cherry-pick, rebase, am, merge, bisect */
+	SAFE_(p, ".git/sequencer/todo", "default");
+	SAFE_(p, ".git/sequencer/head", "default");
+	SAFE_(p, ".git/sequencer/opts.lock", "default");
+	SAFE_(p, ".git/rebase-merge/git-rebase-todo", "default");
+	SAFE_(p, ".git/rebase-merge/done", "default");
+	SAFE_(p, ".git/rebase-merge/author-script", "default");
+	SAFE_(p, ".git/rebase-apply/0001", "default");
+	SAFE_(p, ".git/rebase-apply/apply-opt", "default");
+	SAFE_(p, ".git/MERGE_HEAD", "default");
+	SAFE_(p, ".git/MERGE_MSG", "default");
+	SAFE_(p, ".git/BISECT_LOG", "default");
+	SAFE_(p, ".git/FETCH_HEAD", "default");
+	SAFE_(p, ".git/packed-refs.lock", "default");
+	SAFE_(p, ".git/refs/tags/replace", "default");
+	SAFE_(p, ".git/info/exclude", "default");
 	/* and what git writes in a linked work tree's own directory: git gc,
 	 * commits in the work tree, git worktree lock */
 	SAFE_(p, ".git/worktrees/wt/HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/HEAD.lock", "default");
-	SAFE_(p, ".git/worktrees/wt/index", "default");
+	RESTRICTED_(p, ".git/worktrees/wt/index", "profile:project");
 	SAFE_(p, ".git/worktrees/wt/ORIG_HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/logs/HEAD", "default");
 	SAFE_(p, ".git/worktrees/wt/locked", "default");
@@ -789,19 +822,36 @@ static void test_profile_gitdir(void **state)
 		"worktrees/evil/config",
 		"worktrees/evil/hooks/post-checkout",
 		"worktrees/wt/modules/sub/hooks/x",
+		"sequencer/opts",
+		"rebase-merge/strategy",
+		"rebase-merge/strategy_opts",
+		"rebase-merge/gpg_sign_opt",
+		"rebase-apply/gpg_sign_opt",
+		"info/grafts",
+		"remotes/origin",
+		"branches/origin",
+		"worktrees/wt/rebase-merge/strategy",
+		"worktrees/wt/sequencer/opts",
+		"index",
+		"worktrees/wt/index",
+		"packed-refs",
+		"refs/replace/0123abcd",
 	};
 	static const char *const safe[] = {
 		"HEAD",
-		"index",
 		"objects/ab/cdef0123",
 		"refs/heads/main.lock",
 		"logs/refs/heads/main",
-		"packed-refs",
+		"packed-refs.lock",
+		"refs/heads/replace",
 		"worktrees/wt/HEAD",
 		"worktrees/wt/HEAD.lock",
 		"worktrees/wt/index.lock",
 		"worktrees/wt/ORIG_HEAD",
 		"worktrees/wt/logs/HEAD",
+		"sequencer/todo",
+		"rebase-merge/git-rebase-todo",
+		"worktrees/wt/rebase-merge/done",
 		"sub/config", /* anchored: only the root's config */
 		"sub/hooks/x",
 	};
@@ -826,15 +876,9 @@ static void test_profile_gitfile(void **state)
 		".git", "sub/.git", "a/b/c/.git", ".GIT", ".git.", ".git/.git", "sub/.git/x/.git",
 	};
 	static const char *const safe[] = {
-		".git/index",
-		".git/HEAD",
-		".git/objects/ab/cdef0123",
-		"sub/.git/index",
-		".gitignore",
-		".gitattributes",
-		".github/x.yml",
-		"x.git",
-		"proj.git/config",
+		".git/HEAD.lock",	  ".git/HEAD",	".git/objects/ab/cdef0123",
+		"sub/.git/index.lock",	  ".gitignore", ".gitattributes",
+		".github/x.yml",	  "x.git",	"proj.git/config",
 		".git-blame-ignore-revs",
 	};
 	struct jf_policy *p = parse_ok("[options]\nprofiles = -secrets, project\ndefault = safe\n");
@@ -869,7 +913,8 @@ static void test_profile_gitfile(void **state)
 	/* a .git directory gets its parent's zone, whatever decides that */
 	p = parse_ok("[options]\ndefault = restricted\n[safe]\n/\n");
 	EXPECT(p, ".git", true, JF_SAFE, "t.ini:4");
-	SAFE_(p, ".git/index", "t.ini:4");
+	SAFE_(p, ".git/HEAD", "t.ini:4");
+	RESTRICTED_(p, ".git/index", "profile:project");
 	RESTRICTED_(p, ".git", "profile:project");
 	jf_policy_free(p);
 	p = parse_ok("[options]\ndefault = restricted\n");
@@ -879,7 +924,10 @@ static void test_profile_gitfile(void **state)
 	/* a later rule of the file undoes the exception: .git/ all read-only */
 	p = parse_ok("[options]\ndefault = safe\n[restricted]\n.git/\n");
 	EXPECT(p, ".git", true, JF_RESTRICTED, "t.ini:4");
-	RESTRICTED_(p, ".git/index", "t.ini:4");
+	/* the index by the profile's own rule, but its index.lock, the only
+	 * file jailfs lets be renamed onto it, is read-only too */
+	RESTRICTED_(p, ".git/index", "profile:project");
+	RESTRICTED_(p, ".git/index.lock", "t.ini:4");
 	/* a file .git is held by ".git/" and by the git rules' directory
 	 * ".git" above their names, the longer */
 	RESTRICTED_(p, "sub/.git", "profile:project");
@@ -1465,6 +1513,44 @@ static void test_policy_load(void **state)
 	rmdir(dir);
 }
 
+/* The rules of a git index and packed-refs, which jailfs lets a checked
+ * file be renamed onto: the profiles' own, not another rule naming the same
+ * file. */
+static void test_rule_git_check(void **state)
+{
+	struct jf_policy *p = parse_ok("[options]\nprofiles = project, gitdir\ndefault = safe\n"
+				       "[restricted]\n/a/index\n");
+	static const char *const index[] = {".git/index", "sub/.git/index",
+					    ".git/worktrees/wt/index", "index",
+					    "worktrees/x/index"};
+	static const char *const refs[] = {".git/packed-refs", "packed-refs",
+					   "sub/.git/packed-refs"};
+	struct jf_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(index) / sizeof(index[0]); i++) {
+		jf_classify(p, index[i], strlen(index[i]), false, &v);
+		if (v.zone != JF_RESTRICTED || jf_rule_git_check(v.rule) != JF_GIT_CHECK_INDEX)
+			fail_msg("'%s': not a git index rule", index[i]);
+	}
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		jf_classify(p, refs[i], strlen(refs[i]), false, &v);
+		if (v.zone != JF_RESTRICTED ||
+		    jf_rule_git_check(v.rule) != JF_GIT_CHECK_PACKED_REFS)
+			fail_msg("'%s': not a packed-refs rule", refs[i]);
+	}
+	jf_classify(p, ".git/config", strlen(".git/config"), false, &v);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	jf_classify(p, ".git/refs/replace/ab", strlen(".git/refs/replace/ab"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	jf_classify(p, "a/index", strlen("a/index"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	assert_int_equal(jf_rule_git_check(NULL), JF_GIT_CHECK_NONE);
+	jf_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1486,6 +1572,7 @@ int main(void)
 		cmocka_unit_test(test_profile_secrets),
 		cmocka_unit_test(test_profile_project),
 		cmocka_unit_test(test_profile_gitdir),
+		cmocka_unit_test(test_rule_git_check),
 		cmocka_unit_test(test_profile_gitfile),
 		cmocka_unit_test(test_profile_system),
 		cmocka_unit_test(test_starstar),

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A git index or packed-refs renamed into place, checked first
+ * (fs/gitswap.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "gitcheck.h"
+#include "gitswap.h"
+#include "inode.h"
+
+/* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
+static int read_all(int fd, size_t size, unsigned char **out, size_t *len)
+{
+	unsigned char *buf = malloc(size ? size : 1);
+	size_t n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (n < size) {
+		ssize_t r = pread(fd, buf + n, size - n, (off_t)n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (r == 0)
+			break; /* shorter now: the check sees what is there */
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Make the file of @fd hold exactly the @len bytes at @buf. */
+static int rewrite(int fd, const unsigned char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t r = pwrite(fd, buf + n, len - n, (off_t)n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		n += (size_t)r;
+	}
+	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+}
+
+/* Put back the times @st of the file of @fd: git compares a file's mtime
+ * with the index's to tell a racily clean entry. */
+static void keep_times(int fd, const struct stat *st)
+{
+	const struct timespec times[2] = {st->st_atim, st->st_mtim};
+
+	(void)futimens(fd, times);
+}
+
+static bool has_writers(const struct stat *st)
+{
+	struct jf_inode_info info;
+
+	return jf_inode_info(st->st_dev, st->st_ino, &info) && info.writers;
+}
+
+/* Writers of @st after up to 1 s: the kernel sends RELEASE after close(2)
+ * returns, so git's own handle of index.lock may still be open when the
+ * rename arrives. */
+static bool writers_stay(const struct stat *st)
+{
+	for (int i = 0; i < 200 && has_writers(st); i++)
+		usleep(5000);
+	return has_writers(st);
+}
+
+/* Open @name of @dfd read-write if it is still the object @sst. */
+static int open_same(int dfd, const char *name, const struct stat *sst)
+{
+	struct stat st;
+	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != sst->st_dev || st.st_ino != sst->st_ino ||
+	    !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOENT; /* replaced since the probe */
+	}
+	return fd;
+}
+
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
+		const char *dname, bool *moved_away, const char **why)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ unsigned char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	int r;
+
+	*moved_away = false;
+	*why = NULL;
+	fd = open_same(dfd, sname, sst);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > JF_GIT_SWAP_MAX) {
+		*why = "a file larger than jailfs checks";
+		return -EROFS;
+	}
+	if (writers_stay(&st)) {
+		*why = "a file still open for writing";
+		return -EROFS;
+	}
+	r = read_all(fd, (size_t)st.st_size, &buf, &len);
+	if (r < 0)
+		return r;
+	if ((kind == JF_GIT_CHECK_INDEX ? jf_git_index_check(buf, len, why)
+					: jf_git_packed_refs_check(buf, len, why)) < 0)
+		return -EROFS;
+	if (kind == JF_GIT_CHECK_INDEX)
+		len = jf_git_index_strip(buf, len);
+	if (renameat(dfd, sname, dfd, dname) < 0)
+		return -errno;
+	r = rewrite(fd, buf, len);
+	if (r == 0)
+		keep_times(fd, &st);
+	if (r == 0 && !has_writers(&st))
+		return 0;
+	/* A writer we cannot stop, or content we could not put back: the name
+	 * must not keep this file. */
+	if (unlinkat(dfd, dname, 0) == 0)
+		*moved_away = true;
+	*why = "a file still open for writing";
+	return r < 0 ? r : -EROFS;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A new git index or packed-refs renamed into place (git writes index.lock
+ * or packed-refs.lock, then renames it): the one way to change them through
+ * the view. The profiles make both RESTRICTED, since the host's git writes
+ * wherever an index's entries say ("git restore ." with an entry
+ * .git/hooks/pre-commit) and takes a replace ref in packed-refs as the
+ * object of a commit id, and ops-names.c lets such a rename through only by
+ * way of this module, which checks the content (gitcheck.h) and leaves on
+ * disk the bytes it checked.
+ *
+ * Conventions: 0 or a negative errno; thread-safe.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+
+/* The largest file the check reads, bytes (an index is about 100 bytes per
+ * tracked file: 4 million files). */
+#define JF_GIT_SWAP_MAX (512u << 20)
+
+/*
+ * Rename the regular file @sname of directory @dfd (@sst, as probed) to
+ * @dname in the same directory when its content passes the check @kind.
+ * The file is read once into memory and checked (an index also loses its
+ * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
+ * is rewritten with those bytes, its times kept, so a write that reached it
+ * between the read and the rename is undone, and every write after the
+ * rename meets a RESTRICTED name. A handle still open for writing then
+ * (one that could write without the daemon, through passthrough) makes the
+ * renamed file go again: *@moved_away is set, and the caller forgets the
+ * name. Returns 0; -EROFS with *@why for a content that fails the check, a
+ * file open for writing, or a file over JF_GIT_SWAP_MAX; another negative errno
+ * of the system calls. Caller holds jf_fs.ns_lock.
+ */
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
+		const char *dname, bool *moved_away, const char **why);
