@@ -62,7 +62,8 @@ struct jr_view {
 
 /* ---- resolve.c ---- */
 
-/* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
+/* Paths below /etc (files or dirs, one or more components) bound or copied
+ * into the jail's reduced /etc. */
 extern const char *const jr_etc_entries[];
 
 /* Is @path equal to @prefix or below it, component-wise ("/usr" is under

@@ -7,6 +7,8 @@
 #  - the caller's terminal: settings restored after the command (also after
 #    a timeout), window size, TIOCSTI and TCXONC refused
 #  - /tmp and /dev/shm: bounded tmpfs ([run] tmp_size, shm_size), ENOSPC past it
+#  - /etc: only the certificate parts of /etc/ssl; an /etc entry holding a
+#    file the jailed uid could read but not everyone is left out (root, jftest)
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
@@ -20,8 +22,11 @@ require_root_fuse
 T=$(mktemp -d /tmp/jf-wall.XXXXXX)
 P=$T/proj
 M=$T/mnt
+KEY=/etc/ssl/private/jf-wall-test.key
+SECRET=/etc/ssl/certs/jf-wall-secret.pem
 cleanup() {
 	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
+	rm -f "$KEY" "$SECRET"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -158,5 +163,50 @@ printf '[run]\ntmp_size = 0\n' >"$T/zero.ini"
 out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
 check "tmp_size = 0 is a policy error (125)" \
 	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
+
+# ---- /etc: nothing the jailed uid could read that everyone could not ----
+mkdir -p /etc/ssl/private /etc/ssl/certs
+(umask 077 && echo PRIVATE-KEY >"$KEY")
+cat >"$P/etc.sh" <<'EOF'
+for f in /etc/ssl/private /etc/ssl/private/jf-wall-test.key /etc/ssl/certs \
+	/etc/ssl/certs/jf-wall-secret.pem /etc/ssl/openssl.cnf /etc/passwd; do
+	if [ -e "$f" ]; then echo "$f present"; else echo "$f absent"; fi
+done
+cat /etc/ssl/private/jf-wall-test.key /etc/ssl/certs/jf-wall-secret.pem 2>/dev/null
+exit 0
+EOF
+out=$("$J" "${R[@]}" -- sh etc.sh 2>&1)
+check "root: /etc/ssl/private is not in the jail, the certificates and openssl.cnf are" \
+	eval 'grep -qx "/etc/ssl/private absent" <<<"$out" && grep -qx "/etc/ssl/certs present" <<<"$out" && grep -qx "/etc/ssl/openssl.cnf present" <<<"$out" && ! grep -q PRIVATE-KEY <<<"$out"'
+(umask 077 && echo CERT-SECRET >"$SECRET")
+out=$("$J" "${R[@]}" -- sh etc.sh 2>&1)
+check "root: /etc/ssl/certs holding a root-only file is left out, with a message" \
+	eval 'grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -q CERT-SECRET <<<"$out" && grep -q "leaving /etc/ssl/certs out of the jail: .*jf-wall-secret.pem" <<<"$out" && grep -qx "/etc/passwd present" <<<"$out"'
+mkdir -p "$T/ro"
+"$F" --read-only "$P" "$T/ro" || bad "jailfs --read-only did not mount"
+for a in "--source $P" "--source $P --audit $T/audit.log" "--root $T/ro"; do
+	# shellcheck disable=SC2086 # the options are split on purpose
+	out=$("$J" $a -- sh etc.sh 2>&1)
+	check "root, $a: neither the key nor the root-only certificate" \
+		eval 'grep -qx "/etc/ssl/private absent" <<<"$out" && grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -qE "PRIVATE-KEY|CERT-SECRET" <<<"$out"'
+done
+fusermount3 -u "$T/ro"
+if id jftest >/dev/null 2>&1; then
+	U=$T/uetc
+	mkdir -p "$U"
+	cp "$P/etc.sh" "$U/"
+	chown -R jftest "$U"
+	chmod 755 "$T"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh etc.sh" 2>&1)
+	check "jftest: root-only files do not matter (unreadable): /etc/ssl/certs stays" \
+		eval 'grep -qx "/etc/ssl/certs present" <<<"$out" && grep -qx "/etc/ssl/private absent" <<<"$out" && ! grep -qE "PRIVATE-KEY|CERT-SECRET|leaving" <<<"$out"'
+	chown jftest "$SECRET"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh etc.sh" 2>&1)
+	check "jftest: a jftest-only file in /etc/ssl/certs leaves it out" \
+		eval 'grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -q CERT-SECRET <<<"$out" && grep -q "leaving /etc/ssl/certs out" <<<"$out"'
+else
+	bad "/etc as jftest: no jftest user"
+fi
+rm -f "$KEY" "$SECRET"
 
 tap_done
