@@ -10,6 +10,13 @@
  * Timeout and interruption: SIGTERM to the jail's pid 1, which forwards it to
  * every process of the namespace; after the grace period SIGKILL to pid 1,
  * whose death makes the kernel kill everything left (pid_namespaces(7)).
+ * A process waiting for a FUSE request its daemon has already read cannot be
+ * killed (the wait is uninterruptible until the daemon answers or the
+ * connection is aborted), and pid 1 only exits once every process of its
+ * namespace has: when the jail is still there JR_STUCK_MS after SIGKILL, the
+ * loop gives up on it and says so (res->stuck); the caller aborts the
+ * view's connection. The one-shot views' daemons are watched too: one that
+ * exits under the command ends the run, with the reason in res->broken.
  *
  * The terminal: when jailrun's stdin is a terminal the command gets it as
  * its stdin, and may change its settings (stty -echo, raw mode) or be killed
@@ -144,18 +151,28 @@ static void kill_jail(pid_t pid, int pidfd, int sig)
 	kill(pid, sig);
 }
 
+#define JR_STUCK_MS 2000 /* after SIGKILL: the jail is blocked in a view */
+#define NPOLL 7		 /* out, err, status, pidfd, signalfd, the views' daemons */
+
 struct loop {
-	struct pollfd p[5]; /* out, err, status, pidfd, signalfd */
+	struct pollfd p[NPOLL];
 	struct jr_outcome *res;
 	pid_t pid;
-	int64_t deadline, kill_at;
+	int64_t deadline, kill_at, killed_at;
 	bool exited;
 };
+
+static void kill_hard(struct loop *l)
+{
+	kill_jail(l->pid, l->p[3].fd, SIGKILL);
+	if (!l->killed_at)
+		l->killed_at = now_ms();
+}
 
 static void escalate(struct loop *l, uint64_t grace_ms)
 {
 	if (l->kill_at) {
-		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		kill_hard(l);
 		return;
 	}
 	kill_jail(l->pid, l->p[3].fd, SIGTERM);
@@ -210,7 +227,9 @@ static int loop_timeout(struct loop *l)
 		t = l->deadline - now;
 	if (l->kill_at)
 		t = l->kill_at - now;
-	if (t < 0 && (l->deadline || l->kill_at))
+	if (l->killed_at && (t < 0 || l->killed_at + JR_STUCK_MS - now < t))
+		t = l->killed_at + JR_STUCK_MS - now;
+	if (t < 0 && (l->deadline || l->kill_at || l->killed_at))
 		t = 0;
 	return (int)(t > 1000000 ? 1000000 : t);
 }
@@ -253,9 +272,42 @@ static void check_deadlines(struct loop *l, uint64_t grace_ms)
 		l->res->timed_out = true;
 		escalate(l, grace_ms);
 	} else if (l->kill_at && now_ms() >= l->kill_at) {
-		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		kill_hard(l);
 		l->kill_at = now_ms() + 1000000;
 	}
+	if (l->killed_at && now_ms() >= l->killed_at + JR_STUCK_MS) {
+		l->res->stuck = true;
+		if (!l->res->broken[0])
+			snprintf(l->res->broken, sizeof(l->res->broken),
+				 "the command's processes did not end %d s after SIGKILL: they "
+				 "wait for the view's daemon, which does not answer",
+				 JR_STUCK_MS / 1000);
+	}
+}
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* The daemon of a one-shot view (poll slot @i) has exited: say how, and end
+ * the run (nothing in the view works any more). */
+static void daemon_gone(struct loop *l, int i, uint64_t grace_ms)
+{
+	siginfo_t si = {0};
+	char how[64] = "";
+
+	if (waitid(P_PIDFD, l->p[i].fd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
+		if (si.si_code == CLD_EXITED)
+			snprintf(how, sizeof(how), ": exit status %d", si.si_status);
+		else
+			snprintf(how, sizeof(how), ": killed by SIG%s", sigabbrev_np(si.si_status));
+	}
+	l->p[i].fd = -1;
+	if (!l->res->broken[0])
+		snprintf(l->res->broken, sizeof(l->res->broken),
+			 "the view's daemon (jailfs) exited under the command%s", how);
+	if (!l->exited && !l->kill_at)
+		escalate(l, grace_ms);
 }
 
 /* Poll until pid 1 has exited and both output pipes are at EOF, then read
@@ -265,8 +317,8 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 {
 	int r = 0;
 
-	while (l->p[0].fd >= 0 || l->p[1].fd >= 0 || !l->exited) {
-		int n = poll(l->p, 5, loop_timeout(l));
+	while ((l->p[0].fd >= 0 || l->p[1].fd >= 0 || !l->exited) && !l->res->stuck) {
+		int n = poll(l->p, NPOLL, loop_timeout(l));
 
 		if (n < 0 && errno != EINTR) {
 			r = -errno;
@@ -278,6 +330,9 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 			read_status(l);
 		if (l->p[4].revents & POLLIN)
 			handle_signal(l, grace_ms);
+		for (int i = 5; i < NPOLL; i++)
+			if (l->p[i].fd >= 0 && (l->p[i].revents & POLLIN))
+				daemon_gone(l, i, grace_ms);
 		if (!l->exited && (l->p[3].revents & POLLIN)) {
 			l->exited = true;
 			l->res->duration_ms = now_ms() - start;
@@ -286,7 +341,7 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 		}
 		check_deadlines(l, grace_ms);
 	}
-	while (l->p[2].fd >= 0)
+	while (l->p[2].fd >= 0 && !l->res->stuck)
 		read_status(l);
 	return r;
 }
@@ -302,7 +357,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	int64_t start;
 
 	memset(res, 0, sizeof(*res));
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NPOLL; i++)
 		l.p[i].fd = -1;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -337,10 +392,13 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.p[2] = (struct pollfd){.fd = status_fd, .events = POLLIN};
 	l.p[3] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 	l.p[4] = (struct pollfd){.fd = sfd, .events = POLLIN};
+	for (int i = 0; i < 2; i++)
+		l.p[5 + i] = (struct pollfd){.fd = s->view_pidfds[i], .events = POLLIN};
 	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
 
 	r = run_loop(&l, start, grace_ms, max_output, live);
-	waitpid(l.pid, NULL, 0);
+	/* a stuck jail is left to the kernel: pid 1 is reaped when it exits */
+	waitpid(l.pid, NULL, res->stuck ? WNOHANG : 0);
 	if (!res->duration_ms)
 		res->duration_ms = now_ms() - start;
 	/* a setup error comes before the command's execve: whatever status

@@ -7,6 +7,8 @@
 #  - the caller's terminal: settings restored after the command (also after
 #    a timeout), window size, TIOCSTI and TCXONC refused
 #  - /tmp and /dev/shm: bounded tmpfs ([run] tmp_size, shm_size), ENOSPC past it
+#  - the timeout returns, the view torn down, when the one-shot view's daemon
+#    is stopped; a daemon killed under the command is reported
 #  - /etc: only the certificate parts of /etc/ssl; an /etc entry holding a
 #    file the jailed uid could read but not everyone is left out (root, jftest)
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
@@ -163,6 +165,74 @@ printf '[run]\ntmp_size = 0\n' >"$T/zero.ini"
 out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
 check "tmp_size = 0 is a policy error (125)" \
 	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
+
+# ---- the timeout returns whatever the view's daemon does ----
+S=$T/stuck
+mkdir -p "$S"
+# lookups of fresh names as fast as four processes can: a daemon stopped at
+# a random moment is often holding one of them, whose caller then cannot be
+# killed until the connection is aborted
+cat >"$S/look.py" <<'EOF'
+import os
+i = 0
+while True:
+    try:
+        os.stat("n%d-%d" % (os.getpid(), i))
+    except OSError:
+        pass
+    i += 1
+EOF
+cat >"$S/loop.sh" <<'EOF'
+for _ in 1 2 3 4; do python3 look.py & done
+wait
+EOF
+chmod -R a+rX "$S"
+chmod 755 "$T"
+# stuck_run USER SIGNAL ARGS...: as USER, jailrun --json ARGS... -- sh loop.sh
+# in $S, the view's daemon sent SIGNAL 1.5 s in; sets js (the result), secs
+stuck_run() {
+	local user=$1 sig=$2 d start jp
+	shift 2
+	start=$(date +%s%N)
+	(cd "$S" && exec setpriv --reuid="$user" --regid="$user" --init-groups -- \
+		"$J" --json "$@" -- sh loop.sh >"$T/stuck.json" 2>"$T/stuck.err") &
+	jp=$!
+	sleep 1.5
+	d=$(pgrep -f -- " $S /")
+	[ -n "$d" ] && kill "-$sig" $d
+	wait "$jp"
+	secs=$((($(date +%s%N) - start) / 1000000000))
+	js=$(cat "$T/stuck.json")
+	[ -n "$d" ] && kill -CONT $d 2>/dev/null
+}
+left() { grep -c "fuse.jailfs $S " /proc/self/mountinfo; }
+STUCK_RE="did not end 2 s after SIGKILL.*the view was aborted"
+old_fuse_mode=$(stat -c %a /dev/fuse)
+chmod 0666 /dev/fuse # jftest mounts through fusermount3
+for a in "root --source $S" "root --source $S --audit $T/stuck-audit.log" "jftest --source $S"; do
+	read -r user opts <<<"$a"
+	in_time=true stuck_seen=false
+	for _ in 1 2 3 4 5; do
+		# shellcheck disable=SC2086 # the options are split on purpose
+		stuck_run "$user" STOP --timeout 3 --grace 1 $opts
+		if ! [ "$secs" -lt 8 ] || [ "$(left)" -ne 0 ] || [ "$(jq -r .timed_out <<<"$js")" != true ]; then
+			in_time=false
+			echo "# $secs s, $(left) left: $js $(cat "$T/stuck.err")"
+			break
+		fi
+		if jq -e --arg re "$STUCK_RE" '.error | test($re)' <<<"$js" >/dev/null; then
+			stuck_seen=true
+			break
+		fi
+	done
+	check "$a, daemon stopped: --timeout 3 returns within 8 s, nothing left mounted" $in_time
+	check "$a, daemon stopped while holding a request: aborted, the result says so" $stuck_seen
+	# shellcheck disable=SC2086
+	stuck_run "$user" KILL --timeout 20 $opts
+	check "$a, daemon killed: the run ends, the result says so ($secs s)" \
+		eval '[ "$secs" -lt 15 ] && [ "$(left)" -eq 0 ] && [ "$(jq -r .exit_code <<<"$js")" = 125 ] && jq -e ".error | test(\"daemon .*exited under the command: killed by SIGKILL\")" <<<"$js" >/dev/null'
+done
+chmod "$old_fuse_mode" /dev/fuse
 
 # ---- /etc: nothing the jailed uid could read that everyone could not ----
 mkdir -p /etc/ssl/private /etc/ssl/certs
