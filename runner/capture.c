@@ -22,7 +22,10 @@
  * its stdin, and may change its settings (stty -echo, raw mode) or be killed
  * before it puts them back. They are saved before the jail starts and
  * restored once it is over, however it ended (exit, timeout, signal, setup
- * failure). The ioctls that cannot be undone this way are refused by the
+ * failure); so are the file status flags of fds 0-2 (the command shares
+ * their open file descriptions: O_NONBLOCK would stay for the caller's next
+ * programs, and for our own writes to fd 1) and the terminal's exclusive
+ * flag. The ioctls that cannot be undone this way are refused by the
  * seccomp filter (sandbox.c).
  */
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,8 +58,12 @@ static void write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
+		struct pollfd out = {.fd = fd, .events = POLLOUT};
 
 		if (w < 0 && errno == EINTR)
+			continue;
+		/* the command may have made our shared stdout non-blocking */
+		if (w < 0 && errno == EAGAIN && poll(&out, 1, 10000) > 0)
 			continue;
 		if (w <= 0)
 			return; /* our reader went away: keep draining, drop the bytes */
@@ -108,14 +116,36 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	return 0;
 }
 
+#ifndef TIOCGEXCL
+#define TIOCGEXCL _IOR('T', 0x40, int)
+#endif
+
 struct tty_saved {
-	bool saved;
+	bool saved; /* @t holds fd 0's termios */
 	struct termios t;
+	int fl[3]; /* file status flags of fds 0-2, -1 when closed */
+	int excl;  /* fd 0's terminal is exclusive (TIOCGEXCL), -1 unknown */
 };
 
 static void tty_save(const struct jr_spawn *s, struct tty_saved *ts)
 {
 	ts->saved = !s->stdin_null && tcgetattr(0, &ts->t) == 0;
+	for (int fd = 0; fd < 3; fd++)
+		ts->fl[fd] = fcntl(fd, F_GETFL);
+	if (!ts->saved || ioctl(0, TIOCGEXCL, &ts->excl) < 0)
+		ts->excl = -1;
+}
+
+/* The file status flags and the exclusive flag, as they were. */
+static void flags_restore(const struct tty_saved *ts)
+{
+	int excl;
+
+	for (int fd = 0; fd < 3; fd++)
+		if (ts->fl[fd] >= 0 && fcntl(fd, F_GETFL) != ts->fl[fd])
+			fcntl(fd, F_SETFL, ts->fl[fd]);
+	if (ts->excl >= 0 && ioctl(0, TIOCGEXCL, &excl) == 0 && !excl != !ts->excl)
+		ioctl(0, ts->excl ? TIOCEXCL : TIOCNXCL);
 }
 
 static bool termios_equal(const struct termios *a, const struct termios *b)
@@ -133,6 +163,7 @@ static void tty_restore(const struct tty_saved *ts)
 	struct termios now;
 	sigset_t ttou, old;
 
+	flags_restore(ts);
 	if (!ts->saved || (tcgetattr(0, &now) == 0 && termios_equal(&now, &ts->t)))
 		return;
 	sigemptyset(&ttou);

@@ -647,13 +647,17 @@ static int socket_rules(scmp_filter_ctx ctx)
  * EPERM: TIOCSTI and TIOCLINUX (type into it), TIOCSWINSZ (the window size
  * is the terminal emulator's to set, and restoring it afterwards would undo
  * a resize the user made meanwhile), TIOCSETD (a line discipline other than
- * N_TTY breaks it for good) and TCXONC (TCOOFF would leave its output
- * suspended). The termios settings themselves jailrun restores when the
- * command ends (capture.c).
+ * N_TTY breaks it for good), TCXONC (TCOOFF would leave its output
+ * suspended), TIOCEXCL and TIOCNXCL (exclusive mode outlives the command:
+ * every later open of the terminal would answer EBUSY) and TCFLSH (throws
+ * away what the user typed ahead for the programs after it). The termios
+ * settings, the exclusive flag and the file status flags (O_NONBLOCK) of
+ * fds 0-2 jailrun restores when the command ends (capture.c).
  */
 static int tty_rules(scmp_filter_ctx ctx)
 {
-	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCSETD, TCXONC};
+	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCSETD,
+					       TCXONC,	TIOCEXCL,  TIOCNXCL,   TCFLSH};
 	int r = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(ioctls) && r == 0; i++)

@@ -77,6 +77,24 @@ probe("tiocswinsz", termios.TIOCSWINSZ, struct.pack("HHHH", 5, 5, 0, 0))
 probe("tcxonc", termios.TCXONC, termios.TCOOFF)
 probe("tiocsetd", termios.TIOCSETD, struct.pack("i", 2))
 EOF
+cat >"$P/tty2.py" <<'EOF'
+import errno, fcntl, os, sys, termios
+def probe(name, fn):
+    try:
+        fn(); print(name, "ok")
+    except (OSError, termios.error) as e:
+        print(name, errno.errorcode.get(e.args[0], e.args[0]))
+probe("tiocexcl", lambda: fcntl.ioctl(0, termios.TIOCEXCL))
+if sys.argv[1:] == ["excl"]:
+    sys.exit(0)
+probe("tcflsh", lambda: termios.tcflush(0, termios.TCIFLUSH))
+probe("tiocnxcl", lambda: fcntl.ioctl(0, termios.TIOCNXCL))
+os.set_blocking(0, False)
+print("nonblock set", not os.get_blocking(0))
+sys.stdout.flush()
+if len(sys.argv) > 1:
+    import time; time.sleep(30)
+EOF
 cat >"$P/stty-hang.sh" <<'EOF'
 stty raw -echo
 sleep 30
@@ -145,6 +163,16 @@ check "stty raw -echo then a timeout: restored too" \
 out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty.py)
 check "TIOCSTI, TIOCSWINSZ, TCXONC, TIOCSETD refused (EPERM)" \
 	eval '[ "$(grep -oE "(tiocsti|tiocswinsz|tcxonc|tiocsetd) EPERM" <<<"$out" | wc -l)" -eq 4 ] && grep -qx "winsize 40x100" <<<"$out"'
+
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty2.py)
+check "TIOCEXCL, TIOCNXCL, TCFLSH refused; O_NONBLOCK undone; termios same" \
+	eval '[ "$(grep -oE "(tiocexcl|tcflsh|tiocnxcl) EPERM" <<<"$out" | wc -l)" -eq 3 ] && grep -q "nonblock set True" <<<"$out" && grep -qx "exclusive off" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "termios same" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty2.py excl)
+check "TIOCEXCL alone: the terminal is not left exclusive" \
+	eval 'grep -qx "exit 0" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 2 -- python3 tty2.py hang)
+check "--source: O_NONBLOCK then a timeout: undone too" \
+	eval 'grep -qx "exit 124" <<<"$out" && grep -q "nonblock set True" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
 
 # ---- /tmp and /dev/shm ----
 printf '[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
