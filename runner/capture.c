@@ -6,6 +6,8 @@
  * blocks on a full pipe; what is kept is bounded: at most max_output bytes
  * per stream (--json), or forwarded live up to that many bytes. Memory stays
  * at the limit plus one 64 KiB read buffer whatever the command prints.
+ * Live output to a terminal is filtered (termfilter.h): the command's bytes
+ * must not act on the user's terminal or clipboard.
  *
  * Timeout and interruption: SIGTERM to the jail's pid 1, which forwards it to
  * every process of the namespace; after the grace period SIGKILL to pid 1,
@@ -45,6 +47,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "termfilter.h"
 
 static int64_t now_ms(void)
 {
@@ -88,9 +91,26 @@ static void tail_take(struct jr_stream *st, const char *data, size_t n)
 	}
 }
 
-/* Account @n bytes read from a stream: keep or forward up to @limit. */
+/* Forward @n bytes to @fd, through @tf when @fd is a terminal (not NULL). */
+static void forward(int fd, struct jr_termfilter *tf, const char *data, size_t n)
+{
+	static char shown[65536 + JR_TF_HOLD];
+
+	while (tf && n > 0) {
+		size_t k = n < 65536 ? n : 65536;
+
+		write_all(fd, shown, jr_termfilter(tf, data, k, shown));
+		data += k;
+		n -= k;
+	}
+	if (!tf)
+		write_all(fd, data, n);
+}
+
+/* Account @n bytes read from a stream: keep or forward up to @limit (live:
+ * to @live_fd, through @tf unless NULL). */
 static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit, bool live,
-		       int live_fd)
+		       int live_fd, struct jr_termfilter *tf)
 {
 	size_t keep = 0;
 
@@ -103,7 +123,7 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	if (!keep)
 		return 0;
 	if (live) {
-		write_all(live_fd, data, keep);
+		forward(live_fd, tf, data, keep);
 		return 0;
 	}
 	if (!st->buf) {
@@ -191,6 +211,9 @@ struct loop {
 	pid_t pid;
 	int64_t deadline, kill_at, killed_at;
 	bool exited;
+	/* live output to a terminal goes through a filter (termfilter.h) */
+	struct jr_termfilter tf[2];
+	bool tty[2];
 };
 
 static void kill_hard(struct loop *l)
@@ -282,7 +305,8 @@ static int drain_ready(struct loop *l, uint64_t max_output, bool live)
 		if (got > 0) {
 			struct jr_stream *st = i == 0 ? &l->res->out : &l->res->err;
 
-			if (stream_take(st, chunk, got, max_output, live, i + 1) < 0) {
+			if (stream_take(st, chunk, got, max_output, live, i + 1,
+					l->tty[i] ? &l->tf[i] : NULL) < 0) {
 				r = -ENOMEM;
 				escalate(l, 0);
 			}
@@ -390,6 +414,8 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	memset(res, 0, sizeof(*res));
 	for (int i = 0; i < NPOLL; i++)
 		l.p[i].fd = -1;
+	for (int i = 0; i < 2; i++)
+		l.tty[i] = live && isatty(i + 1);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);

@@ -15,6 +15,7 @@
  *   gitdir.c   the main repository's git directory of a linked work tree
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
  *   capture.c  bounded output capture, timeout, tree kill
+ *   termfilter.c  terminal escape sequences kept or dropped (termfilter.h)
  *   result.c   exit statuses and the --json result
  *   env.c      the command's environment (allowlist, [run] env, --env)
  *   main.c     options, --request JSON, the flow

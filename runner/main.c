@@ -864,6 +864,11 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 		status = 128 + oc->signal;
 	else
 		status = oc->exit_code;
+	/* whatever attributes the command's output left set (colour on the
+	 * same colour; conceal on a terminal that keeps it) must not hide
+	 * what we say now */
+	if (!r->o.json && isatty(2))
+		fputs("\033[0m", stderr);
 	if (oc->broken[0]) {
 		/* the view failed under the command: whatever it then did is not
 		 * its own doing, unless the time ran out or we were told to stop */

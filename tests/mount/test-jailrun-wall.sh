@@ -95,6 +95,12 @@ sys.stdout.flush()
 if len(sys.argv) > 1:
     import time; time.sleep(30)
 EOF
+cat >"$P/esc.sh" <<'EOF'
+printf 'A\033]52;c;ZWNobyBvd25lZAo=\007B\033[8;5;5tC\033[31mred\033[0mD\033[8m'
+printf 'E\033]0;title\033\\F\033[6nG\033[?1049hH\033[2KI\n' >&2
+[ "${1:-}" = hang ] && sleep 30
+exit 0
+EOF
 cat >"$P/stty-hang.sh" <<'EOF'
 stty raw -echo
 sleep 30
@@ -173,6 +179,17 @@ check "TIOCEXCL alone: the terminal is not left exclusive" \
 out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 2 -- python3 tty2.py hang)
 check "--source: O_NONBLOCK then a timeout: undone too" \
 	eval 'grep -qx "exit 124" <<<"$out" && grep -q "nonblock set True" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
+
+# terminal output: what acts on the terminal or the clipboard is dropped
+ESC=$'\033'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc.sh)
+check "stdout and stderr on a terminal: OSC 52, CSI t, conceal, OSC 0, CSI 6n, ?1049h dropped; colours and erase kept" \
+	eval 'grep -qF "AB" <<<"$out" && grep -qF "C${ESC}[31mred${ESC}[0mD" <<<"$out" && grep -qF "EFGH${ESC}[2KI" <<<"$out" && ! grep -qF "${ESC}]" <<<"$out" && ! grep -qF "${ESC}[8" <<<"$out" && ! grep -qF "${ESC}[6n" <<<"$out" && ! grep -qF "${ESC}[?" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 1 -- sh esc.sh hang)
+check "--source: jailrun's own report comes after a reset" \
+	eval 'grep -qF "${ESC}[0mjailrun: timed out" <<<"$out" && ! grep -qF "${ESC}[8m" <<<"$out"'
+out=$("$J" "${R[@]}" -- sh esc.sh 2>&1 | od -An -c | tr -d " \n")
+check "not a terminal: the bytes pass as they are" grep -qF '033]52;c;' <<<"$out"
 
 # ---- /tmp and /dev/shm ----
 printf '[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
