@@ -586,9 +586,42 @@ void jr_viewlog_root(struct jr_viewlog *l, const char *mnt)
 	l->offset = (long)st.st_size;
 }
 
-int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
+#define FLUSH_MS 2000
+
+/*
+ * Ask the daemon of @mnt to write what it queued (jr_view_audit_log), from a
+ * child: a daemon that does not answer (stopped, or its threads blocked)
+ * would hold us in getxattr(2) for good. Returns 0 once answered, or
+ * -ETIMEDOUT after FLUSH_MS (the child is killed and left to init).
+ */
+static int flush_bounded(const char *mnt)
 {
 	char path[PATH_MAX];
+	pid_t c = fork();
+	int fd, r = 0;
+	struct pollfd p;
+
+	if (c < 0) {
+		jr_view_audit_log(mnt, path);
+		return 0;
+	}
+	if (c == 0)
+		_exit(jr_view_audit_log(mnt, path) < 0);
+	fd = (int)syscall(SYS_pidfd_open, c, 0);
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	if (fd >= 0 && poll(&p, 1, FLUSH_MS) == 0) {
+		kill(c, SIGKILL);
+		r = -ETIMEDOUT;
+	} else {
+		waitpid(c, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
+{
 	int r;
 
 	memset(rf, 0, sizeof(*rf));
@@ -596,8 +629,13 @@ int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct
 		rf->unknown = l->unknown[0] ? l->unknown : "the view keeps no audit log";
 		return -ENODATA;
 	}
-	if (l->mnt)
-		jr_view_audit_log(l->mnt, path); /* the daemon writes what it queued */
+	if (l->mnt && flush_bounded(l->mnt) < 0) {
+		snprintf(l->unknown, sizeof(l->unknown),
+			 "the daemon of the view at %s did not answer within %d s", l->mnt,
+			 FLUSH_MS / 1000);
+		rf->unknown = l->unknown;
+		return -ETIMEDOUT;
+	}
 	r = jr_audit_read(l->fd, l->offset, counts, rf);
 	if (r < 0) {
 		jr_refusals_free(rf);

@@ -181,6 +181,7 @@ check "--source: O_NONBLOCK then a timeout: undone too" \
 	eval 'grep -qx "exit 124" <<<"$out" && grep -q "nonblock set True" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
 
 # terminal output: what acts on the terminal or the clipboard is dropped
+# shellcheck disable=SC2034 # used in the eval strings below
 ESC=$'\033'
 out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc.sh)
 check "stdout and stderr on a terminal: OSC 52, CSI t, conceal, OSC 0, CSI 6n, ?1049h dropped; colours and erase kept" \
@@ -234,13 +235,14 @@ EOF
 chmod -R a+rX "$S"
 chmod 755 "$T"
 # stuck_run USER SIGNAL ARGS...: as USER, jailrun --json ARGS... -- sh loop.sh
-# in $S, the view's daemon sent SIGNAL 1.5 s in; sets js (the result), secs
+# (or $STUCK_CMD) in $S, the view's daemon sent SIGNAL 1.5 s in; sets js (the result), secs
 stuck_run() {
 	local user=$1 sig=$2 d start jp
 	shift 2
 	start=$(date +%s%N)
-	(cd "$S" && exec setpriv --reuid="$user" --regid="$user" --init-groups -- \
-		"$J" --json "$@" -- sh loop.sh >"$T/stuck.json" 2>"$T/stuck.err") &
+	# bounded, so that a jailrun that never returns fails instead of hanging
+	(cd "$S" && exec timeout -s KILL 40 setpriv --reuid="$user" --regid="$user" \
+		--init-groups -- "$J" --json "$@" -- ${STUCK_CMD:-sh loop.sh} >"$T/stuck.json" 2>"$T/stuck.err") &
 	jp=$!
 	sleep 1.5
 	d=$(pgrep -f -- " $S /")
@@ -278,6 +280,32 @@ for a in "root --source $S" "root --source $S --audit $T/stuck-audit.log" "jftes
 		eval '[ "$secs" -lt 15 ] && [ "$(left)" -eq 0 ] && [ "$(jq -r .exit_code <<<"$js")" = 125 ] && jq -e ".error | test(\"daemon .*exited under the command: killed by SIGKILL\")" <<<"$js" >/dev/null'
 done
 chmod "$old_fuse_mode" /dev/fuse
+# --root: the view is not ours to abort, but jailrun returns all the same
+mkdir -p "$T/smnt"
+if "$F" --audit "$T/smnt-audit.log" "$S" "$T/smnt"; then
+	in_time=true stuck_seen=false
+	for _ in 1 2 3 4 5; do
+		stuck_run root STOP --timeout 3 --grace 1 --root "$T/smnt"
+		sleep 0.5 # the processes the daemon held, now free, end
+		if ! [ "$secs" -lt 8 ] || [ "$(jq -r .timed_out <<<"$js")" != true ]; then
+			in_time=false
+			echo "# $secs s: $js $(cat "$T/stuck.err")"
+			break
+		fi
+		if jq -e '.error | test("stay blocked until the daemon of .* answers")' <<<"$js" >/dev/null; then
+			stuck_seen=true
+			break
+		fi
+	done
+	check "--root, daemon stopped: --timeout 3 returns within 8 s" $in_time
+	check "--root, daemon stopped while holding a request: the result says the processes wait for it" $stuck_seen
+	STUCK_CMD="sleep 30" stuck_run root STOP --timeout 3 --root "$T/smnt"
+	check "--root, daemon stopped, command not in the view: returns within 8 s ($secs s), refusals unknown" \
+		eval '[ "$secs" -lt 8 ] && jq -e ".refusals_unknown | test(\"did not answer within 2 s\")" <<<"$js" >/dev/null'
+	fusermount3 -u "$T/smnt" || umount -l "$T/smnt"
+else
+	bad "jailfs did not mount $S on $T/smnt"
+fi
 
 # ---- /etc: nothing the jailed uid could read that everyone could not ----
 mkdir -p /etc/ssl/private /etc/ssl/certs
