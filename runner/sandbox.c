@@ -269,7 +269,8 @@ static bool etc_private_dir(int fd, char *path, size_t size, int depth)
 		struct stat st;
 		int sub;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		/* most of /etc/ssl/certs and all of /etc/alternatives: no stat */
+		if (de->d_type == DT_LNK || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path + len, size - len, "/%s", de->d_name);
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
