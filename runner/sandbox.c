@@ -788,6 +788,27 @@ static void on_forward(int sig)
 	kill(-1, sig); /* every process of the namespace but pid 1 itself */
 }
 
+/*
+ * A terminal on stdin becomes a read-only open file of its own: the caller's
+ * is often opened for reading and writing and shared with its stdout, so
+ * the command could write escape sequences to the terminal through fd 0,
+ * past jailrun's output filter, and a flag it sets on it (O_NONBLOCK) would
+ * be the caller's. termios ioctls work on a read-only fd. Best effort: the
+ * inherited fd stays when the reopen fails.
+ */
+static void stdin_read_only(void)
+{
+	int fd;
+
+	if (!isatty(0))
+		return;
+	fd = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dup2(fd, 0);
+	close(fd);
+}
+
 /* pid 1 of the jail: set up, start the command, reap, report, exit. */
 static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd, int out_fd,
 				int err_fd)
@@ -811,6 +832,8 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (s->stdin_null && null >= 0)
 		dup2(null, 0);
+	else
+		stdin_read_only();
 	if (out_fd >= 0)
 		dup2(out_fd, 1);
 	if (err_fd >= 0)

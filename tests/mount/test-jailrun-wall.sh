@@ -101,6 +101,9 @@ printf 'E\033]0;title\033\\F\033[6nG\033[?1049hH\033[2KI\n' >&2
 [ "${1:-}" = hang ] && sleep 30
 exit 0
 EOF
+cat >"$P/esc0.sh" <<'EOF'
+printf 'X\033]52;c;AAAA\007Y' >&0
+EOF
 cat >"$P/stty-hang.sh" <<'EOF'
 stty raw -echo
 sleep 30
@@ -186,6 +189,9 @@ ESC=$'\033'
 out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc.sh)
 check "stdout and stderr on a terminal: OSC 52, CSI t, conceal, OSC 0, CSI 6n, ?1049h dropped; colours and erase kept" \
 	eval 'grep -qF "AB" <<<"$out" && grep -qF "C${ESC}[31mred${ESC}[0mD" <<<"$out" && grep -qF "EFGH${ESC}[2KI" <<<"$out" && ! grep -qF "${ESC}]" <<<"$out" && ! grep -qF "${ESC}[8" <<<"$out" && ! grep -qF "${ESC}[6n" <<<"$out" && ! grep -qF "${ESC}[?" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc0.sh)
+check "a write to the terminal on stdin does not reach it (stdin is read-only)" \
+	eval '! grep -qF "${ESC}]52" <<<"$out" && ! grep -qF "XY" <<<"$out" && grep -qi "printf.*error" <<<"$out"'
 out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 1 -- sh esc.sh hang)
 check "--source: jailrun's own report comes after a reset" \
 	eval 'grep -qF "${ESC}[0mjailrun: timed out" <<<"$out" && ! grep -qF "${ESC}[8m" <<<"$out"'
