@@ -6,16 +6,28 @@
  * blocks on a full pipe; what is kept is bounded: at most max_output bytes
  * per stream (--json), or forwarded live up to that many bytes. Memory stays
  * at the limit plus one 64 KiB read buffer whatever the command prints.
+ * Live output to a terminal is filtered (termfilter.h): the command's bytes
+ * must not act on the user's terminal or clipboard.
  *
  * Timeout and interruption: SIGTERM to the jail's pid 1, which forwards it to
  * every process of the namespace; after the grace period SIGKILL to pid 1,
  * whose death makes the kernel kill everything left (pid_namespaces(7)).
+ * A process waiting for a FUSE request its daemon has already read cannot be
+ * killed (the wait is uninterruptible until the daemon answers or the
+ * connection is aborted), and pid 1 only exits once every process of its
+ * namespace has: when the jail is still there JR_STUCK_MS after SIGKILL, the
+ * loop gives up on it and says so (res->stuck); the caller aborts the
+ * view's connection. The one-shot views' daemons are watched too: one that
+ * exits under the command ends the run, with the reason in res->broken.
  *
  * The terminal: when jailrun's stdin is a terminal the command gets it as
  * its stdin, and may change its settings (stty -echo, raw mode) or be killed
  * before it puts them back. They are saved before the jail starts and
  * restored once it is over, however it ended (exit, timeout, signal, setup
- * failure). The ioctls that cannot be undone this way are refused by the
+ * failure); so are the file status flags of fds 0-2 (the command shares
+ * their open file descriptions: O_NONBLOCK would stay for the caller's next
+ * programs, and for our own writes to fd 1) and the terminal's exclusive
+ * flag. The ioctls that cannot be undone this way are refused by the
  * seccomp filter (sandbox.c).
  */
 #include <errno.h>
@@ -25,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -34,6 +47,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "termfilter.h"
 
 static int64_t now_ms(void)
 {
@@ -47,8 +61,12 @@ static void write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
+		struct pollfd out = {.fd = fd, .events = POLLOUT};
 
 		if (w < 0 && errno == EINTR)
+			continue;
+		/* the command may have made our shared stdout non-blocking */
+		if (w < 0 && errno == EAGAIN && poll(&out, 1, 10000) > 0)
 			continue;
 		if (w <= 0)
 			return; /* our reader went away: keep draining, drop the bytes */
@@ -73,9 +91,26 @@ static void tail_take(struct jr_stream *st, const char *data, size_t n)
 	}
 }
 
-/* Account @n bytes read from a stream: keep or forward up to @limit. */
+/* Forward @n bytes to @fd, through @tf when @fd is a terminal (not NULL). */
+static void forward(int fd, struct jr_termfilter *tf, const char *data, size_t n)
+{
+	static char shown[65536 + JR_TF_HOLD];
+
+	while (tf && n > 0) {
+		size_t k = n < 65536 ? n : 65536;
+
+		write_all(fd, shown, jr_termfilter(tf, data, k, shown));
+		data += k;
+		n -= k;
+	}
+	if (!tf)
+		write_all(fd, data, n);
+}
+
+/* Account @n bytes read from a stream: keep or forward up to @limit (live:
+ * to @live_fd, through @tf unless NULL). */
 static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_t limit, bool live,
-		       int live_fd)
+		       int live_fd, struct jr_termfilter *tf)
 {
 	size_t keep = 0;
 
@@ -88,7 +123,7 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	if (!keep)
 		return 0;
 	if (live) {
-		write_all(live_fd, data, keep);
+		forward(live_fd, tf, data, keep);
 		return 0;
 	}
 	if (!st->buf) {
@@ -101,14 +136,36 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	return 0;
 }
 
+#ifndef TIOCGEXCL
+#define TIOCGEXCL _IOR('T', 0x40, int)
+#endif
+
 struct tty_saved {
-	bool saved;
+	bool saved; /* @t holds fd 0's termios */
 	struct termios t;
+	int fl[3]; /* file status flags of fds 0-2, -1 when closed */
+	int excl;  /* fd 0's terminal is exclusive (TIOCGEXCL), -1 unknown */
 };
 
 static void tty_save(const struct jr_spawn *s, struct tty_saved *ts)
 {
 	ts->saved = !s->stdin_null && tcgetattr(0, &ts->t) == 0;
+	for (int fd = 0; fd < 3; fd++)
+		ts->fl[fd] = fcntl(fd, F_GETFL);
+	if (!ts->saved || ioctl(0, TIOCGEXCL, &ts->excl) < 0)
+		ts->excl = -1;
+}
+
+/* The file status flags and the exclusive flag, as they were. */
+static void flags_restore(const struct tty_saved *ts)
+{
+	int excl;
+
+	for (int fd = 0; fd < 3; fd++)
+		if (ts->fl[fd] >= 0 && fcntl(fd, F_GETFL) != ts->fl[fd])
+			fcntl(fd, F_SETFL, ts->fl[fd]);
+	if (ts->excl >= 0 && ioctl(0, TIOCGEXCL, &excl) == 0 && !excl != !ts->excl)
+		ioctl(0, ts->excl ? TIOCEXCL : TIOCNXCL);
 }
 
 static bool termios_equal(const struct termios *a, const struct termios *b)
@@ -126,6 +183,7 @@ static void tty_restore(const struct tty_saved *ts)
 	struct termios now;
 	sigset_t ttou, old;
 
+	flags_restore(ts);
 	if (!ts->saved || (tcgetattr(0, &now) == 0 && termios_equal(&now, &ts->t)))
 		return;
 	sigemptyset(&ttou);
@@ -144,18 +202,31 @@ static void kill_jail(pid_t pid, int pidfd, int sig)
 	kill(pid, sig);
 }
 
+#define JR_STUCK_MS 2000 /* after SIGKILL: the jail is blocked in a view */
+#define NPOLL 7		 /* out, err, status, pidfd, signalfd, the views' daemons */
+
 struct loop {
-	struct pollfd p[5]; /* out, err, status, pidfd, signalfd */
+	struct pollfd p[NPOLL];
 	struct jr_outcome *res;
 	pid_t pid;
-	int64_t deadline, kill_at;
+	int64_t deadline, kill_at, killed_at;
 	bool exited;
+	/* live output to a terminal goes through a filter (termfilter.h) */
+	struct jr_termfilter tf[2];
+	bool tty[2];
 };
+
+static void kill_hard(struct loop *l)
+{
+	kill_jail(l->pid, l->p[3].fd, SIGKILL);
+	if (!l->killed_at)
+		l->killed_at = now_ms();
+}
 
 static void escalate(struct loop *l, uint64_t grace_ms)
 {
 	if (l->kill_at) {
-		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		kill_hard(l);
 		return;
 	}
 	kill_jail(l->pid, l->p[3].fd, SIGTERM);
@@ -210,7 +281,9 @@ static int loop_timeout(struct loop *l)
 		t = l->deadline - now;
 	if (l->kill_at)
 		t = l->kill_at - now;
-	if (t < 0 && (l->deadline || l->kill_at))
+	if (l->killed_at && (t < 0 || l->killed_at + JR_STUCK_MS - now < t))
+		t = l->killed_at + JR_STUCK_MS - now;
+	if (t < 0 && (l->deadline || l->kill_at || l->killed_at))
 		t = 0;
 	return (int)(t > 1000000 ? 1000000 : t);
 }
@@ -232,7 +305,8 @@ static int drain_ready(struct loop *l, uint64_t max_output, bool live)
 		if (got > 0) {
 			struct jr_stream *st = i == 0 ? &l->res->out : &l->res->err;
 
-			if (stream_take(st, chunk, got, max_output, live, i + 1) < 0) {
+			if (stream_take(st, chunk, got, max_output, live, i + 1,
+					l->tty[i] ? &l->tf[i] : NULL) < 0) {
 				r = -ENOMEM;
 				escalate(l, 0);
 			}
@@ -253,9 +327,42 @@ static void check_deadlines(struct loop *l, uint64_t grace_ms)
 		l->res->timed_out = true;
 		escalate(l, grace_ms);
 	} else if (l->kill_at && now_ms() >= l->kill_at) {
-		kill_jail(l->pid, l->p[3].fd, SIGKILL);
+		kill_hard(l);
 		l->kill_at = now_ms() + 1000000;
 	}
+	if (l->killed_at && now_ms() >= l->killed_at + JR_STUCK_MS) {
+		l->res->stuck = true;
+		if (!l->res->broken[0])
+			snprintf(l->res->broken, sizeof(l->res->broken),
+				 "the command's processes did not end %d s after SIGKILL: they "
+				 "wait for the view's daemon, which does not answer",
+				 JR_STUCK_MS / 1000);
+	}
+}
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* The daemon of a one-shot view (poll slot @i) has exited: say how, and end
+ * the run (nothing in the view works any more). */
+static void daemon_gone(struct loop *l, int i, uint64_t grace_ms)
+{
+	siginfo_t si = {0};
+	char how[64] = "";
+
+	if (waitid(P_PIDFD, l->p[i].fd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid) {
+		if (si.si_code == CLD_EXITED)
+			snprintf(how, sizeof(how), ": exit status %d", si.si_status);
+		else
+			snprintf(how, sizeof(how), ": killed by SIG%s", sigabbrev_np(si.si_status));
+	}
+	l->p[i].fd = -1;
+	if (!l->res->broken[0])
+		snprintf(l->res->broken, sizeof(l->res->broken),
+			 "the view's daemon (jailfs) exited under the command%s", how);
+	if (!l->exited && !l->kill_at)
+		escalate(l, grace_ms);
 }
 
 /* Poll until pid 1 has exited and both output pipes are at EOF, then read
@@ -265,8 +372,8 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 {
 	int r = 0;
 
-	while (l->p[0].fd >= 0 || l->p[1].fd >= 0 || !l->exited) {
-		int n = poll(l->p, 5, loop_timeout(l));
+	while ((l->p[0].fd >= 0 || l->p[1].fd >= 0 || !l->exited) && !l->res->stuck) {
+		int n = poll(l->p, NPOLL, loop_timeout(l));
 
 		if (n < 0 && errno != EINTR) {
 			r = -errno;
@@ -278,6 +385,9 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 			read_status(l);
 		if (l->p[4].revents & POLLIN)
 			handle_signal(l, grace_ms);
+		for (int i = 5; i < NPOLL; i++)
+			if (l->p[i].fd >= 0 && (l->p[i].revents & POLLIN))
+				daemon_gone(l, i, grace_ms);
 		if (!l->exited && (l->p[3].revents & POLLIN)) {
 			l->exited = true;
 			l->res->duration_ms = now_ms() - start;
@@ -286,7 +396,7 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 		}
 		check_deadlines(l, grace_ms);
 	}
-	while (l->p[2].fd >= 0)
+	while (l->p[2].fd >= 0 && !l->res->stuck)
 		read_status(l);
 	return r;
 }
@@ -302,8 +412,10 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	int64_t start;
 
 	memset(res, 0, sizeof(*res));
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NPOLL; i++)
 		l.p[i].fd = -1;
+	for (int i = 0; i < 2; i++)
+		l.tty[i] = live && isatty(i + 1);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -337,10 +449,13 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.p[2] = (struct pollfd){.fd = status_fd, .events = POLLIN};
 	l.p[3] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 	l.p[4] = (struct pollfd){.fd = sfd, .events = POLLIN};
+	for (int i = 0; i < 2; i++)
+		l.p[5 + i] = (struct pollfd){.fd = s->view_pidfds[i], .events = POLLIN};
 	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
 
 	r = run_loop(&l, start, grace_ms, max_output, live);
-	waitpid(l.pid, NULL, 0);
+	/* a stuck jail is left to the kernel: pid 1 is reaped when it exits */
+	waitpid(l.pid, NULL, res->stuck ? WNOHANG : 0);
 	if (!res->duration_ms)
 		res->duration_ms = now_ms() - start;
 	/* a setup error comes before the command's execve: whatever status

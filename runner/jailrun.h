@@ -17,6 +17,7 @@
  *   gitdir.c   the main repository's git directory of a linked work tree
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
  *   capture.c  bounded output capture, timeout, tree kill
+ *   termfilter.c  terminal escape sequences kept or dropped (termfilter.h)
  *   result.c   exit statuses and the --json result
  *   env.c      the command's environment (allowlist, [run] env, --env)
  *   main.c     options, --request JSON, the flow
@@ -64,7 +65,8 @@ struct jr_view {
 
 /* ---- resolve.c ---- */
 
-/* Entries of /etc copied into the jail's reduced /etc (files or dirs). */
+/* Paths below /etc (files or dirs, one or more components) bound or copied
+ * into the jail's reduced /etc. */
 extern const char *const jr_etc_entries[];
 
 /* Is @path equal to @prefix or below it, component-wise ("/usr" is under
@@ -306,6 +308,7 @@ struct jr_oneshot {
 	pid_t daemon;	    /* jailfs -f, our child; 0 when none */
 	int pidfd;
 	bool mounted;
+	dev_t dev;	    /* the mount's st_dev: the FUSE connection's number */
 	char log[PATH_MAX]; /* the private refusal log's name until stopped, else "" */
 	int log_fd;	    /* that log, read-write, O_CLOEXEC; -1 when none. Owned by
 			     * the caller once started (jr_oneshot_stop leaves it open) */
@@ -333,6 +336,15 @@ struct jr_oneshot_args {
  */
 int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char *err,
 		     size_t errsz);
+
+/*
+ * Tear a view down whatever its daemon does (stopped, or a thread blocked):
+ * abort its FUSE connection (fusectl's abort file where there is one, and
+ * SIGKILL to the daemon), so that every request waiting on it fails, and
+ * unmount it lazily. The audit records the daemon had not written are lost.
+ * jr_oneshot_stop() still has to follow. No-op when not mounted.
+ */
+void jr_oneshot_abort(struct jr_oneshot *o);
 
 /* Unmount, stop the daemon (SIGTERM, waits so the audit log is flushed),
  * remove the directory (and the log's name if still there; o->log_fd stays
@@ -397,6 +409,9 @@ struct jr_spawn {
 	 * shm_size): 0 = the default (the smaller of 1 GiB and a quarter of
 	 * RAM), UINT64_MAX = unbounded */
 	uint64_t tmp_bytes, shm_bytes;
+	/* pidfds of the one-shot views' daemons, or -1: their exit ends the
+	 * run (jr_outcome.broken). Not owned. */
+	int view_pidfds[2];
 };
 
 #define JR_TAIL_BYTES 16384 /* the end of each stream kept for jr_net_failure() */
@@ -420,6 +435,11 @@ struct jr_outcome {
 	int64_t duration_ms;
 	struct jr_stream out, err;
 	char error[256]; /* setup failure reported by the jail, "" if none */
+	/* the view failed under the command: its daemon exited, or the jail's
+	 * processes wait for a daemon that does not answer (then @stuck: they
+	 * may still exist, the caller must abort the view); "" if not */
+	char broken[256];
+	bool stuck;
 };
 
 /*

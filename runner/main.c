@@ -818,6 +818,27 @@ static bool failed(const struct jr_outcome *oc)
 	return oc->exit_code != 0 || oc->signal || oc->timed_out || oc->interrupted;
 }
 
+/*
+ * The jail's processes wait for a view that does not answer (jr_run gave up
+ * on them): abort the one-shot views, which ends those waits and so the
+ * processes. A --root view is not ours to abort: its other users would lose
+ * it. Its audit log is not asked for again (that would wait too).
+ */
+static void abort_views(struct run *r, struct jr_outcome *oc)
+{
+	size_t n = strlen(oc->broken);
+
+	if (r->o.root) {
+		snprintf(oc->broken + n, sizeof(oc->broken) - n,
+			 "; they stay blocked until the daemon of %s answers", r->view.host);
+		r->log.mnt = NULL;
+		return;
+	}
+	jr_oneshot_abort(&r->gitdir_oneshot);
+	jr_oneshot_abort(&r->oneshot);
+	snprintf(oc->broken + n, sizeof(oc->broken) - n, "; the view was aborted");
+}
+
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
@@ -843,6 +864,20 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 		status = 128 + oc->signal;
 	else
 		status = oc->exit_code;
+	/* whatever attributes the command's output left set (colour on the
+	 * same colour; conceal on a terminal that keeps it) must not hide
+	 * what we say now */
+	if (!r->o.json && isatty(2))
+		fputs("\033[0m", stderr);
+	if (oc->broken[0]) {
+		/* the view failed under the command: whatever it then did is not
+		 * its own doing, unless the time ran out or we were told to stop */
+		rep.error = oc->broken;
+		if (!oc->timed_out && !oc->interrupted)
+			status = rep.error_status = JR_EXIT_ERROR;
+		if (!r->o.json)
+			say("%s", oc->broken);
+	}
 	if (r->o.json) {
 		jr_result_print(&rep);
 	} else {
@@ -1076,8 +1111,12 @@ int main(int argc, char **argv)
 		.shm_bytes =
 			stricter(jf_policy_run_number(r.policy, "shm_size"),
 				 r.mount_run ? jf_policy_run_number(r.mount_run, "shm_size") : 0),
+		.view_pidfds = {r.oneshot.daemon > 0 ? r.oneshot.pidfd : -1,
+				r.gitdir_oneshot.daemon > 0 ? r.gitdir_oneshot.pidfd : -1},
 	};
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
+	if (oc->stuck)
+		abort_views(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	e = finish(&r, oc, e);

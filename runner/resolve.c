@@ -26,13 +26,21 @@
 #include "sysdirs.h"
 
 /* What programs need from /etc: users and groups for ls -l and getpwuid,
- * name service and resolver config, the dynamic loader's cache, TLS roots,
- * Debian alternatives (awk, editor...), time zone, OS identification. */
+ * name service and resolver config, the dynamic loader's cache, TLS roots
+ * (the certificates and openssl.cnf of /etc/ssl, never its private/: keys
+ * a uid-0 command would own), Debian alternatives (awk, editor...), time
+ * zone, OS identification. */
 const char *const jr_etc_entries[] = {
-	"passwd",      "group",		  "nsswitch.conf",	  "hosts",	  "host.conf",
-	"resolv.conf", "gai.conf",	  "ld.so.cache",	  "ld.so.conf",	  "ld.so.conf.d",
-	"ssl",	       "ca-certificates", "ca-certificates.conf", "alternatives", "localtime",
-	"timezone",    "os-release",	  "mime.types",		  NULL,
+	"passwd",	   "group",
+	"nsswitch.conf",   "hosts",
+	"host.conf",	   "resolv.conf",
+	"gai.conf",	   "ld.so.cache",
+	"ld.so.conf",	   "ld.so.conf.d",
+	"ssl/certs",	   "ssl/openssl.cnf",
+	"ca-certificates", "ca-certificates.conf",
+	"alternatives",	   "localtime",
+	"timezone",	   "os-release",
+	"mime.types",	   NULL,
 };
 
 bool jr_path_under(const char *path, const char *prefix)
@@ -77,12 +85,15 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 	if (strcmp(jail, "/etc") == 0)
 		goto same;
 	if (strncmp(jail, "/etc/", 5) == 0) {
-		const char *name = jail + 5;
-		size_t n = strcspn(name, "/");
+		char entry[PATH_MAX];
 
-		for (const char *const *e = jr_etc_entries; *e; e++)
-			if (strlen(*e) == n && strncmp(*e, name, n) == 0)
+		/* an entry, below one, or a directory the jail makes above one
+		 * (/etc/ssl for ssl/certs) */
+		for (const char *const *e = jr_etc_entries; *e; e++) {
+			snprintf(entry, sizeof(entry), "/etc/%s", *e);
+			if (jr_path_under(jail, entry) || jr_path_under(entry, jail))
 				goto same;
+		}
 		return -ENOENT;
 	}
 	for (const char *const *x = v->expose; x && *x; x++)

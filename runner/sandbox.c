@@ -6,7 +6,9 @@
  *
  *   /usr /bin /sbin /lib*   read-only, nosuid, nodev binds of the host's
  *                           (or the same symlinks when the host has them)
- *   /etc                    tmpfs with jr_etc_entries bound read-only
+ *   /etc                    tmpfs with jr_etc_entries bound read-only, but
+ *                           for those holding a file the command could read
+ *                           and everyone could not (etc_private)
  *   /dev                    tmpfs: null zero full random urandom tty bound
  *                           from the host, fd/std* symlinks, /dev/shm tmpfs
  *                           (bounded like /tmp, by shm_size)
@@ -35,6 +37,7 @@
  * process left in the namespace: a setsid or double-forked grandchild
  * cannot outlive the command's pid 1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -78,6 +81,8 @@ struct bind {
 	bool copy;	     /* small /etc file: copied into the tmpfs root, no mount */
 	char link[PATH_MAX]; /* host has a symlink here: recreate it */
 };
+
+#define ETC_MAX 32 /* entries of jr_etc_entries */
 
 struct plan {
 	struct bind b[64];
@@ -181,9 +186,14 @@ static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
 		return;
 	}
 	if (b->copy) {
-		int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		char parent[PATH_MAX + 2];
 		ssize_t n;
+		int fd;
 
+		snprintf(parent, sizeof(parent), "%s", target);
+		*strrchr(parent, '/') = '\0';
+		mkdir_p(parent, 0755);
+		fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd < 0)
 			fail(p->status_fd, "create %s", b->path);
 		while ((n = copy_file_range(b->fd, NULL, fd, NULL, 1 << 20, 0)) > 0)
@@ -221,14 +231,117 @@ static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
 		fail(p->status_fd, "remount %s", b->path);
 }
 
-static void plan_build(struct plan *p, const struct jr_spawn *s)
+/* Could a process of our uid and groups, without capabilities, read @st?
+ * The owner's bits decide for the owner, the group's for a member. */
+static bool readable_by_us(const struct stat *st)
+{
+	gid_t groups[256];
+	int n;
+
+	if (st->st_uid == geteuid())
+		return st->st_mode & S_IRUSR;
+	if (!(st->st_mode & S_IRGRP))
+		return false;
+	if (st->st_gid == getegid())
+		return true;
+	n = getgroups(ARRAY_SIZE(groups), groups);
+	if (n < 0)
+		return true; /* more groups than we can tell apart: fail closed */
+	for (int i = 0; i < n; i++)
+		if (groups[i] == st->st_gid)
+			return true;
+	return false;
+}
+
+/* Below the directory @fd (@path on the host, @depth levels under the
+ * entry): see etc_private(). Closes @fd. */
+static bool etc_private_dir(int fd, char *path, size_t size, int depth)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	size_t len = strlen(path);
+	struct dirent *de;
+
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int sub;
+
+		/* most of /etc/ssl/certs and all of /etc/alternatives: no stat */
+		if (de->d_type == DT_LNK || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path + len, size - len, "/%s", de->d_name);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    S_ISLNK(st.st_mode))
+			continue;
+		if (!(st.st_mode & S_IROTH) && readable_by_us(&st))
+			return true;
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (depth >= 16)
+			return true; /* too deep to judge: fail closed */
+		/* a directory we cannot open, the command cannot either */
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0 && etc_private_dir(sub, path, size, depth + 1))
+			return true;
+	}
+	path[len] = '\0';
+	return false;
+}
+
+/*
+ * Does the /etc entry at @host (followed if a symlink, as its bind is) hold a
+ * file or directory the command could read that not everyone can? The
+ * command keeps jailrun's uid and groups without capabilities, so under root
+ * it owns root's files: a private key the entry holds would be the
+ * command's to read. Symlinks below it are not followed: their targets are
+ * judged where the jail shows them. Writes the first such path to @path
+ * (@size bytes). Runs as jailrun, before the namespaces (real ids).
+ */
+static bool etc_private(const char *host, char *path, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	snprintf(path, size, "%s", host);
+	if (stat(host, &st) < 0)
+		return false; /* absent: nothing is bound */
+	if (!(st.st_mode & S_IROTH) && readable_by_us(&st))
+		return true;
+	if (!S_ISDIR(st.st_mode))
+		return false;
+	fd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 && etc_private_dir(fd, path, size, 0);
+}
+
+/* Which /etc entries to leave out (etc_private), with a message each. */
+static void etc_check(bool *left_out)
+{
+	char host[PATH_MAX], what[PATH_MAX];
+
+	for (int i = 0; jr_etc_entries[i] && i < ETC_MAX; i++) {
+		snprintf(host, sizeof(host), "/etc/%s", jr_etc_entries[i]);
+		left_out[i] = etc_private(host, what, sizeof(what));
+		if (left_out[i])
+			fprintf(stderr,
+				"jailrun: leaving %s out of the jail: %s is readable by uid %u "
+				"but not by everyone\n",
+				host, what, (unsigned)geteuid());
+	}
+}
+
+static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc_left_out)
 {
 	char jail[PATH_MAX];
 
 	for (const char *const *d = jf_system_dirs; *d; d++)
 		plan_add(p, *d, *d, true);
-	for (const char *const *e = jr_etc_entries; *e; e++) {
-		snprintf(jail, sizeof(jail), "/etc/%s", *e);
+	for (int i = 0; jr_etc_entries[i] && i < ETC_MAX; i++) {
+		if (etc_left_out[i])
+			continue;
+		snprintf(jail, sizeof(jail), "/etc/%s", jr_etc_entries[i]);
 		plan_add(p, jail, jail, true);
 	}
 	for (const char *const *e = (const char *const[]){"null", "zero", "full", "random",
@@ -535,13 +648,17 @@ static int socket_rules(scmp_filter_ctx ctx)
  * EPERM: TIOCSTI and TIOCLINUX (type into it), TIOCSWINSZ (the window size
  * is the terminal emulator's to set, and restoring it afterwards would undo
  * a resize the user made meanwhile), TIOCSETD (a line discipline other than
- * N_TTY breaks it for good) and TCXONC (TCOOFF would leave its output
- * suspended). The termios settings themselves jailrun restores when the
- * command ends (capture.c).
+ * N_TTY breaks it for good), TCXONC (TCOOFF would leave its output
+ * suspended), TIOCEXCL and TIOCNXCL (exclusive mode outlives the command:
+ * every later open of the terminal would answer EBUSY) and TCFLSH (throws
+ * away what the user typed ahead for the programs after it). The termios
+ * settings, the exclusive flag and the file status flags (O_NONBLOCK) of
+ * fds 0-2 jailrun restores when the command ends (capture.c).
  */
 static int tty_rules(scmp_filter_ctx ctx)
 {
-	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCSETD, TCXONC};
+	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCSETD,
+					       TCXONC,	TIOCEXCL,  TIOCNXCL,   TCFLSH};
 	int r = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(ioctls) && r == 0; i++)
@@ -671,6 +788,27 @@ static void on_forward(int sig)
 	kill(-1, sig); /* every process of the namespace but pid 1 itself */
 }
 
+/*
+ * A terminal on stdin becomes a read-only open file of its own: the caller's
+ * is often opened for reading and writing and shared with its stdout, so
+ * the command could write escape sequences to the terminal through fd 0,
+ * past jailrun's output filter, and a flag it sets on it (O_NONBLOCK) would
+ * be the caller's. termios ioctls work on a read-only fd. Best effort: the
+ * inherited fd stays when the reopen fails.
+ */
+static void stdin_read_only(void)
+{
+	int fd;
+
+	if (!isatty(0))
+		return;
+	fd = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dup2(fd, 0);
+	close(fd);
+}
+
 /* pid 1 of the jail: set up, start the command, reap, report, exit. */
 static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd, int out_fd,
 				int err_fd)
@@ -694,6 +832,8 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (s->stdin_null && null >= 0)
 		dup2(null, 0);
+	else
+		stdin_read_only();
 	if (out_fd >= 0)
 		dup2(out_fd, 1);
 	if (err_fd >= 0)
@@ -741,6 +881,7 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 		     int *status_fd)
 {
 	static struct plan plan; /* large: keep it off the stack */
+	bool etc_left_out[ETC_MAX] = {0};
 	int sp[2], view_fd, pfd = -1;
 	unsigned long flags =
 		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD;
@@ -757,6 +898,7 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 	r = build_seccomp();
 	if (r < 0)
 		return r;
+	etc_check(etc_left_out);
 	if (pipe2(sp, O_CLOEXEC) < 0)
 		return -errno;
 	child = (pid_t)syscall(SYS_clone, flags, NULL, &pfd, NULL, NULL);
@@ -783,7 +925,7 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 			if (plan.gitdir_fd < 0)
 				fail(sp[1], "open the view %s", s->view->gitdir->host);
 		}
-		plan_build(&plan, s);
+		plan_build(&plan, s, etc_left_out);
 		jail_init(s, &plan, view_fd, out_fd, err_fd);
 	}
 	int e = errno;

@@ -29,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -386,6 +387,7 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 	int argc = 0, r;
 	_cleanup_close_ int policy_fd = -1;
 	pid_t parent = getpid();
+	struct stat st;
 
 	memset(o, 0, sizeof(*o));
 	o->pidfd = -1;
@@ -458,38 +460,78 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 		return r;
 	}
 	o->mounted = true;
+	/* the connection's number, for jr_oneshot_abort (which cannot stat
+	 * the view: that would wait for the daemon) */
+	if (stat(o->dir, &st) == 0)
+		o->dev = st.st_dev;
 	return 0;
+}
+
+/* Unmount @dir now or lazily; fusermount3 where we may not (unprivileged). */
+static void unmount_dir(const char *dir)
+{
+	pid_t p;
+
+	if (umount2(dir, 0) == 0 || umount2(dir, MNT_DETACH) == 0)
+		return;
+	p = fork();
+	if (p == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", dir, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+void jr_oneshot_abort(struct jr_oneshot *o)
+{
+	char path[64];
+	int fd;
+
+	if (!o->mounted)
+		return;
+	/* fusectl ends every wait at once, even while the daemon cannot be
+	 * killed (itself blocked in the kernel); only root, where mounted */
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(o->dev));
+	fd = o->dev ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (write(fd, "1", 1) < 0) {
+			/* the daemon's death below aborts the connection too */
+		}
+		close(fd);
+	}
+	/* the last close of the daemon's /dev/fuse aborts the connection */
+	if (o->daemon > 0)
+		kill(o->daemon, SIGKILL);
+	unmount_dir(o->dir);
+	o->mounted = false;
 }
 
 void jr_oneshot_stop(struct jr_oneshot *o)
 {
 	if (o->mounted && o->daemon > 0) {
-		/* SIGTERM: the daemon unmounts, flushes its audit log, exits */
+		/* SIGTERM: the daemon unmounts, flushes its audit log, exits;
+		 * SIGCONT: a stopped daemon could not */
 		kill(o->daemon, SIGTERM);
+		kill(o->daemon, SIGCONT);
 	} else if (o->mounted) {
-		if (umount2(o->dir, 0) < 0 && umount2(o->dir, MNT_DETACH) < 0) {
-			pid_t p = fork();
-
-			if (p == 0) {
-				execlp("fusermount3", "fusermount3", "-u", "-z", o->dir,
-				       (char *)NULL);
-				_exit(127);
-			}
-			if (p > 0)
-				waitpid(p, NULL, 0);
-		}
+		unmount_dir(o->dir);
 	} else if (o->daemon > 0) {
 		kill(o->daemon, SIGTERM);
+		kill(o->daemon, SIGCONT);
 	}
 	if (o->daemon > 0) {
 		struct pollfd p = {.fd = o->pidfd, .events = POLLIN};
 
-		/* a daemon stuck on a busy mount gets 5 s, then SIGKILL and a lazy unmount */
+		/* a daemon stuck on a busy mount gets 5 s, then SIGKILL and a lazy
+		 * unmount; one that does not die even then (blocked in the
+		 * kernel) is left to init rather than waited for */
 		if (o->pidfd >= 0 && poll(&p, 1, 5000) == 0) {
 			kill(o->daemon, SIGKILL);
-			umount2(o->dir, MNT_DETACH);
+			unmount_dir(o->dir);
 		}
-		waitpid(o->daemon, NULL, 0);
+		if (o->pidfd < 0 || poll(&p, 1, 1000) > 0)
+			waitpid(o->daemon, NULL, 0);
 		o->daemon = 0;
 	}
 	o->mounted = false;
@@ -501,7 +543,7 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 
 		/* still mounted (daemon died badly)? detach before removing */
 		if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0)
-			umount2(o->dir, MNT_DETACH);
+			unmount_dir(o->dir);
 		rmdir(o->dir);
 		o->dir[0] = '\0';
 	}
@@ -558,9 +600,42 @@ void jr_viewlog_root(struct jr_viewlog *l, const char *mnt)
 	l->offset = (long)st.st_size;
 }
 
-int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
+#define FLUSH_MS 2000
+
+/*
+ * Ask the daemon of @mnt to write what it queued (jr_view_audit_log), from a
+ * child: a daemon that does not answer (stopped, or its threads blocked)
+ * would hold us in getxattr(2) for good. Returns 0 once answered, or
+ * -ETIMEDOUT after FLUSH_MS (the child is killed and left to init).
+ */
+static int flush_bounded(const char *mnt)
 {
 	char path[PATH_MAX];
+	pid_t c = fork();
+	int fd, r = 0;
+	struct pollfd p;
+
+	if (c < 0) {
+		jr_view_audit_log(mnt, path);
+		return 0;
+	}
+	if (c == 0)
+		_exit(jr_view_audit_log(mnt, path) < 0);
+	fd = (int)syscall(SYS_pidfd_open, c, 0);
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	if (fd >= 0 && poll(&p, 1, FLUSH_MS) == 0) {
+		kill(c, SIGKILL);
+		r = -ETIMEDOUT;
+	} else {
+		waitpid(c, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
+{
 	int r;
 
 	memset(rf, 0, sizeof(*rf));
@@ -568,8 +643,13 @@ int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct
 		rf->unknown = l->unknown[0] ? l->unknown : "the view keeps no audit log";
 		return -ENODATA;
 	}
-	if (l->mnt)
-		jr_view_audit_log(l->mnt, path); /* the daemon writes what it queued */
+	if (l->mnt && flush_bounded(l->mnt) < 0) {
+		snprintf(l->unknown, sizeof(l->unknown),
+			 "the daemon of the view at %s did not answer within %d s", l->mnt,
+			 FLUSH_MS / 1000);
+		rf->unknown = l->unknown;
+		return -ETIMEDOUT;
+	}
 	r = jr_audit_read(l->fd, l->offset, counts, rf);
 	if (r < 0) {
 		jr_refusals_free(rf);

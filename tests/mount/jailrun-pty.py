@@ -9,6 +9,9 @@ shell would, and report what the terminal looks like afterwards:
     termios same|changed  the pty's settings compared with before the run
     echo on|off           ECHO in c_lflag after the run
     winsize ROWSxCOLS     after the run (set to 40x100 before it)
+    exclusive on|off      TIOCEXCL (a second open answers EBUSY but for root)
+    nonblock on|off       O_NONBLOCK on the open file description the command
+                          was given (shared with whatever runs next)
     output ...            everything the command wrote, on one line
 """
 import fcntl
@@ -21,6 +24,8 @@ import sys
 import signal
 import termios
 import time
+
+TIOCGEXCL = 0x80045440  # _IOR('T', 0x40, int)
 
 
 def winsize(fd):
@@ -61,6 +66,9 @@ def main():
     print("termios", "same" if after == before else "changed")
     print("echo", "on" if after[3] & termios.ECHO else "off")
     print("winsize %dx%d" % (rows, cols))
+    excl = struct.unpack("i", fcntl.ioctl(slave, TIOCGEXCL, b"\0" * 4))[0]
+    print("exclusive", "on" if excl else "off")
+    print("nonblock", "on" if fcntl.fcntl(slave, fcntl.F_GETFL) & os.O_NONBLOCK else "off")
     print("output", out.decode(errors="replace").replace("\r", "").replace("\n", " | "))
 
 

@@ -7,6 +7,10 @@
 #  - the caller's terminal: settings restored after the command (also after
 #    a timeout), window size, TIOCSTI and TCXONC refused
 #  - /tmp and /dev/shm: bounded tmpfs ([run] tmp_size, shm_size), ENOSPC past it
+#  - the timeout returns, the view torn down, when the one-shot view's daemon
+#    is stopped; a daemon killed under the command is reported
+#  - /etc: only the certificate parts of /etc/ssl; an /etc entry holding a
+#    file the jailed uid could read but not everyone is left out (root, jftest)
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
@@ -20,8 +24,11 @@ require_root_fuse
 T=$(mktemp -d /tmp/jf-wall.XXXXXX)
 P=$T/proj
 M=$T/mnt
+KEY=/etc/ssl/private/jf-wall-test.key
+SECRET=/etc/ssl/certs/jf-wall-secret.pem
 cleanup() {
 	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
+	rm -f "$KEY" "$SECRET"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -69,6 +76,33 @@ probe("tiocsti", termios.TIOCSTI, b"x")
 probe("tiocswinsz", termios.TIOCSWINSZ, struct.pack("HHHH", 5, 5, 0, 0))
 probe("tcxonc", termios.TCXONC, termios.TCOOFF)
 probe("tiocsetd", termios.TIOCSETD, struct.pack("i", 2))
+EOF
+cat >"$P/tty2.py" <<'EOF'
+import errno, fcntl, os, sys, termios
+def probe(name, fn):
+    try:
+        fn(); print(name, "ok")
+    except (OSError, termios.error) as e:
+        print(name, errno.errorcode.get(e.args[0], e.args[0]))
+probe("tiocexcl", lambda: fcntl.ioctl(0, termios.TIOCEXCL))
+if sys.argv[1:] == ["excl"]:
+    sys.exit(0)
+probe("tcflsh", lambda: termios.tcflush(0, termios.TCIFLUSH))
+probe("tiocnxcl", lambda: fcntl.ioctl(0, termios.TIOCNXCL))
+os.set_blocking(0, False)
+print("nonblock set", not os.get_blocking(0))
+sys.stdout.flush()
+if len(sys.argv) > 1:
+    import time; time.sleep(30)
+EOF
+cat >"$P/esc.sh" <<'EOF'
+printf 'A\033]52;c;ZWNobyBvd25lZAo=\007B\033[8;5;5tC\033[31mred\033[0mD\033[8m'
+printf 'E\033]0;title\033\\F\033[6nG\033[?1049hH\033[2KI\n' >&2
+[ "${1:-}" = hang ] && sleep 30
+exit 0
+EOF
+cat >"$P/esc0.sh" <<'EOF'
+printf 'X\033]52;c;AAAA\007Y' >&0
 EOF
 cat >"$P/stty-hang.sh" <<'EOF'
 stty raw -echo
@@ -139,6 +173,31 @@ out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty.py)
 check "TIOCSTI, TIOCSWINSZ, TCXONC, TIOCSETD refused (EPERM)" \
 	eval '[ "$(grep -oE "(tiocsti|tiocswinsz|tcxonc|tiocsetd) EPERM" <<<"$out" | wc -l)" -eq 4 ] && grep -qx "winsize 40x100" <<<"$out"'
 
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty2.py)
+check "TIOCEXCL, TIOCNXCL, TCFLSH refused; O_NONBLOCK undone; termios same" \
+	eval '[ "$(grep -oE "(tiocexcl|tcflsh|tiocnxcl) EPERM" <<<"$out" | wc -l)" -eq 3 ] && grep -q "nonblock set True" <<<"$out" && grep -qx "exclusive off" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "termios same" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- python3 tty2.py excl)
+check "TIOCEXCL alone: the terminal is not left exclusive" \
+	eval 'grep -qx "exit 0" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 2 -- python3 tty2.py hang)
+check "--source: O_NONBLOCK then a timeout: undone too" \
+	eval 'grep -qx "exit 124" <<<"$out" && grep -q "nonblock set True" <<<"$out" && grep -qx "nonblock off" <<<"$out" && grep -qx "exclusive off" <<<"$out"'
+
+# terminal output: what acts on the terminal or the clipboard is dropped
+# shellcheck disable=SC2034 # used in the eval strings below
+ESC=$'\033'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc.sh)
+check "stdout and stderr on a terminal: OSC 52, CSI t, conceal, OSC 0, CSI 6n, ?1049h dropped; colours and erase kept" \
+	eval 'grep -qF "AB" <<<"$out" && grep -qF "C${ESC}[31mred${ESC}[0mD" <<<"$out" && grep -qF "EFGH${ESC}[2KI" <<<"$out" && ! grep -qF "${ESC}]" <<<"$out" && ! grep -qF "${ESC}[8" <<<"$out" && ! grep -qF "${ESC}[6n" <<<"$out" && ! grep -qF "${ESC}[?" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" "${R[@]}" -- sh esc0.sh)
+check "a write to the terminal on stdin does not reach it (stdin is read-only)" \
+	eval '! grep -qF "${ESC}]52" <<<"$out" && ! grep -qF "XY" <<<"$out" && grep -qi "printf.*error" <<<"$out"'
+out=$(python3 "${PTY[@]}" "$J" --source "$P" --timeout 1 -- sh esc.sh hang)
+check "--source: jailrun's own report comes after a reset" \
+	eval 'grep -qF "${ESC}[0mjailrun: timed out" <<<"$out" && ! grep -qF "${ESC}[8m" <<<"$out"'
+out=$("$J" "${R[@]}" -- sh esc.sh 2>&1 | od -An -c | tr -d " \n")
+check "not a terminal: the bytes pass as they are" grep -qF '033]52;c;' <<<"$out"
+
 # ---- /tmp and /dev/shm ----
 printf '[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
 out=$("$J" "${R[@]}" --policy "$T/small.ini" -- python3 fill.py 8 2>&1)
@@ -158,5 +217,145 @@ printf '[run]\ntmp_size = 0\n' >"$T/zero.ini"
 out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
 check "tmp_size = 0 is a policy error (125)" \
 	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
+
+# ---- the timeout returns whatever the view's daemon does ----
+S=$T/stuck
+mkdir -p "$S"
+# lookups of fresh names as fast as four processes can: a daemon stopped at
+# a random moment is often holding one of them, whose caller then cannot be
+# killed until the connection is aborted
+cat >"$S/look.py" <<'EOF'
+import os
+i = 0
+while True:
+    try:
+        os.stat("n%d-%d" % (os.getpid(), i))
+    except OSError:
+        pass
+    i += 1
+EOF
+cat >"$S/loop.sh" <<'EOF'
+for _ in 1 2 3 4; do python3 look.py & done
+wait
+EOF
+chmod -R a+rX "$S"
+chmod 755 "$T"
+# stuck_run USER SIGNAL ARGS...: as USER, jailrun --json ARGS... -- sh loop.sh
+# (or $STUCK_CMD) in $S, the view's daemon sent SIGNAL 1.5 s in; sets js (the result), secs
+stuck_run() {
+	local user=$1 sig=$2 d start jp
+	shift 2
+	start=$(date +%s%N)
+	# bounded, so that a jailrun that never returns fails instead of hanging
+	(cd "$S" && exec timeout -s KILL 40 setpriv --reuid="$user" --regid="$user" \
+		--init-groups -- "$J" --json "$@" -- ${STUCK_CMD:-sh loop.sh} >"$T/stuck.json" 2>"$T/stuck.err") &
+	jp=$!
+	sleep 1.5
+	d=$(pgrep -f -- " $S /")
+	[ -n "$d" ] && kill "-$sig" $d
+	wait "$jp"
+	secs=$((($(date +%s%N) - start) / 1000000000))
+	js=$(cat "$T/stuck.json")
+	[ -n "$d" ] && kill -CONT $d 2>/dev/null
+}
+left() { grep -c "fuse.jailfs $S " /proc/self/mountinfo; }
+STUCK_RE="did not end 2 s after SIGKILL.*the view was aborted"
+old_fuse_mode=$(stat -c %a /dev/fuse)
+chmod 0666 /dev/fuse # jftest mounts through fusermount3
+for a in "root --source $S" "root --source $S --audit $T/stuck-audit.log" "jftest --source $S"; do
+	read -r user opts <<<"$a"
+	in_time=true stuck_seen=false
+	for _ in 1 2 3 4 5; do
+		# shellcheck disable=SC2086 # the options are split on purpose
+		stuck_run "$user" STOP --timeout 3 --grace 1 $opts
+		if ! [ "$secs" -lt 8 ] || [ "$(left)" -ne 0 ] || [ "$(jq -r .timed_out <<<"$js")" != true ]; then
+			in_time=false
+			echo "# $secs s, $(left) left: $js $(cat "$T/stuck.err")"
+			break
+		fi
+		if jq -e --arg re "$STUCK_RE" '.error | test($re)' <<<"$js" >/dev/null; then
+			stuck_seen=true
+			break
+		fi
+	done
+	check "$a, daemon stopped: --timeout 3 returns within 8 s, nothing left mounted" $in_time
+	check "$a, daemon stopped while holding a request: aborted, the result says so" $stuck_seen
+	# shellcheck disable=SC2086
+	stuck_run "$user" KILL --timeout 20 $opts
+	check "$a, daemon killed: the run ends, the result says so ($secs s)" \
+		eval '[ "$secs" -lt 15 ] && [ "$(left)" -eq 0 ] && [ "$(jq -r .exit_code <<<"$js")" = 125 ] && jq -e ".error | test(\"daemon .*exited under the command: killed by SIGKILL\")" <<<"$js" >/dev/null'
+done
+chmod "$old_fuse_mode" /dev/fuse
+# --root: the view is not ours to abort, but jailrun returns all the same
+mkdir -p "$T/smnt"
+if "$F" --audit "$T/smnt-audit.log" "$S" "$T/smnt"; then
+	in_time=true stuck_seen=false
+	for _ in 1 2 3 4 5; do
+		stuck_run root STOP --timeout 3 --grace 1 --root "$T/smnt"
+		sleep 0.5 # the processes the daemon held, now free, end
+		if ! [ "$secs" -lt 8 ] || [ "$(jq -r .timed_out <<<"$js")" != true ]; then
+			in_time=false
+			echo "# $secs s: $js $(cat "$T/stuck.err")"
+			break
+		fi
+		if jq -e '.error | test("stay blocked until the daemon of .* answers")' <<<"$js" >/dev/null; then
+			stuck_seen=true
+			break
+		fi
+	done
+	check "--root, daemon stopped: --timeout 3 returns within 8 s" $in_time
+	check "--root, daemon stopped while holding a request: the result says the processes wait for it" $stuck_seen
+	STUCK_CMD="sleep 30" stuck_run root STOP --timeout 3 --root "$T/smnt"
+	check "--root, daemon stopped, command not in the view: returns within 8 s ($secs s), refusals unknown" \
+		eval '[ "$secs" -lt 8 ] && jq -e ".refusals_unknown | test(\"did not answer within 2 s\")" <<<"$js" >/dev/null'
+	fusermount3 -u "$T/smnt" || umount -l "$T/smnt"
+else
+	bad "jailfs did not mount $S on $T/smnt"
+fi
+
+# ---- /etc: nothing the jailed uid could read that everyone could not ----
+mkdir -p /etc/ssl/private /etc/ssl/certs
+(umask 077 && echo PRIVATE-KEY >"$KEY")
+cat >"$P/etc.sh" <<'EOF'
+for f in /etc/ssl/private /etc/ssl/private/jf-wall-test.key /etc/ssl/certs \
+	/etc/ssl/certs/jf-wall-secret.pem /etc/ssl/openssl.cnf /etc/passwd; do
+	if [ -e "$f" ]; then echo "$f present"; else echo "$f absent"; fi
+done
+cat /etc/ssl/private/jf-wall-test.key /etc/ssl/certs/jf-wall-secret.pem 2>/dev/null
+exit 0
+EOF
+out=$("$J" "${R[@]}" -- sh etc.sh 2>&1)
+check "root: /etc/ssl/private is not in the jail, the certificates and openssl.cnf are" \
+	eval 'grep -qx "/etc/ssl/private absent" <<<"$out" && grep -qx "/etc/ssl/certs present" <<<"$out" && grep -qx "/etc/ssl/openssl.cnf present" <<<"$out" && ! grep -q PRIVATE-KEY <<<"$out"'
+(umask 077 && echo CERT-SECRET >"$SECRET")
+out=$("$J" "${R[@]}" -- sh etc.sh 2>&1)
+check "root: /etc/ssl/certs holding a root-only file is left out, with a message" \
+	eval 'grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -q CERT-SECRET <<<"$out" && grep -q "leaving /etc/ssl/certs out of the jail: .*jf-wall-secret.pem" <<<"$out" && grep -qx "/etc/passwd present" <<<"$out"'
+mkdir -p "$T/ro"
+"$F" --read-only "$P" "$T/ro" || bad "jailfs --read-only did not mount"
+for a in "--source $P" "--source $P --audit $T/audit.log" "--root $T/ro"; do
+	# shellcheck disable=SC2086 # the options are split on purpose
+	out=$("$J" $a -- sh etc.sh 2>&1)
+	check "root, $a: neither the key nor the root-only certificate" \
+		eval 'grep -qx "/etc/ssl/private absent" <<<"$out" && grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -qE "PRIVATE-KEY|CERT-SECRET" <<<"$out"'
+done
+fusermount3 -u "$T/ro"
+if id jftest >/dev/null 2>&1; then
+	U=$T/uetc
+	mkdir -p "$U"
+	cp "$P/etc.sh" "$U/"
+	chown -R jftest "$U"
+	chmod 755 "$T"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh etc.sh" 2>&1)
+	check "jftest: root-only files do not matter (unreadable): /etc/ssl/certs stays" \
+		eval 'grep -qx "/etc/ssl/certs present" <<<"$out" && grep -qx "/etc/ssl/private absent" <<<"$out" && ! grep -qE "PRIVATE-KEY|CERT-SECRET|leaving" <<<"$out"'
+	chown jftest "$SECRET"
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh etc.sh" 2>&1)
+	check "jftest: a jftest-only file in /etc/ssl/certs leaves it out" \
+		eval 'grep -qx "/etc/ssl/certs absent" <<<"$out" && ! grep -q CERT-SECRET <<<"$out" && grep -q "leaving /etc/ssl/certs out" <<<"$out"'
+else
+	bad "/etc as jftest: no jftest user"
+fi
+rm -f "$KEY" "$SECRET"
 
 tap_done
