@@ -52,8 +52,10 @@ typedef int (*jf_git_entry_fn)(const struct jf_git_entry *e, void *arg);
  * whose checksum (the last 20 or 32 bytes) matches; with index.skipHash the
  * trailer is zero and the layout decides (SHA-1 first). Every entry is
  * bounds-checked before @fn sees it; a truncated index, one claiming more
- * entries than its size allows, a path over JF_GIT_MAX_PATH bytes or
- * extensions that do not end at the trailer are malformed. Returns 0 with
+ * entries than its size allows, a path over JF_GIT_MAX_PATH bytes, entries
+ * out of git's order (by path, then stage; a stage-0 path only once) or
+ * extensions that do not end at the trailer are malformed. The work is
+ * linear in @len, however long the version 4 paths expand. Returns 0 with
  * @out filled, -EINVAL with *why (static text) for a malformed index (@fn
  * may have seen the entries before the fault: callers discard them), or
  * the first nonzero return of @fn.

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# SOURCE's git index read at start-up, end to end on real jailfs mounts:
+#  - an index written by real git (version 4, path compression) still shows
+#    its tracked file with a DENIED name, in both open modes
+#  - a hostile 16 MiB version 4 index whose ~240,000 entries expand to
+#    3.6 KB paths each (all but 11 bytes shared with the previous one),
+#    naming *.pem files in a real directory 1,800 levels deep: the daemon
+#    mounts within 5 s (plain, -o fast_open; jailrun --source within 10 s) with a peak
+#    RSS under 100 MiB, says why it ignores the index, and a file the index
+#    tracks stays hidden (fail closed)
+# Needs root and /dev/fuse; fails (never skips) without them when CI=true.
+set -u
+J=${JAILRUN:?JAILRUN not set}
+: "${JAILFS:?JAILFS not set}"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse git python3 jq
+
+# Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
+work=$(mktemp -d /var/tmp/jf-gitindex.XXXXXX)
+cleanup() {
+	unmount_all
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# mount_timed MNT [options...] SOURCE: run the daemon in the foreground, in
+# the background; wait up to 60 s for the mount. Sets secs (to mount, with
+# 0.1 s steps), hwm_kib (the daemon's peak RSS once mounted) and pid.
+mount_timed() {
+	local m=$1 i
+	shift
+	mkdir -p "$m"
+	mounts+=("$m")
+	"$JAILFS" -f "$@" "$m" 2>"$work/mount.err" &
+	pid=$!
+	secs=60
+	for i in $(seq 600); do
+		if mounted "$m"; then
+			secs=$(awk -v i="$i" 'BEGIN { printf "%.1f", i / 10 }')
+			break
+		fi
+		sleep 0.1
+	done
+	hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	: "${hwm_kib:=999999999}"
+}
+umount_timed() {
+	umount_view "$1" || bad "unmount $1"
+	wait "$pid" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- real git, version 4
+repo=$work/repo
+mkdir -p "$repo/tests"
+printf 'one\n' >"$repo/a.txt"
+printf -- '-----BEGIN CERTIFICATE-----\nnot really\n' >"$repo/tests/server.key"
+printf 'TOKEN=secret\n' >"$repo/.env"
+(
+	cd "$repo" && git init -q && git config user.email t@example.invalid &&
+		git config user.name test && git add a.txt && git add -f tests/server.key &&
+		git update-index --index-version 4 && git commit -qm init
+) || { echo "FAIL: git init"; exit 1; }
+for mode in plain fast_open; do
+	opts=()
+	[ "$mode" = fast_open ] && opts=(-o fast_open)
+	mnt=$work/mnt-$mode
+	mount_timed "$mnt" "${opts[@]}" "$repo"
+	check "$mode: real git's version 4 index: tracked tests/server.key shown" \
+		cmp -s "$repo/tests/server.key" "$mnt/tests/server.key"
+	check "$mode: untracked .env hidden" test ! -e "$mnt/.env"
+	umount_timed "$mnt"
+done
+
+# ---------------------------------------------------------------- a hostile index
+host=$work/hostile
+mkdir -p "$host/.git"
+deep=$(python3 - "$host" <<-'PY'
+	import os, sys
+	os.chdir(sys.argv[1])
+	for _ in range(1800):
+	    os.mkdir("a")
+	    os.chdir("a")
+	print("/".join(["a"] * 1800))
+	PY
+)
+printf 'TOKEN=secret\n' >"$host/.env"
+# version 4, SHA-1: every entry strips the few bytes of a counter and adds
+# the new ones; the first entry is .env, with the blob id of its content
+python3 - "$host/.git/index" $((16 << 20)) "$deep" "$(git hash-object "$host/.env")" <<-'PY'
+	import hashlib, struct, sys
+	out, size, prefix, oid = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode() + b"/", sys.argv[4]
+	def varint(v):
+	    b = [v & 127]
+	    v >>= 7
+	    while v:
+	        v -= 1
+	        b.insert(0, 128 | (v & 127))
+	        v >>= 7
+	    return bytes(b)
+	def head(blob, size):
+	    return struct.pack(">10I", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, size) + blob
+	env = b".env"
+	entries = [head(bytes.fromhex(oid), 13) + struct.pack(">H", len(env)) + b"\0" + env + b"\0"]
+	prev, n, total = None, 0, 12 + 20 + len(entries[0])
+	while True:
+	    tail = b"k%06x.pem" % n
+	    if prev is None:
+	        e = head(b"\x11" * 20, 42) + b"\x0f\xff" + varint(len(env)) + prefix + tail + b"\0"
+	    else:
+	        c = 0
+	        while prev[c] == tail[c]:
+	            c += 1
+	        e = head(b"\x11" * 20, 42) + b"\x0f\xff" + varint(len(tail) - c) + tail[c:] + b"\0"
+	    if total + len(e) > size:
+	        break
+	    entries.append(e)
+	    total += len(e)
+	    prev = tail
+	    n += 1
+	body = b"DIRC" + struct.pack(">II", 4, len(entries)) + b"".join(entries)
+	open(out, "wb").write(body + hashlib.sha1(body).digest())
+	PY
+size=$(stat -c %s "$host/.git/index")
+check "the hostile index is 16 MiB" test "$size" -gt $(((16 << 20) - 64))
+for mode in plain fast_open; do
+	opts=()
+	[ "$mode" = fast_open ] && opts=(-o fast_open)
+	mnt=$work/hmnt-$mode
+	mount_timed "$mnt" "${opts[@]}" "$host"
+	check "$mode: mounted within 5 s over the hostile index (took $secs s)" \
+		awk -v s="$secs" 'BEGIN { exit !(s < 5) }'
+	check "$mode: daemon's peak RSS under 100 MiB ($hwm_kib KiB)" test "$hwm_kib" -lt 102400
+	check "$mode: start-up says why the index is ignored" \
+		grep -q 'warning: .*/.git/index: more than 65536 entries name files SOURCE does not hold' \
+		"$work/mount.err"
+	check "$mode: .env, tracked with its blob id in that index, stays hidden" \
+		eval '[ ! -e "$mnt/.env" ] && ! ls -a "$mnt" | grep -qx .env'
+	umount_timed "$mnt"
+done
+start=$(date +%s.%N)
+js=$(cd "$host" && "$J" --source "$host" --json --timeout 60 -- ls -a 2>"$work/jr.err")
+took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+check "jailrun --source over the hostile index: ls -a runs, no .env (took $took s)" \
+	eval '[ "$(jq -r .exit_code <<<"$js")" = 0 ] && out=$(jq -r .stdout <<<"$js") &&
+		grep -qx .git <<<"$out" && ! grep -qx .env <<<"$out"'
+check "jailrun --source over the hostile index done within 10 s" \
+	awk -v s="$took" 'BEGIN { exit !(s < 10) }'
+
+tap_done || exit 1
+echo "all $tap_n passed"
