@@ -186,6 +186,11 @@ static int read_entry(struct cursor *c, struct jf_git_entry *e)
 	flags = be16(c->p + STAT_FIELDS + c->hashsz);
 	e->mode = be32(c->p + 24);
 	e->size = be32(c->p + 36);
+	e->ctime_s = be32(c->p);
+	e->ctime_ns = be32(c->p + 4);
+	e->mtime_s = be32(c->p + 8);
+	e->mtime_ns = be32(c->p + 12);
+	e->ino = be32(c->p + 20);
 	e->oid = c->p + STAT_FIELDS;
 	e->hashsz = c->hashsz;
 	e->stage = (flags >> 12) & 3;

@@ -28,12 +28,15 @@
 struct jf_git_entry {
 	const char *path; /* NUL-terminated, @len bytes, as stored (not checked) */
 	size_t len;
-	uint32_t mode;		  /* 0100644, 0100755, 0120000 (symlink), 0160000 (gitlink)... */
-	unsigned stage;		  /* 0, or 1-3 during a merge */
-	uint32_t flags;		  /* JF_GIT_* bits */
-	uint32_t size;		  /* the file's size as git saw it, truncated to 32 bits */
-	const unsigned char *oid; /* object id, @hashsz bytes */
-	size_t hashsz;		  /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
+	uint32_t mode;		    /* 0100644, 0100755, 0120000 (symlink), 0160000 (gitlink)... */
+	unsigned stage;		    /* 0, or 1-3 during a merge */
+	uint32_t flags;		    /* JF_GIT_* bits */
+	uint32_t size;		    /* the file's size as git saw it, truncated to 32 bits */
+	uint32_t ctime_s, ctime_ns; /* the file's ctime and mtime as git saw them, */
+	uint32_t mtime_s, mtime_ns; /* seconds truncated to 32 bits */
+	uint32_t ino;		    /* its inode number, truncated to 32 bits */
+	const unsigned char *oid;   /* object id, @hashsz bytes */
+	size_t hashsz;		    /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
 };
 
 /* What the header and trailer said. */

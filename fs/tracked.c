@@ -11,8 +11,12 @@
  * index written to be large costs its size, not the 64 times more its
  * version 4 paths expand to); it is kept only when its content
  * now is the blob the index names (so it really is in .git/objects: a
- * tracked .env filled with real values after the commit stays hidden, and
- * an index written by an agent cannot name a file it has not seen). Kept
+ * tracked .env filled with real values after the commit stays hidden) and
+ * it is the very file git stat'ed for the entry (ctime and mtime to the
+ * nanosecond, inode number, size, as git records them: no program can set
+ * a ctime, and an agent cannot stat a file it cannot see, so an entry it
+ * wrote through a view, guessing the content of a hidden .env or of one
+ * the host makes later from .env.example, does not show it). Kept
  * files, and the DENIED directories leading to them, are shown RESTRICTED
  * by zones.c, which checks the content again at each look.
  *
@@ -20,7 +24,9 @@
  * objects are not readable either). Entries added to the index after
  * start-up are not seen. A malformed index (also one out of git's order),
  * one over JF_INDEX_MAX_SIZE, or one with more than JF_INDEX_MAX_MISSES
- * entries for files SOURCE lacks shows nothing, with one warning.
+ * entries for files SOURCE lacks shows nothing, with one warning. A file
+ * whose times or inode changed since git saw it (copied with the whole
+ * repository) stays hidden until the host's git writes the index again.
  *
  * The set is built before the daemon serves and read-only afterwards:
  * lookups take no lock.
@@ -207,13 +213,12 @@ static int walk_down(struct walk *w, const char *path, size_t dirlen)
 }
 
 /* Does SOURCE hold a regular file at @path (@len bytes, no symlink on the
- * way)? */
-static bool walk_present(struct walk *w, const char *path, size_t len)
+ * way)? Its lstat into *@st. */
+static bool walk_present(struct walk *w, const char *path, size_t len, struct stat *st)
 {
 	const char *slash = memrchr(path, '/', len);
 	size_t dirlen = slash ? (size_t)(slash - path) : 0;
 	const char *name = slash ? slash + 1 : path;
-	struct stat st;
 
 	if (w->mlen && below(path, len, w->miss, w->mlen))
 		return false;
@@ -223,11 +228,11 @@ static bool walk_present(struct walk *w, const char *path, size_t len)
 	if (walk_down(w, path, dirlen) < 0)
 		return false;
 	if (jf_check_name(name, len - (size_t)(name - path)) != JF_REFUSE_NONE ||
-	    fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	    fstatat(w->fd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		w->misses++;
 		return false;
 	}
-	return S_ISREG(st.st_mode);
+	return S_ISREG(st->st_mode);
 }
 
 struct collect {
@@ -237,17 +242,30 @@ struct collect {
 	long dropped;
 };
 
+/* Is @st the file git stat'ed when it wrote entry @e (ctime, mtime, inode,
+ * size, as git records them)? */
+static bool stat_matches(const struct stat *st, const struct jf_git_entry *e)
+{
+	return (uint32_t)st->st_ctim.tv_sec == e->ctime_s &&
+	       (uint32_t)st->st_ctim.tv_nsec == e->ctime_ns &&
+	       (uint32_t)st->st_mtim.tv_sec == e->mtime_s &&
+	       (uint32_t)st->st_mtim.tv_nsec == e->mtime_ns && (uint32_t)st->st_ino == e->ino &&
+	       (uint32_t)st->st_size == e->size;
+}
+
 /* Keep a regular file of stage 0 that SOURCE holds, whose canonical path is
- * DENIED and whose content is the blob the entry names. */
+ * DENIED, which is the file git stat'ed for the entry and whose content is
+ * the blob the entry names. */
 static int collect_entry(const struct jf_git_entry *e, void *arg)
 {
 	struct collect *c = arg;
 	struct jf_verdict v;
+	struct stat st;
 	struct jf_tracked t = {.path = e->path, .len = (uint32_t)e->len, .size = e->size};
 
 	if (e->stage != 0 || (e->mode & 0170000) != 0100000 || (e->flags & JF_GIT_SKIP_WORKTREE))
 		return 0;
-	if (!walk_present(&c->walk, e->path, e->len))
+	if (!walk_present(&c->walk, e->path, e->len, &st))
 		return c->walk.misses > JF_INDEX_MAX_MISSES ? -E2BIG : 0;
 	if (!canonical(e->path, e->len))
 		return 0;
@@ -257,7 +275,9 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 	t.id = c->candidates++;
 	t.hashsz = e->hashsz;
 	memcpy(t.oid, e->oid, e->hashsz);
-	if (!c->verify(c->walk.rootfd, &t)) {
+	/* an entry whose stat data is not the file's is not what git read
+	 * from it: maybe a guess, written by an agent that cannot see it */
+	if (!stat_matches(&st, e) || !c->verify(c->walk.rootfd, &t)) {
 		c->dropped++;
 		return 0;
 	}

@@ -317,8 +317,9 @@ static void report_tracked(int rootfd, long dropped)
 		shown == 1 ? "it" : "them", shown ? ": " : "", names,
 		shown > SHOWN_NAMED ? ", ..." : "");
 	if (dropped > 0)
-		fprintf(stderr, "; %ld more differ%s from the index and stay%s hidden", dropped,
-			dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
+		fprintf(stderr,
+			"; %ld more differ%s from the index or changed after it and stay%s hidden",
+			dropped, dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
 	fputc('\n', stderr);
 }
 

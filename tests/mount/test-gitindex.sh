@@ -10,6 +10,10 @@
 #    mounts within 5 s (plain, -o fast_open; jailrun --source within 10 s) with a peak
 #    RSS under 100 MiB, says why it ignores the index, and a file the index
 #    tracks stays hidden (fail closed)
+#  - an entry the agent adds through jailrun --source for a .env it cannot
+#    see, with a guessed blob (.env.example's), does not show the .env the
+#    host makes later with that content, nor when written again after it;
+#    the host's git add -f does; a cp -a copy shows it after git status
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
@@ -150,6 +154,91 @@ check "jailrun --source over the hostile index: ls -a runs, no .env (took $took 
 		grep -qx .git <<<"$out" && ! grep -qx .env <<<"$out"'
 check "jailrun --source over the hostile index done within 10 s" \
 	awk -v s="$took" 'BEGIN { exit !(s < 10) }'
+
+# ---------------------------------------------------------------- a guessed entry
+# Through jailrun --source the agent adds to the index an entry for .env,
+# which it cannot see, with the blob of .env.example; later the host copies
+# .env.example to .env. The entry predates the file: a guess, not what git
+# read, so .env stays hidden. Once the host's git adds and commits .env, it
+# is shown.
+guess=$work/guess
+mkdir -p "$guess"
+printf 'TOKEN=change-me\n' >"$guess/.env.example"
+# the agent's own index writer: git's entries plus one for .env, with the
+# size and blob id of .env.example (git update-index --cacheinfo leaves the
+# size 0)
+cat >"$guess/agent.py" <<-'PY'
+	import hashlib, struct, subprocess
+	ex = open(".env.example", "rb").read()
+	oid = subprocess.run(["git", "hash-object", "-w", ".env.example"], capture_output=True,
+	                     check=True).stdout.strip().decode()
+	files = subprocess.run(["git", "ls-files", "-s"], capture_output=True,
+	                       check=True).stdout.decode().splitlines()
+	entries = {}
+	for line in files:
+	    meta, path = line.split("\t", 1)
+	    mode, o, _ = meta.split()
+	    try:
+	        entries[path.encode()] = (int(mode, 8), o, len(open(path, "rb").read()))
+	    except OSError:  # hidden in the view
+	        pass
+	entries[b"." + b"env"] = (0o100644, oid, len(ex))
+	body = b"DIRC" + struct.pack(">II", 2, len(entries))
+	for path in sorted(entries):
+	    mode, o, size = entries[path]
+	    e = struct.pack(">10I", 0, 0, 0, 0, 0, 0, mode, 0, 0, size) + bytes.fromhex(o)
+	    e += struct.pack(">H", len(path)) + path + b"\0"
+	    e += b"\0" * (-len(e) % 8)
+	    body += e
+	open(".git/index.lock", "wb").write(body + hashlib.sha1(body).digest())
+	import os
+	os.rename(".git/index.lock", ".git/index")
+	os.utime(".git/index")  # its ctime: now
+	PY
+printf '%s\n' 'cat .e""nv 2>/dev/null || echo hidden' >"$guess/show.sh"
+(
+	cd "$guess" && git init -q && git config user.email t@example.invalid &&
+		git config user.name test && git add .env.example agent.py show.sh &&
+		git commit -qm init
+) || { echo "FAIL: git init"; exit 1; }
+jrs() { (cd "$guess" && "$J" --source "$guess" --json --timeout 60 -- "$@" 2>"$work/jr.err"); }
+js=$(jrs python3 agent.py)
+check "jailrun --source: the agent writes an index with an entry for .env" \
+	eval '[ "$(jq -r .exit_code <<<"$js")" = 0 ] && git -C "$guess" ls-files --stage | grep -q "	.env$"'
+sleep 0.1
+cp "$guess/.env.example" "$guess/.env"
+js=$(jrs sh show.sh)
+check "jailrun --source: .env (content = the agent's guess) stays hidden" \
+	test "$(jq -r .stdout <<<"$js")" = hidden
+mount_view "$work/gmnt" "$guess" 2>"$work/mount.err" || bad "guess: jailfs did not mount"
+check "plain mount: .env stays hidden" test ! -e "$work/gmnt/.env"
+umount_view "$work/gmnt" || bad "unmount $work/gmnt"
+# the same guess written again now that .env exists, and the index touched:
+# newer than the file, still not what git read from it
+js=$(jrs python3 agent.py)
+check "jailrun --source: the agent writes the guess again, after .env exists" \
+	test "$(jq -r .exit_code <<<"$js")" = 0
+js=$(jrs sh show.sh)
+check "jailrun --source: .env still hidden" test "$(jq -r .stdout <<<"$js")" = hidden
+(cd "$guess" && git add -f .env && git commit -qm env) || bad "host git add -f .env"
+js=$(jrs sh show.sh)
+check "after the host's git add -f .env and commit: jailrun --source shows .env" \
+	test "$(jq -r .stdout <<<"$js")" = TOKEN=change-me
+mount_view "$work/gmnt" "$guess" 2>"$work/mount.err" || bad "guess: jailfs did not mount"
+check "plain mount: .env shown, read-only" \
+	eval 'cmp -s "$guess/.env" "$work/gmnt/.env" && ! printf x >>"$work/gmnt/.env" 2>/dev/null'
+umount_view "$work/gmnt" || bad "unmount $work/gmnt"
+# a copy of the repository: new inodes and ctimes, hidden until the host's
+# git has seen the files again
+cp -a "$guess" "$work/copy"
+mount_view "$work/cmnt" "$work/copy" 2>"$work/mount.err" || bad "copy: jailfs did not mount"
+check "cp -a copy: .env hidden (not the file git saw)" test ! -e "$work/cmnt/.env"
+umount_view "$work/cmnt" || bad "unmount $work/cmnt"
+git -C "$work/copy" status --porcelain >/dev/null
+mount_view "$work/cmnt" "$work/copy" 2>"$work/mount.err" || bad "copy: jailfs did not mount"
+check "cp -a copy after the host's git status: .env shown" \
+	cmp -s "$work/copy/.env" "$work/cmnt/.env"
+umount_view "$work/cmnt" || bad "unmount $work/cmnt"
 
 tap_done || exit 1
 echo "all $tap_n passed"

@@ -126,6 +126,7 @@ struct seen {
 	uint32_t mode[8], flags[8];
 	unsigned stage[8];
 	unsigned char oid0[8];
+	uint32_t stat5[8][5]; /* ctime s/ns, mtime s/ns, ino */
 };
 
 static int collect(const struct jf_git_entry *e, void *arg)
@@ -139,6 +140,11 @@ static int collect(const struct jf_git_entry *e, void *arg)
 	s->flags[s->n] = e->flags;
 	s->stage[s->n] = e->stage;
 	s->oid0[s->n] = e->oid[0];
+	s->stat5[s->n][0] = e->ctime_s;
+	s->stat5[s->n][1] = e->ctime_ns;
+	s->stat5[s->n][2] = e->mtime_s;
+	s->stat5[s->n][3] = e->mtime_ns;
+	s->stat5[s->n][4] = e->ino;
 	s->n++;
 	return 0;
 }
@@ -173,6 +179,12 @@ static void test_v2_sha1(void **state)
 	assert_string_equal(s.path[3], "tests/server.pem");
 	assert_int_equal(s.stage[3], 2);
 	assert_int_equal(s.oid0[3], 0xa4);
+	/* the stat data git recorded: the builder writes 1000..1005 */
+	assert_int_equal(s.stat5[3][0], 1000);
+	assert_int_equal(s.stat5[3][1], 1001);
+	assert_int_equal(s.stat5[3][2], 1002);
+	assert_int_equal(s.stat5[3][3], 1003);
+	assert_int_equal(s.stat5[3][4], 1005);
 }
 
 static void test_v3_extended(void **state)
