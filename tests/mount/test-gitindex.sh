@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# SOURCE's git index read at start-up, end to end on real jailfs mounts:
+# SOURCE's git index read at start-up, end to end on real jailfs mounts, in
+# every mode (root's default mount, -o fast_open, --read-only, an audit log
+# at level all, an ordinary user's mount):
 #  - an index written by real git (version 4, path compression) still shows
-#    its tracked file with a DENIED name, in both open modes
+#    its tracked file with a DENIED name
 #  - a hostile 16 MiB version 4 index whose ~240,000 entries expand to
 #    3.6 KB paths each (all but 11 bytes shared with the previous one),
 #    naming *.pem files in a real directory 1,800 levels deep: the daemon
-#    mounts within 5 s (plain, -o fast_open; jailrun --source within 10 s) with a peak
-#    RSS under 100 MiB, says why it ignores the index, and a file the index
+#    mounts within 5 s (jailrun --source runs within 10 s) with a peak RSS
+#    under 100 MiB, says why it ignores the index, and a file the index
 #    tracks stays hidden (fail closed)
 #  - an entry the agent adds through jailrun --source for a .env it cannot
 #    see, with a guessed blob (.env.example's), does not show the .env the
@@ -26,21 +28,47 @@ require_root_fuse git python3 jq
 
 # Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
 work=$(mktemp -d /var/tmp/jf-gitindex.XXXXXX)
+old_fuse_mode=$(stat -c %a /dev/fuse)
 cleanup() {
 	unmount_all
 	rm -rf "$work"
+	[ "$old_fuse_mode" = 666 ] || chmod "$old_fuse_mode" /dev/fuse
 }
 trap cleanup EXIT
 
-# mount_timed MNT [options...] SOURCE: run the daemon in the foreground, in
-# the background; wait up to 60 s for the mount. Sets secs (to mount, with
-# 0.1 s steps), hwm_kib (the daemon's peak RSS once mounted) and pid.
+# Every mount mode: root's default mount (passthrough), zero-message opens,
+# --read-only, an audit log at level all, an ordinary user's mount through
+# fusermount3 (jftest; /dev/fuse opened to all for the test, as
+# run-unprivileged.sh does).
+modes="plain fast_open read_only audit_all unprivileged"
+[ "$old_fuse_mode" = 666 ] || chmod 0666 /dev/fuse
+chmod 0755 "$work"
+# mode_args MODE: sets pre (the command before jailfs) and opts for MODE.
+mode_args() {
+	pre=()
+	opts=()
+	case $1 in
+	fast_open) opts=(-o fast_open) ;;
+	read_only) opts=(--read-only) ;;
+	audit_all) opts=(--audit "$work/audit.jsonl" --audit-level all) ;;
+	unprivileged) pre=(setpriv --reuid=jftest --regid=jftest --clear-groups) ;;
+	esac
+}
+
+# as_mode COMMAND...: run COMMAND as the user who mounted (the last
+# mode_args): an ordinary user's mount is not open to root.
+as_mode() { "${pre[@]}" "$@"; }
+
+# mount_timed MODE MNT SOURCE: run the daemon in the foreground, in the
+# background; wait up to 60 s for the mount. Sets secs (to mount, with 0.1 s
+# steps), hwm_kib (the daemon's peak RSS once mounted) and pid.
 mount_timed() {
-	local m=$1 i
-	shift
+	local m=$2 i
+	mode_args "$1"
 	mkdir -p "$m"
+	[ "$1" = unprivileged ] && chown jftest: "$m"
 	mounts+=("$m")
-	"$JAILFS" -f "$@" "$m" 2>"$work/mount.err" &
+	"${pre[@]}" "$JAILFS" -f "${opts[@]}" "$3" "$m" 2>"$work/mount.err" &
 	pid=$!
 	secs=60
 	for i in $(seq 600); do
@@ -69,14 +97,16 @@ printf 'TOKEN=secret\n' >"$repo/.env"
 		git config user.name test && git add a.txt && git add -f tests/server.key &&
 		git update-index --index-version 4 && git commit -qm init
 ) || { echo "FAIL: git init"; exit 1; }
-for mode in plain fast_open; do
-	opts=()
-	[ "$mode" = fast_open ] && opts=(-o fast_open)
+chown -R jftest: "$repo"
+# the chown moved the files' ctimes: the host's git sees them again
+git -c safe.directory="$repo" -C "$repo" status --porcelain >/dev/null
+for mode in $modes; do
 	mnt=$work/mnt-$mode
-	mount_timed "$mnt" "${opts[@]}" "$repo"
+	mount_timed "$mode" "$mnt" "$repo"
 	check "$mode: real git's version 4 index: tracked tests/server.key shown" \
-		cmp -s "$repo/tests/server.key" "$mnt/tests/server.key"
-	check "$mode: untracked .env hidden" test ! -e "$mnt/.env"
+		as_mode cmp -s "$repo/tests/server.key" "$mnt/tests/server.key"
+	check "$mode: untracked .env hidden, a.txt shown" \
+		as_mode sh -c '[ ! -e "$1/.env" ] && [ -e "$1/a.txt" ]' _ "$mnt"
 	umount_timed "$mnt"
 done
 
@@ -131,11 +161,10 @@ python3 - "$host/.git/index" $((16 << 20)) "$deep" "$(git hash-object "$host/.en
 	PY
 size=$(stat -c %s "$host/.git/index")
 check "the hostile index is 16 MiB" test "$size" -gt $(((16 << 20) - 64))
-for mode in plain fast_open; do
-	opts=()
-	[ "$mode" = fast_open ] && opts=(-o fast_open)
+chown -R jftest: "$host"
+for mode in $modes; do
 	mnt=$work/hmnt-$mode
-	mount_timed "$mnt" "${opts[@]}" "$host"
+	mount_timed "$mode" "$mnt" "$host"
 	check "$mode: mounted within 5 s over the hostile index (took $secs s)" \
 		awk -v s="$secs" 'BEGIN { exit !(s < 5) }'
 	check "$mode: daemon's peak RSS under 100 MiB ($hwm_kib KiB)" test "$hwm_kib" -lt 102400
@@ -143,7 +172,8 @@ for mode in plain fast_open; do
 		grep -q 'warning: .*/.git/index: more than 65536 entries name files SOURCE does not hold' \
 		"$work/mount.err"
 	check "$mode: .env, tracked with its blob id in that index, stays hidden" \
-		eval '[ ! -e "$mnt/.env" ] && ! ls -a "$mnt" | grep -qx .env'
+		as_mode sh -c '[ ! -e "$1/.env" ] && ls -a "$1" | grep -qx .git &&
+			! ls -a "$1" | grep -qx .env' _ "$mnt"
 	umount_timed "$mnt"
 done
 start=$(date +%s.%N)
