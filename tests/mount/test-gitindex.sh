@@ -123,9 +123,12 @@ deep=$(python3 - "$host" <<-'PY'
 	PY
 )
 printf 'TOKEN=secret\n' >"$host/.env"
-# version 4, SHA-1: every entry strips the few bytes of a counter and adds
-# the new ones; the first entry is .env, with the blob id of its content
-python3 - "$host/.git/index" $((16 << 20)) "$deep" "$(git hash-object "$host/.env")" <<-'PY'
+# write_hostile SOURCE DIR: a 16 MiB version 4, SHA-1 index in SOURCE: its
+# first entry is .env, with the blob id of its content, then every entry
+# names DIR/kNNNNNN.pem, stripping the few bytes of the counter and adding
+# the new ones
+write_hostile() {
+	python3 - "$1/.git/index" $((16 << 20)) "$2" "$(git hash-object "$1/.env")" <<-'PY'
 	import hashlib, struct, sys
 	out, size, prefix, oid = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode() + b"/", sys.argv[4]
 	def varint(v):
@@ -159,6 +162,8 @@ python3 - "$host/.git/index" $((16 << 20)) "$deep" "$(git hash-object "$host/.en
 	body = b"DIRC" + struct.pack(">II", 4, len(entries)) + b"".join(entries)
 	open(out, "wb").write(body + hashlib.sha1(body).digest())
 	PY
+}
+write_hostile "$host" "$deep"
 size=$(stat -c %s "$host/.git/index")
 check "the hostile index is 16 MiB" test "$size" -gt $(((16 << 20) - 64))
 chown -R jftest: "$host"
@@ -176,6 +181,20 @@ for mode in $modes; do
 			! ls -a "$1" | grep -qx .env' _ "$mnt"
 	umount_timed "$mnt"
 done
+# paths of 251 bytes, classified before they are looked up
+host2=$work/hostile2
+deep2=$(printf 'a/%.0s' $(seq 119))a
+mkdir -p "$host2/.git" "$host2/$deep2"
+printf 'TOKEN=secret\n' >"$host2/.env"
+write_hostile "$host2" "$deep2"
+mount_timed plain "$work/h2mnt" "$host2"
+check "251-byte paths: mounted within 5 s over the hostile index (took $secs s)" \
+	awk -v s="$secs" 'BEGIN { exit !(s < 5) }'
+check "251-byte paths: daemon's peak RSS under 100 MiB ($hwm_kib KiB)" test "$hwm_kib" -lt 102400
+check "251-byte paths: start-up says why the index is ignored" \
+	grep -q 'warning: .*/.git/index: more than 65536 entries' "$work/mount.err"
+umount_timed "$work/h2mnt"
+
 start=$(date +%s.%N)
 js=$(cd "$host" && "$J" --source "$host" --json --timeout 60 -- ls -a 2>"$work/jr.err")
 took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
