@@ -110,7 +110,9 @@ struct cursor {
 	unsigned version;
 	size_t hashsz;
 	char path[JF_GIT_MAX_PATH + 1];
-	size_t plen; /* the previous path, for version 4 */
+	size_t plen;	/* the previous path, for version 4 and the order */
+	unsigned stage; /* the previous entry's */
+	bool first;
 	const char *why;
 };
 
@@ -120,8 +122,25 @@ static int bad(struct cursor *c, const char *why)
 	return -EINVAL;
 }
 
-/* The path of the entry whose name starts at c->p; moves c->p past it. */
-static int read_path(struct cursor *c, const unsigned char *entry, unsigned namelen)
+/*
+ * How the path whose last @n bytes are @suffix compares with the previous
+ * one, whose last @oldn bytes (@old) the suffix replaces: <0, 0 or >0, as
+ * git orders names (bytes, then length). Only the bytes that differ are
+ * looked at, so a version 4 index costs what it holds, not what it expands
+ * to.
+ */
+static int path_order(const char *old, size_t oldn, const unsigned char *suffix, size_t n)
+{
+	int r = memcmp(suffix, old, n < oldn ? n : oldn);
+
+	if (r)
+		return r;
+	return n < oldn ? -1 : n > oldn;
+}
+
+/* The path of the entry whose name starts at c->p; moves c->p past it.
+ * *@order: how it compares with the previous entry's path. */
+static int read_path(struct cursor *c, const unsigned char *entry, unsigned namelen, int *order)
 {
 	const unsigned char *nul;
 	size_t strip = 0, n;
@@ -134,12 +153,11 @@ static int read_path(struct cursor *c, const unsigned char *entry, unsigned name
 	n = (size_t)(nul - c->p);
 	if (c->version == 4 && strip > c->plen)
 		return bad(c, "prefix longer than the previous path");
-	if (c->version < 4) {
-		c->plen = 0;
-		strip = 0;
-	}
+	if (c->version < 4) /* the whole previous path is replaced */
+		strip = c->plen;
 	if (c->plen - strip + n > JF_GIT_MAX_PATH)
 		return bad(c, "path over 4096 bytes");
+	*order = c->first ? 1 : path_order(c->path + c->plen - strip, strip, c->p, n);
 	memcpy(c->path + c->plen - strip, c->p, n);
 	c->plen = c->plen - strip + n;
 	c->path[c->plen] = '\0';
@@ -161,12 +179,18 @@ static int read_entry(struct cursor *c, struct jf_git_entry *e)
 	const unsigned char *entry = c->p;
 	size_t fixed = STAT_FIELDS + c->hashsz + 2;
 	uint16_t flags;
+	int order;
 
 	if ((size_t)(c->end - c->p) < fixed)
 		return bad(c, "truncated entry");
 	flags = be16(c->p + STAT_FIELDS + c->hashsz);
 	e->mode = be32(c->p + 24);
 	e->size = be32(c->p + 36);
+	e->ctime_s = be32(c->p);
+	e->ctime_ns = be32(c->p + 4);
+	e->mtime_s = be32(c->p + 8);
+	e->mtime_ns = be32(c->p + 12);
+	e->ino = be32(c->p + 20);
 	e->oid = c->p + STAT_FIELDS;
 	e->hashsz = c->hashsz;
 	e->stage = (flags >> 12) & 3;
@@ -180,8 +204,14 @@ static int read_entry(struct cursor *c, struct jf_git_entry *e)
 		e->flags |= (uint32_t)be16(c->p) << 16;
 		c->p += 2;
 	}
-	if (read_path(c, entry, flags & 0xfff) < 0)
+	if (read_path(c, entry, flags & 0xfff, &order) < 0)
 		return -EINVAL;
+	/* git's own order (read-cache.c refuses any other): by name, a name
+	 * only once unless in several merge stages, in increasing stage */
+	if (order < 0 || (order == 0 && (e->stage == 0 || c->stage == 0 || e->stage <= c->stage)))
+		return bad(c, "entries out of order");
+	c->first = false;
+	c->stage = e->stage;
 	e->path = c->path;
 	e->len = c->plen;
 	return 0;
@@ -206,7 +236,8 @@ static int read_extensions(struct cursor *c)
 static int parse_as(const unsigned char *buf, size_t len, size_t hashsz, jf_git_entry_fn fn,
 		    void *arg, struct jf_git_index *out, const char **why)
 {
-	struct cursor c = {.p = buf + HEADER, .end = buf + len - hashsz, .hashsz = hashsz};
+	struct cursor c = {
+		.p = buf + HEADER, .end = buf + len - hashsz, .hashsz = hashsz, .first = true};
 	uint32_t n = be32(buf + 8);
 	int r = 0;
 

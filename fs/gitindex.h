@@ -28,12 +28,15 @@
 struct jf_git_entry {
 	const char *path; /* NUL-terminated, @len bytes, as stored (not checked) */
 	size_t len;
-	uint32_t mode;		  /* 0100644, 0100755, 0120000 (symlink), 0160000 (gitlink)... */
-	unsigned stage;		  /* 0, or 1-3 during a merge */
-	uint32_t flags;		  /* JF_GIT_* bits */
-	uint32_t size;		  /* the file's size as git saw it, truncated to 32 bits */
-	const unsigned char *oid; /* object id, @hashsz bytes */
-	size_t hashsz;		  /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
+	uint32_t mode;		    /* 0100644, 0100755, 0120000 (symlink), 0160000 (gitlink)... */
+	unsigned stage;		    /* 0, or 1-3 during a merge */
+	uint32_t flags;		    /* JF_GIT_* bits */
+	uint32_t size;		    /* the file's size as git saw it, truncated to 32 bits */
+	uint32_t ctime_s, ctime_ns; /* the file's ctime and mtime as git saw them, */
+	uint32_t mtime_s, mtime_ns; /* seconds truncated to 32 bits */
+	uint32_t ino;		    /* its inode number, truncated to 32 bits */
+	const unsigned char *oid;   /* object id, @hashsz bytes */
+	size_t hashsz;		    /* JF_GIT_SHA1_SIZE or JF_GIT_SHA256_SIZE */
 };
 
 /* What the header and trailer said. */
@@ -56,8 +59,10 @@ typedef int (*jf_git_entry_fn)(const struct jf_git_entry *e, void *arg);
  * whose checksum (the last 20 or 32 bytes) matches; with index.skipHash the
  * trailer is zero and the layout decides (SHA-1 first). Every entry is
  * bounds-checked before @fn sees it; a truncated index, one claiming more
- * entries than its size allows, a path over JF_GIT_MAX_PATH bytes or
- * extensions that do not end at the trailer are malformed. Returns 0 with
+ * entries than its size allows, a path over JF_GIT_MAX_PATH bytes, entries
+ * out of git's order (by path, then stage; a stage-0 path only once) or
+ * extensions that do not end at the trailer are malformed. The work is
+ * linear in @len, however long the version 4 paths expand. Returns 0 with
  * @out filled, -EINVAL with *why (static text) for a malformed index (@fn
  * may have seen the entries before the fault: callers discard them), or
  * the first nonzero return of @fn.

@@ -32,6 +32,8 @@
 #include "zone.h"
 #include "zones.h"
 
+/* The bounds of a directory rename's walk, which holds the namespace lock
+ * exclusive: names below the directory (hidden ones too), levels. */
 #define JF_MAX_DIR_RENAME_ENTRIES 20000
 #define JF_MAX_DIR_RENAME_DEPTH 32
 
@@ -255,14 +257,14 @@ void jf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
  * also passes the new-symlink rule from its new directory), and every
  * hidden entry stays hidden at its new path; otherwise -EXDEV, which makes
  * mv(1) fall back to copy + delete, checked name by name. A hidden entry
- * that stays hidden is not looked into and not counted, so the answer does
- * not depend on what the view hides unless a hidden name would show.
+ * that stays hidden is not looked into, but counted: the walk holds every
+ * other name operation back, so its bound counts every name it reads.
  */
 struct move_walk {
 	char *oldp, *newp; /* view paths of the entry's old and new directory */
 	size_t olen, nlen;
 	int depth;
-	unsigned budget; /* visible entries still allowed */
+	unsigned budget; /* names still allowed, hidden or not */
 };
 
 /*
@@ -299,6 +301,18 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 
 static int subtree_ok(int parent_fd, struct move_walk *w);
 
+/* Is entry @name (@st) answered alike at its old and new path without a
+ * look at its content (jf_zone_same_either_way)? */
+static bool same_either_way(const char *name, const struct stat *st, const struct move_walk *w)
+{
+	char a[JF_PATH_MAX + 1], b[JF_PATH_MAX + 1];
+	int alen = jf_join(a, sizeof(a), w->oldp, name),
+	    blen = jf_join(b, sizeof(b), w->newp, name);
+
+	return alen >= 0 && blen >= 0 &&
+	       jf_zone_same_either_way(a, (size_t)alen, b, (size_t)blen, st);
+}
+
 /* One entry of the walk: 0 or -EXDEV (or -errno of the backing calls). */
 static int entry_moves_ok(DIR *dp, const char *name, struct move_walk *w)
 {
@@ -307,17 +321,24 @@ static int entry_moves_ok(DIR *dp, const char *name, struct move_walk *w)
 	struct stat st;
 	int r;
 
+	/* every name counts, hidden ones too: the walk holds the namespace
+	 * lock exclusive, and what it may cost is what bounds the wait of
+	 * every other name operation */
+	if (--w->budget == 0)
+		return -EXDEV;
 	if (jf_check_name(name, n) != JF_REFUSE_NONE)
 		return 0; /* refused names are hidden wherever they are */
 	if (olen + n + 2 > JF_PATH_MAX || nlen + n + 2 > JF_PATH_MAX)
 		return -EXDEV;
 	if (fstatat(dirfd(dp), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
+	if (same_either_way(name, &st, w))
+		return 0; /* hidden at both or SAFE at both, whatever it holds */
 	old_zone = zone_below(dirfd(dp), name, &st, w->oldp);
 	new_zone = zone_below(dirfd(dp), name, &st, w->newp);
 	if (old_zone == JF_DENIED && new_zone == JF_DENIED)
-		return 0; /* stays hidden: not looked into, not counted */
-	if (old_zone != JF_SAFE || new_zone != JF_SAFE || --w->budget == 0)
+		return 0; /* stays hidden: not looked into */
+	if (old_zone != JF_SAFE || new_zone != JF_SAFE)
 		return -EXDEV;
 	if (!S_ISDIR(st.st_mode))
 		return 0;

@@ -5,18 +5,28 @@
  * agent's "git commit -a" records its deletion; its content is in
  * .git/objects anyway, so hiding it protects nothing. At start-up SOURCE's
  * own index (SOURCE/.git/index, .git a directory) is read once, by
- * gitindex.c, never by running git. Every regular file of stage 0 whose
- * path the policy DENIES is a candidate; it is kept only when its content
+ * gitindex.c, never by running git. Every regular file of stage 0 that
+ * SOURCE holds and whose path the policy DENIES is a candidate (what the
+ * index names but the tree lacks costs one lookup and is not kept, so an
+ * index written to be large costs its size, not the 64 times more its
+ * version 4 paths expand to); it is kept only when its content
  * now is the blob the index names (so it really is in .git/objects: a
- * tracked .env filled with real values after the commit stays hidden, and
- * an index written by an agent cannot name a file it has not seen). Kept
+ * tracked .env filled with real values after the commit stays hidden) and
+ * it is the very file git stat'ed for the entry (ctime and mtime to the
+ * nanosecond, inode number, size, as git records them: no program can set
+ * a ctime, and an agent cannot stat a file it cannot see, so an entry it
+ * wrote through a view, guessing the content of a hidden .env or of one
+ * the host makes later from .env.example, does not show it). Kept
  * files, and the DENIED directories leading to them, are shown RESTRICTED
  * by zones.c, which checks the content again at each look.
  *
  * Not done: when the policy hides .git/objects, nothing is shown (the
  * objects are not readable either). Entries added to the index after
- * start-up are not seen. A malformed index, or one over JF_INDEX_MAX_SIZE,
- * shows nothing, with one warning.
+ * start-up are not seen. A malformed index (also one out of git's order),
+ * one over JF_INDEX_MAX_SIZE, or one with more than JF_INDEX_MAX_MISSES
+ * entries for files SOURCE lacks shows nothing, with one warning. A file
+ * whose times or inode changed since git saw it (copied with the whole
+ * repository) stays hidden until the host's git writes the index again.
  *
  * The set is built before the daemon serves and read-only afterwards:
  * lookups take no lock.
@@ -37,6 +47,15 @@
 #include "zone.h"
 
 #define JF_INDEX_MAX_SIZE (256u << 20)
+/* Entries of files SOURCE lacks, looked for in vain, before the index is
+ * taken for a hostile one: each costs a lookup (a negative dentry) at
+ * start-up, and git's own work trees hold what their index names but for a
+ * few deletions not yet staged (sparse checkouts mark the rest
+ * skip-worktree, not looked for). */
+#define JF_INDEX_MAX_MISSES 65536
+/* Paths up to this many bytes are classified before they are looked up
+ * (about 1 us for 256 bytes, a lookup about as much); longer ones after. */
+#define JF_INDEX_CLASSIFY_FIRST 256
 
 const struct jf_rule jf_git_index_rule = {
 	.source = "git-index", .pattern = "", .zone = JF_RESTRICTED};
@@ -109,29 +128,177 @@ static bool canonical(const char *path, size_t len)
 	return true;
 }
 
-/* A candidate: a regular file of stage 0 whose canonical path is DENIED. */
+/*
+ * Which index paths name a regular file the tree holds, found without
+ * looking at the paths below a directory the tree lacks. The index is in
+ * path order, so the entries below any directory come in one run: the walk
+ * keeps an fd of the deepest directory known to exist on the way (the
+ * frontier) and the last directory found missing, opens directories one
+ * name at a time below the frontier, and looks at a file with one fstatat.
+ * So the cost is one lookup an entry plus one open per directory the tree
+ * holds (reopened from the root when the run of entries below it ends),
+ * never the expanded length of version 4 paths, and what is kept is what
+ * the tree holds.
+ */
+struct walk {
+	int rootfd;
+	int fd;		      /* the frontier: rootfd, or an O_PATH fd of @dir */
+	size_t dlen;	      /* @dir's length, 0 = SOURCE's root */
+	size_t mlen;	      /* @miss's length, 0 = none */
+	unsigned long misses; /* lookups that found nothing */
+	char dir[JF_GIT_MAX_PATH + 1];
+	char miss[JF_GIT_MAX_PATH + 1];
+};
+
+/* Is @path (@len bytes) below directory @dir (@dlen bytes, 0 = root)? */
+static bool below(const char *path, size_t len, const char *dir, size_t dlen)
+{
+	return dlen == 0 || (len > dlen && path[dlen] == '/' && memcmp(path, dir, dlen) == 0);
+}
+
+static void walk_set_fd(struct walk *w, int fd, size_t dlen)
+{
+	if (w->fd != w->rootfd)
+		close(w->fd);
+	w->fd = fd;
+	w->dlen = dlen;
+	w->dir[dlen] = '\0';
+}
+
+/* Move the frontier up to the deepest of its ancestors that is also one of
+ * directory @path[0..dirlen), reopened from the root. */
+static void walk_up(struct walk *w, const char *path, size_t dirlen)
+{
+	size_t i = 0, k = 0, m = dirlen < w->dlen ? dirlen : w->dlen;
+	int fd;
+
+	for (; i < m && w->dir[i] == path[i]; i++)
+		if (path[i] == '/')
+			k = i;
+	if (i == m && i == dirlen && w->dir[i] == '/')
+		k = dirlen;
+	if (k == 0) {
+		walk_set_fd(w, w->rootfd, 0);
+		return;
+	}
+	w->dir[k] = '\0';
+	fd = jf_open_below(w->rootfd, w->dir, O_PATH | O_DIRECTORY, 0);
+	walk_set_fd(w, fd < 0 ? w->rootfd : fd, fd < 0 ? 0 : k);
+}
+
+/* Open the directories of @path[0..dirlen) below the frontier, one name at
+ * a time. 0, or -ENOENT after noting the first one missing. */
+static int walk_down(struct walk *w, const char *path, size_t dirlen)
+{
+	while (w->dlen < dirlen) {
+		size_t start = w->dlen ? w->dlen + 1 : 0, end = start;
+		char name[256];
+		int fd = -ENOENT;
+
+		while (end < dirlen && path[end] != '/')
+			end++;
+		if (jf_check_name(path + start, end - start) == JF_REFUSE_NONE &&
+		    end - start < sizeof(name)) {
+			memcpy(name, path + start, end - start);
+			name[end - start] = '\0';
+			fd = jf_open_below(w->fd, name, O_PATH | O_DIRECTORY, 0);
+		}
+		if (fd < 0) {
+			w->misses++;
+			memcpy(w->miss, path, end);
+			w->mlen = end;
+			return -ENOENT;
+		}
+		memcpy(w->dir + w->dlen, path + w->dlen, end - w->dlen);
+		walk_set_fd(w, fd, end);
+	}
+	return 0;
+}
+
+/* Does SOURCE hold a regular file at @path (@len bytes, no symlink on the
+ * way)? Its lstat into *@st. */
+static bool walk_present(struct walk *w, const char *path, size_t len, struct stat *st)
+{
+	const char *slash = memrchr(path, '/', len);
+	size_t dirlen = slash ? (size_t)(slash - path) : 0;
+	const char *name = slash ? slash + 1 : path;
+
+	if (w->mlen && below(path, len, w->miss, w->mlen))
+		return false;
+	if (!(w->dlen <= dirlen && (w->dlen == dirlen ? memcmp(path, w->dir, dirlen) == 0
+						      : below(path, dirlen, w->dir, w->dlen))))
+		walk_up(w, path, dirlen);
+	if (walk_down(w, path, dirlen) < 0)
+		return false;
+	if (jf_check_name(name, len - (size_t)(name - path)) != JF_REFUSE_NONE ||
+	    fstatat(w->fd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		w->misses++;
+		return false;
+	}
+	return S_ISREG(st->st_mode);
+}
+
+struct collect {
+	struct walk walk;
+	jf_tracked_verify_fn verify;
+	uint32_t candidates; /* ids: unique among all candidates, kept or not */
+	long dropped;
+};
+
+/* Is @st the file git stat'ed when it wrote entry @e (ctime, mtime, inode,
+ * size, as git records them)? */
+static bool stat_matches(const struct stat *st, const struct jf_git_entry *e)
+{
+	return (uint32_t)st->st_ctim.tv_sec == e->ctime_s &&
+	       (uint32_t)st->st_ctim.tv_nsec == e->ctime_ns &&
+	       (uint32_t)st->st_mtim.tv_sec == e->mtime_s &&
+	       (uint32_t)st->st_mtim.tv_nsec == e->mtime_ns && (uint32_t)st->st_ino == e->ino &&
+	       (uint32_t)st->st_size == e->size;
+}
+
+/* Keep a regular file of stage 0 that SOURCE holds, whose canonical path is
+ * DENIED, which is the file git stat'ed for the entry and whose content is
+ * the blob the entry names. */
 static int collect_entry(const struct jf_git_entry *e, void *arg)
 {
+	struct collect *c = arg;
 	struct jf_verdict v;
+	struct stat st;
 	struct jf_tracked t = {.path = e->path, .len = (uint32_t)e->len, .size = e->size};
 
-	if (e->stage != 0 || (e->mode & 0170000) != 0100000 || !canonical(e->path, e->len))
+	if (e->stage != 0 || (e->mode & 0170000) != 0100000 || (e->flags & JF_GIT_SKIP_WORKTREE))
+		return 0;
+	/* the cheaper question first: a short path's verdict costs less than
+	 * a lookup, a long one's more */
+	if (e->len > JF_INDEX_CLASSIFY_FIRST && !walk_present(&c->walk, e->path, e->len, &st))
+		return c->walk.misses > JF_INDEX_MAX_MISSES ? -E2BIG : 0;
+	if (!canonical(e->path, e->len))
 		return 0;
 	jf_classify_path(e->path, e->len, false, &v);
 	if (v.zone != JF_DENIED)
 		return 0;
-	t.id = (uint32_t)nset;
+	if (e->len <= JF_INDEX_CLASSIFY_FIRST && !walk_present(&c->walk, e->path, e->len, &st))
+		return c->walk.misses > JF_INDEX_MAX_MISSES ? -E2BIG : 0;
+	t.id = c->candidates++;
 	t.hashsz = e->hashsz;
 	memcpy(t.oid, e->oid, e->hashsz);
+	/* an entry whose stat data is not the file's is not what git read
+	 * from it: maybe a guess, written by an agent that cannot see it */
+	if (!stat_matches(&st, e) || !c->verify(c->walk.rootfd, &t)) {
+		c->dropped++;
+		return 0;
+	}
 	return set_push(&t);
 }
 
-/* Read SOURCE's index into the candidate list. 0 (also when there is no
- * index), or -EINVAL/-EFBIG/-errno after one warning. */
-static int read_index(int rootfd, const char *source)
+/* Read SOURCE's index and keep the verified candidates; *@dropped counts
+ * the others. 0 (also when there is no index), or -EINVAL/-EFBIG/-errno
+ * after one warning. */
+static int read_index(int rootfd, const char *source, jf_tracked_verify_fn verify, long *dropped)
 {
 	_cleanup_close_ int fd = jf_open_below(rootfd, ".git/index", O_RDONLY | O_NONBLOCK, 0);
 	_cleanup_free_ unsigned char *buf = NULL;
+	_cleanup_free_ struct collect *c = NULL;
 	struct jf_git_index info;
 	const char *why = NULL;
 	struct stat st;
@@ -146,7 +313,7 @@ static int read_index(int rootfd, const char *source)
 	} else if (!S_ISREG(st.st_mode) || st.st_size > JF_INDEX_MAX_SIZE) {
 		why = S_ISREG(st.st_mode) ? "larger than 256 MiB" : "not a regular file";
 		r = -EFBIG;
-	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
+	} else if (!(buf = malloc((size_t)st.st_size + 1)) || !(c = calloc(1, sizeof(*c)))) {
 		return -ENOMEM;
 	} else {
 		ssize_t n;
@@ -154,13 +321,17 @@ static int read_index(int rootfd, const char *source)
 		while (got < (size_t)st.st_size &&
 		       (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
 			got += (size_t)n;
-		r = jf_git_index_parse(buf, got, collect_entry, NULL, &info, &why);
+		*c = (struct collect){.walk = {.rootfd = rootfd, .fd = rootfd}, .verify = verify};
+		r = jf_git_index_parse(buf, got, collect_entry, c, &info, &why);
+		if (r == -E2BIG)
+			why = "more than 65536 entries name files SOURCE does not hold";
+		walk_set_fd(&c->walk, rootfd, 0);
+		*dropped = c->dropped;
 	}
 	if (r < 0 && why)
 		fprintf(stderr,
 			"jailfs: warning: %s/.git/index: %s; files tracked by git keep their "
-			"hidden "
-			"names hidden\n",
+			"hidden names hidden\n",
 			source, why);
 	return r;
 }
@@ -196,19 +367,12 @@ static void slot_add(uint32_t i)
 	slots[h] = i;
 }
 
-/* Keep the verified candidates, add the DENIED directories above them and
- * hash everything. Returns how many candidates were dropped, or -ENOMEM. */
-static long build_set(int rootfd, jf_tracked_verify_fn verify)
+/* Add the DENIED directories above the kept files and hash everything.
+ * 0 or -ENOMEM. */
+static int build_set(void)
 {
-	size_t n = nset, kept = 0, room = 0;
+	size_t kept = nset, room = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (verify(rootfd, &set[i]))
-			set[kept++] = set[i];
-		else
-			free((char *)set[i].path);
-	}
-	nset = kept;
 	for (size_t i = 0; i < kept; i++) /* the file and each directory above it */
 		for (size_t d = 0; d <= set[i].len; d++)
 			room += d == set[i].len || set[i].path[d] == '/';
@@ -236,7 +400,7 @@ static long build_set(int rootfd, jf_tracked_verify_fn verify)
 			slot_add((uint32_t)(nset - 1));
 		}
 	}
-	return (long)(n - kept);
+	return 0;
 }
 
 int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify, long *ret_dropped)
@@ -247,9 +411,9 @@ int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify,
 	*ret_dropped = 0;
 	if (!objects_readable())
 		return 0;
-	r = read_index(rootfd, source);
+	r = read_index(rootfd, source, verify, &dropped);
 	if (r == 0 && nset)
-		r = (int)(dropped = build_set(rootfd, verify));
+		r = build_set();
 	if (r < 0) {
 		jf_tracked_free(); /* fail closed: nothing is shown */
 		return r;

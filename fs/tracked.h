@@ -10,9 +10,9 @@
 
 #include "policy.h"
 
-/* A regular file tracked in SOURCE's git index whose path the policy DENIES
- * and whose content was the indexed blob at start-up, or (dir) a DENIED
- * directory leading to one. */
+/* A regular file tracked in SOURCE's git index whose path the policy DENIES,
+ * which is the file git stat'ed for the entry and whose content was the
+ * indexed blob at start-up, or (dir) a DENIED directory leading to one. */
 struct jf_tracked {
 	const char *path; /* view path, @len bytes, NUL-terminated */
 	uint32_t len;
@@ -31,8 +31,9 @@ extern const struct jf_rule jf_git_index_rule;
 typedef bool (*jf_tracked_verify_fn)(int rootfd, const struct jf_tracked *t);
 
 /* Read SOURCE's .git/index below @rootfd once and keep the tracked files with
- * DENIED names that @verify accepts, with the DENIED directories above them;
- * *@ret_dropped gets how many @verify refused. @source names SOURCE in
+ * DENIED names that SOURCE holds, whose stat data is the entry's (ctime,
+ * mtime, inode, size) and that @verify accepts, with the DENIED directories
+ * above them; *@ret_dropped gets how many were refused. @source names SOURCE in
  * messages. Needs jf_fs.policy. Start-up only, one thread, before serving.
  * Returns 0 (also without a repository, or when the policy hides
  * .git/objects) or a negative errno after one warning; then nothing is

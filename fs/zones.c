@@ -245,6 +245,25 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
 	}
 }
 
+bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
+			     const struct stat *st)
+{
+	struct jf_verdict va, vb, pa = {.zone = JF_DENIED}, pb = {.zone = JF_DENIED};
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || jf_is_mnt_path(a) || jf_is_mnt_path(b))
+		return false;
+	jf_classify_path(a, alen, false, &va);
+	jf_classify_path(b, blen, false, &vb);
+	if (va.zone != JF_DENIED || vb.zone != JF_DENIED || va.rule != vb.rule ||
+	    jf_tracked_find(a, alen) || jf_tracked_find(b, blen))
+		return false;
+	if (!va.rule || va.rule->content == JF_CONTENT_NONE)
+		return true; /* hidden at both: nothing refines it */
+	jf_classify_public(jf_fs.policy, a, alen, &pa);
+	jf_classify_public(jf_fs.policy, b, blen, &pb);
+	return pa.zone == JF_SAFE && pb.zone == JF_SAFE;
+}
+
 /* Is candidate @t still the blob the index names? */
 static bool tracked_verified(int rootfd, const struct jf_tracked *t)
 {
@@ -298,8 +317,9 @@ static void report_tracked(int rootfd, long dropped)
 		shown == 1 ? "it" : "them", shown ? ": " : "", names,
 		shown > SHOWN_NAMED ? ", ..." : "");
 	if (dropped > 0)
-		fprintf(stderr, "; %ld more differ%s from the index and stay%s hidden", dropped,
-			dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
+		fprintf(stderr,
+			"; %ld more differ%s from the index or changed after it and stay%s hidden",
+			dropped, dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
 	fputc('\n', stderr);
 }
 

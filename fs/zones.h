@@ -27,6 +27,17 @@ bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v
  */
 void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
 		    const struct stat *st, struct jf_verdict *v);
+/*
+ * Would the regular file @st, with view path @a (@alen bytes) before a
+ * rename and @b (@blen) after, be hidden at both or SAFE at both, whatever
+ * it holds? True when both names are DENIED by the same rule, neither is
+ * tracked nor the mountpoint, the file has one link, and the rule is not
+ * subject to content or a public content would make it SAFE at both paths
+ * (the content's judgement is the same at both). Then a rename need not
+ * read it. No backing access; needs jf_fs.policy; thread-safe.
+ */
+bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
+			     const struct stat *st);
 /* Is the regular file @name below @dirfd (@st) the blob of tracked entry @t?
  * Cached like jf_zone_refine(). */
 bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,

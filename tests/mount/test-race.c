@@ -939,6 +939,150 @@ static void test_race(void **state)
 	assert_true(atomic_load(&r->ops_ok) > 0);
 }
 
+/*
+ * A directory holding many hidden files (private keys named *.pem, made on
+ * the host) renamed through the view while another thread looks up,
+ * creates and removes names elsewhere in the view: the rename holds the
+ * namespace lock exclusive, so its walk of the moved subtree must stay
+ * short, whatever the hidden entries. The keys stay hidden wherever the
+ * directory ends up.
+ */
+#define HIDDEN_FILES 100000
+#define HIDDEN_FEW 2000
+#define MAX_STALL_MS 500 /* generous: a loaded machine; the walk of 100,000 took 2 s */
+
+struct stall {
+	const struct jf_mnt *m;
+	atomic_bool stop;
+	long worst_ms, ops;
+	int failed;
+};
+
+/* Note how long one operation took. */
+static void stall_note(struct stall *st, long t0, bool ok)
+{
+	long dt = now_ms() - t0;
+
+	if (dt > st->worst_ms)
+		st->worst_ms = dt;
+	st->failed += !ok;
+	st->ops++;
+}
+
+static void *stall_probe(void *arg)
+{
+	struct stall *st = arg;
+	char path[600], made[600];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/work/f", st->m->mnt);
+	while (!atomic_load(&st->stop)) {
+		long t0 = now_ms();
+		int fd;
+
+		stall_note(st, t0, stat(path, &sb) == 0);
+		snprintf(made, sizeof(made), "%s/work/d/probe-%ld", st->m->mnt, st->ops);
+		t0 = now_ms();
+		fd = open(made, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		stall_note(st, t0, fd >= 0);
+		if (fd >= 0)
+			close(fd);
+		t0 = now_ms();
+		stall_note(st, t0, unlink(made) == 0);
+	}
+	return NULL;
+}
+
+/* Make @n files holding a private key in SOURCE's work/@dir, on the host. */
+static void make_hidden(const struct jf_mnt *m, const char *dir, int n)
+{
+	static const char key[] = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIK\n"
+				  "-----END PRIVATE KEY-----\n";
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/work/%s", m->src, dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/work/%s/k%06d.pem", m->src, dir, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, key, sizeof(key) - 1), (ssize_t)sizeof(key) - 1);
+		close(fd);
+	}
+}
+
+/* Rename work/@from to work/@to through the view, timed; 0 or errno. */
+static int timed_rename(const struct jf_mnt *m, const char *from, const char *to, long *ms)
+{
+	char a[600], b[600];
+	long t0 = now_ms();
+	int r;
+
+	snprintf(a, sizeof(a), "%s/work/%s", m->mnt, from);
+	snprintf(b, sizeof(b), "%s/work/%s", m->mnt, to);
+	r = rename(a, b) < 0 ? errno : 0;
+	*ms = now_ms() - t0;
+	return r;
+}
+
+/* Is work/@dir/k000000.pem hidden in the view, and on disk under work/@dir? */
+static bool key_hidden_at(const struct jf_mnt *m, const char *dir)
+{
+	char v[600], s[600];
+	struct stat sb;
+
+	snprintf(v, sizeof(v), "%s/work/%s/k000000.pem", m->mnt, dir);
+	snprintf(s, sizeof(s), "%s/work/%s/k000000.pem", m->src, dir);
+	return stat(v, &sb) < 0 && errno == ENOENT && stat(s, &sb) == 0;
+}
+
+static void test_hidden_walk(void **state)
+{
+	const struct jf_mnt *m = *state;
+	struct stall st = {.m = m};
+	const char *at = "many";
+	pthread_t t;
+	long ms, worst_rename = 0;
+	int done = 0, exdev = 0;
+
+	make_hidden(m, "many", HIDDEN_FILES);
+	make_hidden(m, "few", HIDDEN_FEW);
+	assert_true(key_hidden_at(m, "many"));
+	/* a few hidden files: the directory moves, and quickly */
+	assert_int_equal(timed_rename(m, "few", "few2", &ms), 0);
+	print_message("rename of a directory of %d hidden files: %ld ms\n", HIDDEN_FEW, ms);
+	assert_true(ms < MAX_STALL_MS);
+	assert_true(key_hidden_at(m, "few2"));
+	assert_int_equal(pthread_create(&t, NULL, stall_probe, &st), 0);
+	for (int i = 0; i < 4; i++) {
+		const char *to = strcmp(at, "many") == 0 ? "many2" : "many";
+		int r = timed_rename(m, at, to, &ms);
+
+		if (ms > worst_rename)
+			worst_rename = ms;
+		usleep(100 * 1000); /* a person's mv, not a loop of them */
+		if (r == 0) {
+			done++;
+			at = to;
+		} else {
+			assert_int_equal(r, EXDEV);
+			exdev++;
+		}
+	}
+	atomic_store(&st.stop, true);
+	pthread_join(t, NULL);
+	print_message("%d renames done, %d EXDEV, slowest %ld ms; other thread: %ld ops, "
+		      "slowest %ld ms\n",
+		      done, exdev, worst_rename, st.ops, st.worst_ms);
+	assert_int_equal(st.failed, 0);
+	assert_true(st.ops > 0);
+	assert_true(st.worst_ms < MAX_STALL_MS);
+	assert_true(worst_rename < MAX_STALL_MS);
+	assert_true(key_hidden_at(m, at));
+}
+
 /* Each case on a plain mount and on a -o fast_open mount. */
 #define RACE_CASE(c)                                                                               \
 	{#c, test_race, plain_setup, race_teardown, (void *)&c},                                   \
@@ -949,9 +1093,15 @@ static void test_race(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest all[] = {
-		RACE_CASE(deep_rename),	 RACE_CASE(deep_exchange), RACE_CASE(wide_rename),
-		RACE_CASE(kube_rename),	 RACE_CASE(git_rename),	   RACE_CASE(gh_exchange),
+		RACE_CASE(deep_rename),
+		RACE_CASE(deep_exchange),
+		RACE_CASE(wide_rename),
+		RACE_CASE(kube_rename),
+		RACE_CASE(git_rename),
+		RACE_CASE(gh_exchange),
 		RACE_CASE(git_exchange),
+		cmocka_unit_test_setup_teardown(test_hidden_walk, mu_std_setup, mu_std_teardown),
+		mu_fast_open_test(test_hidden_walk),
 	};
 
 	mu_require_fuse();

@@ -90,6 +90,9 @@ for mode in plain fast_open; do
 	mnt=$work/$mode/mnt
 	mkdir -p "$work/$mode"
 	cp -a "$tmpl" "$repo"
+	# the copies have new inodes and ctimes: tracked files are shown only
+	# once the host's git has seen them again and rewritten the index
+	git -C "$repo" status --porcelain >/dev/null
 	opts=()
 	[ "$mode" = fast_open ] && opts=(-o fast_open)
 	if ! mount_view "$mnt" "${opts[@]}" "$repo" 2>"$work/mount.err"; then

@@ -4,7 +4,9 @@
  * byte by byte after gitformat-index(5): versions 2, 3 (extended flags) and
  * 4 (prefix-compressed paths), SHA-1 and SHA-256, index.skipHash, an
  * extension; and malformed ones: truncated, a huge entry count, a bad
- * checksum, a prefix longer than the previous path, a path over 4096 bytes.
+ * checksum, a prefix longer than the previous path, a path over 4096 bytes,
+ * entries out of git's order (a 16 MiB version 4 index repeating one 4,000
+ * byte path is refused at its second entry).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -125,6 +127,7 @@ struct seen {
 	uint32_t mode[8], flags[8];
 	unsigned stage[8];
 	unsigned char oid0[8];
+	uint32_t stat5[8][5]; /* ctime s/ns, mtime s/ns, ino */
 };
 
 static int collect(const struct jf_git_entry *e, void *arg)
@@ -138,6 +141,11 @@ static int collect(const struct jf_git_entry *e, void *arg)
 	s->flags[s->n] = e->flags;
 	s->stage[s->n] = e->stage;
 	s->oid0[s->n] = e->oid[0];
+	s->stat5[s->n][0] = e->ctime_s;
+	s->stat5[s->n][1] = e->ctime_ns;
+	s->stat5[s->n][2] = e->mtime_s;
+	s->stat5[s->n][3] = e->mtime_ns;
+	s->stat5[s->n][4] = e->ino;
 	s->n++;
 	return 0;
 }
@@ -172,6 +180,12 @@ static void test_v2_sha1(void **state)
 	assert_string_equal(s.path[3], "tests/server.pem");
 	assert_int_equal(s.stage[3], 2);
 	assert_int_equal(s.oid0[3], 0xa4);
+	/* the stat data git recorded: the builder writes 1000..1005 */
+	assert_int_equal(s.stat5[3][0], 1000);
+	assert_int_equal(s.stat5[3][1], 1001);
+	assert_int_equal(s.stat5[3][2], 1002);
+	assert_int_equal(s.stat5[3][3], 1003);
+	assert_int_equal(s.stat5[3][4], 1005);
 }
 
 static void test_v3_extended(void **state)
@@ -353,6 +367,115 @@ static void test_bad_prefix_and_long_path(void **state)
 	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
 	memcpy(b->buf, "DIRX", 4);
 	assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+}
+
+static void test_order(void **state)
+{
+	struct builder *b = *state;
+	struct jf_git_index info;
+	const char *why;
+	struct seen s;
+
+	for (unsigned v = 2; v <= 4; v += 2) {
+		/* one path twice at stage 0 */
+		start(b, v, JF_GIT_SHA1_SIZE, 2);
+		entry(b, ".env", 0100644, 0, 0, 1);
+		entry(b, ".env", 0100644, 0, 0, 2);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+		assert_string_equal(why, "entries out of order");
+		assert_int_equal(s.n, 1);
+		/* names out of order; "a/b" sorts before "a.c" in git ('.' < '/') */
+		start(b, v, JF_GIT_SHA1_SIZE, 2);
+		entry(b, "a/b", 0100644, 0, 0, 1);
+		entry(b, "a.c", 0100644, 0, 0, 2);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+		assert_string_equal(why, "entries out of order");
+		start(b, v, JF_GIT_SHA1_SIZE, 3);
+		entry(b, "a.c", 0100644, 0, 0, 1);
+		entry(b, "a/b", 0100644, 0, 0, 2);
+		entry(b, "a/bc", 0100644, 0, 0, 3);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), 0);
+		assert_int_equal(s.n, 3);
+		/* a conflict: stages 1, 2, 3 of one path, in that order only */
+		start(b, v, JF_GIT_SHA1_SIZE, 3);
+		entry(b, "x.pem", 0100644, 1, 0, 1);
+		entry(b, "x.pem", 0100644, 2, 0, 2);
+		entry(b, "x.pem", 0100644, 3, 0, 3);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), 0);
+		assert_int_equal(s.n, 3);
+		start(b, v, JF_GIT_SHA1_SIZE, 2);
+		entry(b, "x.pem", 0100644, 2, 0, 1);
+		entry(b, "x.pem", 0100644, 1, 0, 2);
+		finish(b, false);
+		assert_int_equal(parse(b, &s, &info, &why), -EINVAL);
+	}
+}
+
+struct expanded {
+	unsigned long entries;
+	unsigned long long bytes;
+};
+
+static int count_expanded(const struct jf_git_entry *e, void *arg)
+{
+	struct expanded *x = arg;
+
+	x->entries++;
+	x->bytes += e->len;
+	return 0;
+}
+
+/* A 16 MiB version 4 index: a 4,000-byte path, then entries that each
+ * strip nothing and add nothing (the same path again: 64 bytes an entry
+ * that expand to 4,000). The second entry is refused: git writes every
+ * path once, so the expansion never reaches the callback. */
+static void test_hostile_v4(void **state)
+{
+	const size_t size = 16u << 20, fixed = 40 + JF_GIT_SHA1_SIZE + 2;
+	unsigned char *buf = malloc(size);
+	size_t len = 12, n = 0;
+	struct expanded x = {0};
+	struct jf_git_index info;
+	const char *why;
+	struct jf_git_hash h;
+
+	(void)state;
+	assert_non_null(buf);
+	memcpy(buf, "DIRC\0\0\0\4", 8);
+	while (len + fixed + 4002 + JF_GIT_SHA1_SIZE <= size) {
+		memset(buf + len, 0, fixed);
+		buf[len + 26] = 0x81; /* mode 0100644 */
+		buf[len + 27] = 0xa4;
+		buf[len + fixed - 2] = 0x0f; /* name length 0xfff: "longer" */
+		buf[len + fixed - 1] = 0xff;
+		len += fixed;
+		buf[len++] = 0; /* strip nothing */
+		if (n++ == 0) {
+			memset(buf + len, 'a', 3995);
+			memcpy(buf + len + 3995, "x.pem", 6);
+			len += 4001;
+		} else {
+			buf[len++] = '\0'; /* add nothing */
+		}
+	}
+	buf[8] = (unsigned char)(n >> 24);
+	buf[9] = (unsigned char)(n >> 16);
+	buf[10] = (unsigned char)(n >> 8);
+	buf[11] = (unsigned char)n;
+	jf_git_hash_start(&h, JF_GIT_SHA1_SIZE);
+	jf_git_hash_update(&h, buf, len);
+	jf_git_hash_end(&h, buf + len);
+	len += JF_GIT_SHA1_SIZE;
+	assert_true(len > size - 4096 && n > 250000);
+	assert_int_equal(jf_git_index_parse(buf, len, count_expanded, &x, &info, &why), -EINVAL);
+	assert_string_equal(why, "entries out of order");
+	assert_int_equal(x.entries, 1);
+	assert_true(x.bytes <= 4000);
+	free(buf);
 }
 
 static void test_blob_id(void **state)
@@ -569,6 +692,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_prefix_and_long_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_order, setup, teardown),
+		cmocka_unit_test(test_hostile_v4),
 		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
