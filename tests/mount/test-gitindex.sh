@@ -242,7 +242,10 @@ cat >"$guess/agent.py" <<-'PY'
 	open(".git/index.lock", "wb").write(body + hashlib.sha1(body).digest())
 	import os
 	os.rename(".git/index.lock", ".git/index")
-	os.utime(".git/index")  # its ctime: now
+	try:
+	    os.utime(".git/index")  # its ctime: now
+	except OSError:
+	    pass  # RESTRICTED: the view replaces it only by a checked rename
 	PY
 printf '%s\n' 'cat .e""nv 2>/dev/null || echo hidden' >"$guess/show.sh"
 (
