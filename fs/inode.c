@@ -639,13 +639,16 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0)
 		return r;
-	fd = jf_open_beneath(path, flags, 0);
-	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+	if (flags & (O_PATH | O_DIRECTORY))
+		fd = jf_open_beneath(path, flags, 0);
+	else /* a regular file: never a FIFO or a device put at its name */
+		fd = jf_open_file_below(jf_fs.root_fd, path, flags, st);
+	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -ENXIO)
 		return -ESTALE; /* the name now holds something else: the kernel
 				 * retries once with a fresh lookup (LOOKUP_REVAL) */
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, st) < 0) {
+	if ((flags & (O_PATH | O_DIRECTORY)) && fstat(fd, st) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

@@ -290,8 +290,12 @@ static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mo
 			 * event on it for the host's watchers). */
 			r = jf_hide_eexist(-EEXIST, dfd, dpath, pi->dev, name);
 			if (r == -EEXIST) {
-				r = 0;
-				fd = openat(dfd, name, flags & ~O_CREAT);
+				/* Never a FIFO or a device put at the name since
+				 * the lookup (-ENXIO); -ENOENT: a symlink. */
+				fd = jf_open_below(dfd, name, flags & ~O_CREAT, 0);
+				r = fd >= 0	    ? 0
+				    : fd == -ENOENT ? -EACCES
+						    : jf_hide_eexist(fd, dfd, dpath, pi->dev, name);
 			}
 		}
 		if (fd < 0 && r == 0)

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Race suite, opens of the backing tree that could block: the daemon opens a
+ * backing file by its view path, and that path may name a FIFO by the time
+ * it is opened. Opening a FIFO with no writer sleeps until one comes, so a
+ * daemon that opens it without looking first wedges the worker thread, and
+ * the caller's request with it, until someone on the host opens the other
+ * end.
+ *
+ *   - swap: a directory holding a regular file f is exchanged (through the
+ *     view and on the host) with one holding a FIFO f made through the view,
+ *     while threads open the regular file by its cached inode
+ *     (/proc/self/fd of an O_PATH fd: the kernel sends OPEN for the regular
+ *     file whatever the name now holds) and read it. Every open and read
+ *     must finish within WEDGE_S seconds, and the daemon must answer after.
+ *   - replaced: the host replaces a file (f, and x.pem whose zone depends on
+ *     its content) with a FIFO behind the daemon's back; an open of the old
+ *     inode must fail fast (ESTALE, ENOENT, EIO), never hang.
+ *
+ * Each case runs on a plain mount, with -o fast_open (the kernel opens
+ * without asking; the READ opens the backing file) and, where the kernel
+ * has FUSE over io_uring, with -o io_uring (the fuse module's enable_uring
+ * is turned on for the case and put back).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mount-util.h"
+
+#define WORKERS 8
+#define RACE_MS 1500
+#define WEDGE_S 5
+
+#define URING_PARAM "/sys/module/fuse/parameters/enable_uring"
+
+static const char cert[] = "-----BEGIN CERTIFICATE-----\n"
+			   "MIIBszCCAVmgAwIBAgIUJ2n3dGVzdGNlcnRpZmljYXRlMAoGCCqGSM49BAMC\n"
+			   "-----END CERTIFICATE-----\n";
+
+enum mode { MODE_PLAIN, MODE_FAST, MODE_URING };
+
+static const char *const mode_opt[] = {"nofast_open", "fast_open", "io_uring"};
+
+static struct jf_mnt M;
+static char uring_was = 0; /* enable_uring before the case turned it on */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Turn FUSE over io_uring on for this case; false when the kernel has none. */
+static bool uring_on(void)
+{
+	char c = 0;
+	int fd = open(URING_PARAM, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1 || pwrite(fd, "Y", 1, 0) != 1) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	uring_was = c;
+	return true;
+}
+
+static void uring_restore(void)
+{
+	int fd;
+
+	if (!uring_was)
+		return;
+	fd = open(URING_PARAM, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pwrite(fd, &uring_was, 1, 0) != 1)
+			fprintf(stderr, "could not put back %s\n", URING_PARAM);
+		close(fd);
+	}
+	uring_was = 0;
+}
+
+/* Mount the tree in @mode; false (and the case is skipped) when @mode is
+ * io_uring and the kernel lacks it. */
+static bool mount_mode(enum mode mode)
+{
+	const char *args[] = {"-o", mode_opt[mode], NULL};
+
+	if (mode == MODE_URING && !uring_on()) {
+		fprintf(stderr, "# no FUSE over io_uring here (%s)\n", URING_PARAM);
+		return false;
+	}
+	if (mu_mount(&M, args, 0) < 0)
+		fail_msg("jailfs did not mount -o %s", mode_opt[mode]);
+	return true;
+}
+
+/* Let every reader the daemon (or anyone) waits on in a FIFO below SOURCE
+ * go: open each FIFO's write end once, without blocking. */
+static void unwedge(void)
+{
+	static const char *const fifos[] = {"a/f", "b/f", "f", "x.pem"};
+
+	for (size_t i = 0; i < sizeof(fifos) / sizeof(fifos[0]); i++) {
+		int fd = open(mu_s(&M, fifos[i]), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* Does the daemon still answer a stat of the view's root (in a child, at
+ * most WEDGE_S s)? */
+static bool daemon_answers(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct stat st;
+
+		_exit(stat(mu_v(&M, ""), &st) == 0 ? 0 : 1);
+	}
+	for (int i = 0; i < WEDGE_S * 50; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		usleep(20000);
+	}
+	unwedge();
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return false;
+}
+
+/* ---------- swap ---------- */
+
+struct worker {
+	pthread_t th;
+	_Atomic double started; /* start of the operation under way, 0 when idle */
+	atomic_int ops;
+	atomic_int wedged;
+};
+
+static struct worker workers[WORKERS];
+static atomic_bool stop;
+
+/* Open the view's a/f by the inode the kernel has cached for it, if that
+ * is the regular file, and read it. */
+static void open_and_read(struct worker *w)
+{
+	char proc[64], buf[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open(mu_v(&M, "a/f"), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return;
+	if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		atomic_store(&w->started, now_s());
+		fd = open(proc, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			/* a READ the daemon serves, also where no OPEN was sent */
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			(void)!pread(fd, buf, sizeof(buf), 0);
+			close(fd);
+		}
+		atomic_store(&w->started, 0.0);
+		atomic_fetch_add(&w->ops, 1);
+	}
+	close(pfd);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	while (!atomic_load(&stop))
+		open_and_read(w);
+	return NULL;
+}
+
+/* Exchange a and b, through the view (the agent's swap) or on the host. */
+static void swap_dirs(int i)
+{
+	const char *from = i % 2 ? mu_v(&M, "a") : mu_s(&M, "a");
+	const char *to = i % 2 ? mu_v(&M, "b") : mu_s(&M, "b");
+
+	(void)renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE);
+}
+
+/* Workers whose operation has run for WEDGE_S s or more. */
+static int count_wedged(void)
+{
+	double t = now_s(), s;
+	int n = 0;
+
+	for (int i = 0; i < WORKERS; i++) {
+		s = atomic_load(&workers[i].started);
+		if (s > 0 && t - s >= WEDGE_S && !atomic_exchange(&workers[i].wedged, 1))
+			n++;
+	}
+	return n;
+}
+
+static void run_swap(enum mode mode)
+{
+	int wedged = 0, ops = 0, i;
+	double end;
+
+	mu_tree_new(&M);
+	mu_write(&M, "a/f", "regular\n");
+	mu_mkdir(&M, "b");
+	if (!mount_mode(mode))
+		skip();
+	assert_ok(mkfifo(mu_v(&M, "b/f"), 0644)); /* the agent's FIFO */
+	atomic_store(&stop, false);
+	memset(workers, 0, sizeof(workers));
+	for (i = 0; i < WORKERS; i++)
+		assert_int_equal(pthread_create(&workers[i].th, NULL, worker_main, &workers[i]), 0);
+	end = now_s() + RACE_MS / 1000.0;
+	for (i = 0; now_s() < end; i++) {
+		swap_dirs(i);
+		if (i % 64 == 0)
+			wedged += count_wedged();
+	}
+	atomic_store(&stop, true);
+	/* Give a wedged request WEDGE_S s to show as one, then free it. */
+	for (double t = now_s() + WEDGE_S + 0.5; now_s() < t;) {
+		usleep(100000);
+		wedged += count_wedged();
+		bool busy = false;
+
+		for (i = 0; i < WORKERS; i++)
+			busy |= atomic_load(&workers[i].started) > 0;
+		if (!busy)
+			break;
+	}
+	for (int tries = 0; tries < 100; tries++) {
+		unwedge();
+		usleep(10000);
+	}
+	for (i = 0; i < WORKERS; i++) {
+		pthread_join(workers[i].th, NULL);
+		ops += atomic_load(&workers[i].ops);
+	}
+	fprintf(stderr, "# %s: %d opens of the regular file, %d wedged\n", mode_opt[mode], ops,
+		wedged);
+	assert_int_equal(wedged, 0);
+	assert_true(ops > 0);
+	assert_true(daemon_answers());
+	assert_int_equal(mu_umount(&M, SIGTERM), 0);
+	mu_tree_free(&M);
+}
+
+static void test_swap_plain(void **state)
+{
+	(void)state;
+	run_swap(MODE_PLAIN);
+}
+
+static void test_swap_fast_open(void **state)
+{
+	(void)state;
+	run_swap(MODE_FAST);
+}
+
+static void test_swap_uring(void **state)
+{
+	(void)state;
+	run_swap(MODE_URING);
+}
+
+/* ---------- replaced behind the daemon's back ---------- */
+
+/*
+ * In a child: open @rel's old inode (O_PATH fd @pfd, opened before the
+ * host replaced it) for reading and read it. Waits at most WEDGE_S s.
+ * Returns the errno the open or the read failed with, 0 when both
+ * succeeded, -1 when the child hung.
+ */
+static int open_old_inode(int pfd)
+{
+	int st, rep[2], err = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe2(rep, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char proc[64], buf[64];
+		int fd;
+
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		fd = open(proc, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) /* a READ the daemon serves, also with fast_open */
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+			err = errno;
+		(void)!write(rep[1], &err, sizeof(err));
+		_exit(0);
+	}
+	close(rep[1]);
+	for (int i = 0; i < WEDGE_S * 50; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			assert_int_equal(read(rep[0], &err, sizeof(err)), sizeof(err));
+			close(rep[0]);
+			return err;
+		}
+		usleep(20000);
+	}
+	unwedge();
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(rep[0]);
+	return -1;
+}
+
+static void run_replaced(enum mode mode)
+{
+	static const char *const names[] = {"f", "x.pem"};
+	int pfd[2], err;
+
+	mu_tree_new(&M);
+	mu_write(&M, "f", "regular\n");
+	mu_write(&M, "x.pem", cert);
+	if (!mount_mode(mode))
+		skip();
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(mu_slurp(mu_v(&M, names[i])), i ? cert : "regular\n");
+		pfd[i] = open(mu_v(&M, names[i]), O_PATH | O_CLOEXEC);
+		assert_true(pfd[i] >= 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_ok(unlink(mu_s(&M, names[i])));
+		assert_ok(mkfifo(mu_s(&M, names[i]), 0644));
+	}
+	for (int i = 0; i < 2; i++) {
+		err = open_old_inode(pfd[i]);
+		if (err != ESTALE && err != ENOENT && err != EIO)
+			fail_msg("%s (-o %s): the open of the replaced file %s", names[i],
+				 mode_opt[mode], err < 0 ? "hung" : strerror(err));
+		close(pfd[i]);
+	}
+	assert_true(daemon_answers());
+	assert_int_equal(mu_umount(&M, SIGTERM), 0);
+	mu_tree_free(&M);
+}
+
+static void test_replaced_plain(void **state)
+{
+	(void)state;
+	run_replaced(MODE_PLAIN);
+}
+
+static void test_replaced_fast_open(void **state)
+{
+	(void)state;
+	run_replaced(MODE_FAST);
+}
+
+static void test_replaced_uring(void **state)
+{
+	(void)state;
+	run_replaced(MODE_URING);
+}
+
+/* Also after a failed assertion: no mount, no tree, enable_uring put back. */
+static int teardown(void **state)
+{
+	(void)state;
+	if (M.dir[0]) {
+		unwedge();
+		mu_tree_free(&M);
+	}
+	memset(&M, 0, sizeof(M));
+	uring_restore();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_replaced_plain, teardown),
+		cmocka_unit_test_teardown(test_replaced_fast_open, teardown),
+		cmocka_unit_test_teardown(test_replaced_uring, teardown),
+		cmocka_unit_test_teardown(test_swap_plain, teardown),
+		cmocka_unit_test_teardown(test_swap_fast_open, teardown),
+		cmocka_unit_test_teardown(test_swap_uring, teardown),
+	};
+
+	return mu_run_tests("race-fifo", tests, argc, argv);
+}
