@@ -143,7 +143,7 @@ static void maybe_free_locked(struct jf_inode *inode)
 		}
 		if (inode->orphan_fd >= 0) {
 			close(inode->orphan_fd);
-			jf_fd_put();
+			jf_fd_put_unshared();
 		}
 		if (inode->type == S_IFDIR && watcher)
 			watcher->forget(inode);
@@ -502,7 +502,7 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 
 	jf_fs_lock();
 	p = find_locked(dev, ino);
-	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take(JF_FD_FILE) == 0) {
+	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take_unshared(JF_FD_FILE) == 0) {
 		p->orphan_fd = fd;
 		fd = -1;
 	}

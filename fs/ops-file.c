@@ -203,16 +203,18 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 }
 
 /* Handles hold an fd of the daemon for as long as the kernel keeps them:
- * each takes a slot of the fd budget (fd-budget.c), given back by
- * drop_file(). EMFILE once the budget is spent. No slot in no_open mode,
+ * each takes a slot of the fd budget (fd-budget.c) from the caller's share,
+ * given back by drop_file(). EMFILE once the budget or the caller's share of
+ * it is spent. No slot in no_open mode,
  * where create leaves no handle. */
 static int open_counted(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 			struct fuse_file_info *fi)
 {
-	int r = jf_fd_take(JF_FD_FILE);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r = jf_fd_take(JF_FD_FILE, ctx->pid, ctx->uid);
 
 	if (r == 0 && (r = do_open(req, inode, v, fi)) < 0)
-		jf_fd_put();
+		jf_fd_put(ctx->pid, ctx->uid);
 	return r;
 }
 
@@ -222,10 +224,11 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 static int create_counted(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
 			  struct fuse_file_info *fi, struct fuse_entry_param *e)
 {
-	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE, ctx->pid, ctx->uid);
 
 	if (r == 0 && (r = do_create(req, pi, name, mode, fi, e)) < 0 && !jf_fs.no_open)
-		jf_fd_put();
+		jf_fd_put(ctx->pid, ctx->uid);
 	return r;
 }
 
@@ -576,7 +579,7 @@ static void drop_file(struct jf_file *f)
 	jf_pt_detach(f);
 	jf_fs_unlock();
 	close(f->fd);
-	jf_fd_put();
+	jf_fd_put(f->pid, f->uid);
 	free(f);
 }
 
