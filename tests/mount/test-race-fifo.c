@@ -13,6 +13,8 @@
  *     (/proc/self/fd of an O_PATH fd: the kernel sends OPEN for the regular
  *     file whatever the name now holds) and read it. Every open and read
  *     must finish within WEDGE_S seconds, and the daemon must answer after.
+ *   - own FIFO: a FIFO the agent makes through the view opens and works as
+ *     POSIX says, and no OPEN reaches the daemon for it;
  *   - replaced: the host replaces a file (f, and x.pem whose zone depends on
  *     its content) with a FIFO behind the daemon's back; an open of the old
  *     inode must fail fast (ESTALE, ENOENT, EIO), never hang.
@@ -385,6 +387,65 @@ static void test_replaced_uring(void **state)
 	run_replaced(MODE_URING);
 }
 
+/* ---------- the agent's own FIFO ---------- */
+
+/*
+ * A FIFO made through the view in SAFE works as POSIX says: a blocking open
+ * waits for the other end, O_NONBLOCK opens for reading at once and answers
+ * ENXIO for writing without a reader, bytes pass. The kernel opens a FIFO
+ * itself (FUSE sends no OPEN for it), so the daemon never opens one on the
+ * agent's behalf: the OPEN count does not move.
+ */
+static void run_own_fifo(enum mode mode)
+{
+	char stats[400], buf[8] = "";
+	const char *args[] = {"--stats", stats, "-o", mode_opt[mode], NULL};
+	uint64_t before, after;
+	pid_t pid;
+	int fd, st;
+
+	mu_tree_new(&M);
+	mu_mkdir(&M, "w");
+	snprintf(stats, sizeof(stats), "%s/stats", M.dir);
+	assert_int_equal(mu_mount(&M, args, 0), 0);
+	assert_ok(mkfifo(mu_v(&M, "w/p"), 0644));
+	assert_int_equal(mu_requests(M.pid, stats, "OPEN", &before), 0);
+	assert_errno(open(mu_v(&M, "w/p"), O_WRONLY | O_NONBLOCK | O_CLOEXEC), ENXIO);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int w = open(mu_v(&M, "w/p"), O_WRONLY | O_CLOEXEC); /* waits for the reader */
+
+		_exit(w >= 0 && write(w, "fifo", 4) == 4 ? 0 : 1);
+	}
+	fd = open(mu_v(&M, "w/p"), O_RDONLY | O_CLOEXEC); /* waits for the writer */
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 4);
+	assert_memory_equal(buf, "fifo", 4);
+	close(fd);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fd = open(mu_v(&M, "w/p"), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mu_requests(M.pid, stats, "OPEN", &after), 0);
+	assert_int_equal(after, before);
+	assert_int_equal(mu_umount(&M, SIGTERM), 0);
+	mu_tree_free(&M);
+}
+
+static void test_own_fifo_plain(void **state)
+{
+	(void)state;
+	run_own_fifo(MODE_PLAIN);
+}
+
+static void test_own_fifo_fast_open(void **state)
+{
+	(void)state;
+	run_own_fifo(MODE_FAST);
+}
+
 /* Also after a failed assertion: no mount, no tree, enable_uring put back. */
 static int teardown(void **state)
 {
@@ -401,6 +462,8 @@ static int teardown(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_own_fifo_plain, teardown),
+		cmocka_unit_test_teardown(test_own_fifo_fast_open, teardown),
 		cmocka_unit_test_teardown(test_replaced_plain, teardown),
 		cmocka_unit_test_teardown(test_replaced_fast_open, teardown),
 		cmocka_unit_test_teardown(test_replaced_uring, teardown),
