@@ -20,7 +20,8 @@
  *     inode must fail fast (ESTALE, ENOENT, EIO), never hang.
  *
  * Each case runs on a plain mount, with -o fast_open (the kernel opens
- * without asking; the READ opens the backing file) and, where the kernel
+ * without asking; the READ opens the backing file), the replaced case also
+ * on a --read-only view and at audit level all, and, where the kernel
  * has FUSE over io_uring, with -o io_uring (the fuse module's enable_uring
  * is turned on for the case and put back).
  */
@@ -54,9 +55,12 @@ static const char cert[] = "-----BEGIN CERTIFICATE-----\n"
 			   "MIIBszCCAVmgAwIBAgIUJ2n3dGVzdGNlcnRpZmljYXRlMAoGCCqGSM49BAMC\n"
 			   "-----END CERTIFICATE-----\n";
 
-enum mode { MODE_PLAIN, MODE_FAST, MODE_URING };
+enum mode { MODE_PLAIN, MODE_FAST, MODE_URING, MODE_RO, MODE_AUDIT };
 
-static const char *const mode_opt[] = {"nofast_open", "fast_open", "io_uring"};
+/* What the output calls each mode; the -o option of the first three. */
+static const char *const mode_opt[] = {"nofast_open", "fast_open", "io_uring", "read-only",
+				       "audit-all"};
+static char audit_path[400];
 
 static struct jf_mnt M;
 static char uring_was = 0; /* enable_uring before the case turned it on */
@@ -105,14 +109,18 @@ static void uring_restore(void)
  * io_uring and the kernel lacks it. */
 static bool mount_mode(enum mode mode)
 {
-	const char *args[] = {"-o", mode_opt[mode], NULL};
+	const char *opt[] = {"-o", mode_opt[mode], NULL};
+	const char *ro[] = {"--read-only", NULL};
+	const char *audit[] = {"--audit", audit_path, "--audit-level", "all", NULL};
+	const char *const *args = mode == MODE_RO ? ro : mode == MODE_AUDIT ? audit : opt;
 
+	snprintf(audit_path, sizeof(audit_path), "%s/audit.jsonl", M.dir);
 	if (mode == MODE_URING && !uring_on()) {
 		fprintf(stderr, "# no FUSE over io_uring here (%s)\n", URING_PARAM);
 		return false;
 	}
 	if (mu_mount(&M, args, 0) < 0)
-		fail_msg("jailfs did not mount -o %s", mode_opt[mode]);
+		fail_msg("jailfs did not mount (%s)", mode_opt[mode]);
 	return true;
 }
 
@@ -360,7 +368,7 @@ static void run_replaced(enum mode mode)
 	for (int i = 0; i < 2; i++) {
 		err = open_old_inode(pfd[i]);
 		if (err != ESTALE && err != ENOENT && err != EIO)
-			fail_msg("%s (-o %s): the open of the replaced file %s", names[i],
+			fail_msg("%s (%s): the open of the replaced file %s", names[i],
 				 mode_opt[mode], err < 0 ? "hung" : strerror(err));
 		close(pfd[i]);
 	}
@@ -385,6 +393,18 @@ static void test_replaced_uring(void **state)
 {
 	(void)state;
 	run_replaced(MODE_URING);
+}
+
+static void test_replaced_read_only(void **state)
+{
+	(void)state;
+	run_replaced(MODE_RO);
+}
+
+static void test_replaced_audit_all(void **state)
+{
+	(void)state;
+	run_replaced(MODE_AUDIT);
 }
 
 /* ---------- the agent's own FIFO ---------- */
@@ -466,6 +486,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_own_fifo_fast_open, teardown),
 		cmocka_unit_test_teardown(test_replaced_plain, teardown),
 		cmocka_unit_test_teardown(test_replaced_fast_open, teardown),
+		cmocka_unit_test_teardown(test_replaced_read_only, teardown),
+		cmocka_unit_test_teardown(test_replaced_audit_all, teardown),
 		cmocka_unit_test_teardown(test_replaced_uring, teardown),
 		cmocka_unit_test_teardown(test_swap_plain, teardown),
 		cmocka_unit_test_teardown(test_swap_fast_open, teardown),
