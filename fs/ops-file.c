@@ -205,8 +205,7 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 /* Handles hold an fd of the daemon for as long as the kernel keeps them:
  * each takes a slot of the fd budget (fd-budget.c) from the caller's share,
  * given back by drop_file(). EMFILE once the budget or the caller's share of
- * it is spent. No slot in no_open mode,
- * where create leaves no handle. */
+ * it is spent. No slot in no_open mode, where create leaves no handle. */
 static int open_counted(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 			struct fuse_file_info *fi)
 {

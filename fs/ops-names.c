@@ -174,7 +174,7 @@ static int open_orphan(int dirfd, const char *name, const struct stat *st)
 		fd = jf_open_below(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
 		return -1;
-	if ((fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino)) {
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
 		close(fd);
 		fd = -1;
 	}
