@@ -13,6 +13,8 @@
  *     (/proc/self/fd of an O_PATH fd: the kernel sends OPEN for the regular
  *     file whatever the name now holds) and read it. Every open and read
  *     must finish within WEDGE_S seconds, and the daemon must answer after.
+ *   - the same swap made by a real program (python3) in jailrun --source
+ *     and in jailrun --root on root's default mount: it finishes;
  *   - own FIFO: a FIFO the agent makes through the view opens and works as
  *     POSIX says, and no OPEN reaches the daemon for it;
  *   - replaced: the host replaces a file (f, and x.pem whose zone depends on
@@ -407,6 +409,104 @@ static void test_replaced_audit_all(void **state)
 	run_replaced(MODE_AUDIT);
 }
 
+/* ---------- the swap by a jailed program ---------- */
+
+/* The agent's side of the swap as a real program in jailrun: it makes the
+ * FIFO, exchanges a and b (renameat2) while threads open a/f by its cached
+ * inode and read it, then prints "done". */
+static const char swap_py[] = "import ctypes, os, stat, threading, time\n"
+			      "libc = ctypes.CDLL(None, use_errno=True)\n"
+			      "os.makedirs('a', exist_ok=True)\n"
+			      "os.makedirs('b', exist_ok=True)\n"
+			      "with open('a/f', 'w') as f:\n"
+			      "    f.write('regular\\n')\n"
+			      "os.mkfifo('b/f')\n"
+			      "stop = False\n"
+			      "def work():\n"
+			      "    while not stop:\n"
+			      "        try:\n"
+			      "            p = os.open('a/f', os.O_PATH | os.O_NOFOLLOW)\n"
+			      "        except OSError:\n"
+			      "            continue\n"
+			      "        try:\n"
+			      "            if stat.S_ISREG(os.fstat(p).st_mode):\n"
+			      "                fd = os.open('/proc/self/fd/%d' % p, os.O_RDONLY)\n"
+			      "                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\n"
+			      "                os.pread(fd, 64, 0)\n"
+			      "                os.close(fd)\n"
+			      "        except OSError:\n"
+			      "            pass\n"
+			      "        finally:\n"
+			      "            os.close(p)\n"
+			      "ts = [threading.Thread(target=work) for _ in range(6)]\n"
+			      "for t in ts:\n"
+			      "    t.start()\n"
+			      "end = time.monotonic() + 1.5\n"
+			      "while time.monotonic() < end:\n"
+			      "    libc.renameat2(-100, b'a', -100, b'b', 2)\n"
+			      "stop = True\n"
+			      "for t in ts:\n"
+			      "    t.join()\n"
+			      "print('done')\n";
+
+/*
+ * jailrun --source (its one-shot view, fast_open) or, with @root, jailrun
+ * --root on root's default mount of the tree: the program finishes well
+ * within jailrun's timeout, and says so.
+ */
+static void run_jailed_swap(bool root)
+{
+	const char *j = getenv("JAILRUN"), *old = getenv("JF_MOUNT_TMPDIR");
+	char out[600];
+	pid_t pid;
+	int r, st;
+
+	if (geteuid() != 0 || !j)
+		skip(); /* root's jailrun (the ordinary user's runs in test-jailrun.sh) */
+	setenv("JF_MOUNT_TMPDIR", "/var/tmp", 1); /* jailrun refuses a project in /tmp */
+	mu_tree_new(&M);
+	if (old)
+		setenv("JF_MOUNT_TMPDIR", old, 1);
+	else
+		unsetenv("JF_MOUNT_TMPDIR");
+	mu_write(&M, "swap.py", swap_py);
+	snprintf(out, sizeof(out), "%s/out", M.dir);
+	if (root && mu_mount(&M, NULL, 0) < 0)
+		fail_msg("jailfs did not mount");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(mu_sh("cd '%s' && '%s' %s '%s' --timeout 20 -- python3 swap.py >'%s' 2>&1",
+			    M.src, j, root ? "--root" : "--source", root ? M.mnt : M.src, out));
+	/* A wedged daemon keeps the jailed threads past jailrun's timeout:
+	 * from 30 s on, free every reader of the FIFOs until jailrun ends. */
+	for (int i = 0; waitpid(pid, &st, WNOHANG) != pid; i++) {
+		if (i >= 300)
+			unwedge();
+		usleep(100000);
+	}
+	r = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (r != 0 || !strstr(mu_slurp(out), "done"))
+		fail_msg("jailrun %s: exit %d: %s", root ? "--root" : "--source", r, mu_slurp(out));
+	if (root) {
+		assert_true(daemon_answers());
+		assert_int_equal(mu_umount(&M, SIGTERM), 0);
+	}
+	mu_tree_free(&M);
+}
+
+static void test_jailrun_source_swap(void **state)
+{
+	(void)state;
+	run_jailed_swap(false);
+}
+
+static void test_jailrun_root_swap(void **state)
+{
+	(void)state;
+	run_jailed_swap(true);
+}
+
 /* ---------- the agent's own FIFO ---------- */
 
 /*
@@ -491,6 +591,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_replaced_uring, teardown),
 		cmocka_unit_test_teardown(test_swap_plain, teardown),
 		cmocka_unit_test_teardown(test_swap_fast_open, teardown),
+		cmocka_unit_test_teardown(test_jailrun_source_swap, teardown),
+		cmocka_unit_test_teardown(test_jailrun_root_swap, teardown),
 		cmocka_unit_test_teardown(test_swap_uring, teardown),
 	};
 
