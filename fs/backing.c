@@ -8,7 +8,8 @@
  * CVE-2026-27456 moved to the same call because O_NOFOLLOW guards only the
  * last component). After opening an inode by its path, (st_dev, st_ino) is
  * compared with the inode's: a different object answers -ESTALE, never
- * another file.
+ * another file. Nothing is opened for reading or writing before its type is
+ * known: a FIFO or a device put where a file was expected is never opened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,7 +35,7 @@
 	 O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
 	 O_PATH | O_TMPFILE | FASYNC)
 
-int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
+static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)((flags & JF_OPEN_FLAGS) | O_CLOEXEC | O_NOFOLLOW),
@@ -48,6 +50,46 @@ int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
 	if (fd < 0)
 		return errno == ELOOP ? -ENOENT : -errno;
 	return (int)fd;
+}
+
+/*
+ * Opening a FIFO without O_NONBLOCK sleeps until its other end is opened, and
+ * opening a device runs its driver: the name is resolved to an O_PATH fd
+ * first, which opens nothing, and only a regular file is then opened for
+ * real, through that fd's /proc/self/fd link, which names the object already
+ * resolved, whatever the path holds by then.
+ */
+int jf_open_file_below(int dirfd, const char *path, int flags, struct stat *st)
+{
+	char proc[64];
+	struct stat tmp;
+	int pfd, fd;
+
+	if (!st)
+		st = &tmp;
+	pfd = openat2_beneath(dirfd, path, O_PATH, 0);
+	if (pfd < 0)
+		return pfd;
+	fd = fstat(pfd, st) < 0 ? -errno : S_ISREG(st->st_mode) ? 0 : -ENXIO;
+	if (fd < 0) {
+		close(pfd);
+		return fd;
+	}
+	jf_proc_fd_path(proc, sizeof(proc), pfd);
+	fd = open(proc, (flags & JF_OPEN_FLAGS & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(pfd);
+	return fd;
+}
+
+int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
+{
+	if (flags & (O_PATH | O_DIRECTORY | O_EXCL))
+		return openat2_beneath(dirfd, path, flags, mode);
+	if (flags & O_CREAT)
+		return -EINVAL; /* would open an existing object, whatever it is */
+	return jf_open_file_below(dirfd, path, flags, NULL);
 }
 
 int jf_open_beneath(const char *path, int flags, mode_t mode)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* "" -> "." for openat2. */
@@ -17,9 +18,18 @@ static inline const char *jf_rel(const char *path)
 }
 
 /* openat2(dirfd, path, flags, RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS);
- * O_CLOEXEC|O_NOFOLLOW always added. Returns fd or -errno (-ENOENT for a
- * symlink on the way). */
+ * O_CLOEXEC|O_NOFOLLOW always added. With O_PATH, O_DIRECTORY or O_EXCL
+ * (an open that cannot run a FIFO's or a device's open), as is; any other
+ * open is jf_open_file_below()'s, and O_CREAT without O_EXCL answers
+ * -EINVAL. Returns the fd (caller closes it) or -errno (-ENOENT for a
+ * symlink on the way). Thread-safe. */
 int jf_open_below(int dirfd, const char *path, int flags, mode_t mode);
+/* Open the regular file @path below @dirfd with @flags (O_CREAT, O_EXCL
+ * ignored) so that it cannot block: resolved to an O_PATH fd first, opened
+ * only if regular (its fstat in @st, if not NULL). Returns the fd (caller
+ * closes it), -ENXIO when @path is not a regular file (a FIFO, a device, a
+ * socket, a directory), or another -errno as jf_open_below(). Thread-safe. */
+int jf_open_file_below(int dirfd, const char *path, int flags, struct stat *st);
 /* jf_open_below() from root_fd. */
 int jf_open_beneath(const char *path, int flags, mode_t mode);
 /* Join view path @dir and @name into @buf ("" + name = name): the length,

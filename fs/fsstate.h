@@ -127,7 +127,8 @@ struct jf_file {
 	atomic_int_fast64_t bytes_read;
 	atomic_int_fast64_t bytes_written;
 	struct jf_file *next_open; /* inode->open_files list, under jf_fs.lock */
-	pid_t pid;		   /* opener, for the release record (release has no caller) */
+	pid_t pid;		   /* opener, for the release record (release has no caller) and
+				    * the share of the fd budget the handle is charged to */
 	uid_t uid;
 	/* > 0: the kernel serves reads and writes from this backing file id
 	 * (passthrough.h), shared by all open handles of the inode. */

@@ -143,7 +143,7 @@ static void maybe_free_locked(struct jf_inode *inode)
 		}
 		if (inode->orphan_fd >= 0) {
 			close(inode->orphan_fd);
-			jf_fd_put();
+			jf_fd_put_unshared();
 		}
 		if (inode->type == S_IFDIR && watcher)
 			watcher->forget(inode);
@@ -505,7 +505,7 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 
 	jf_fs_lock();
 	p = find_locked(dev, ino);
-	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take(JF_FD_FILE) == 0) {
+	if (p && p != &jf_fs.root && p->orphan_fd < 0 && jf_fd_take_unshared(JF_FD_FILE) == 0) {
 		p->orphan_fd = fd;
 		fd = -1;
 	}
@@ -642,13 +642,16 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 	r = jf_inode_path(inode, path, sizeof(path));
 	if (r < 0)
 		return r;
-	fd = jf_open_beneath(path, flags, 0);
-	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+	if (flags & (O_PATH | O_DIRECTORY))
+		fd = jf_open_beneath(path, flags, 0);
+	else /* a regular file: never a FIFO or a device put at its name */
+		fd = jf_open_file_below(jf_fs.root_fd, path, flags, st);
+	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -ENXIO)
 		return -ESTALE; /* the name now holds something else: the kernel
 				 * retries once with a fresh lookup (LOOKUP_REVAL) */
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, st) < 0) {
+	if ((flags & (O_PATH | O_DIRECTORY)) && fstat(fd, st) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

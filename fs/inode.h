@@ -96,7 +96,10 @@ uint64_t jf_view_ino(const struct jf_inode *inode);
 void jf_inode_free_all(void);
 
 /* Open the inode by its path and check (dev, ino): -ESTALE on mismatch.
- * Returns the fd (caller closes it); fills @st when not NULL. */
+ * Without O_PATH or O_DIRECTORY in @flags the inode is a regular file, and
+ * a name that holds anything else now answers -ESTALE without being opened
+ * (jf_open_file_below: no FIFO's or device's open runs). Returns the fd
+ * (caller closes it); fills @st when not NULL. Thread-safe. */
 int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st);
 
 /* ---- for the watch thread (watch.c) ---- */

@@ -53,6 +53,8 @@ struct jf_dir {
 	uint64_t vpos;		    /* view offset of the next visible entry from dp */
 	struct dir_map map;
 	dev_t dev;
+	pid_t pid; /* the opener, charged for the handle's fd (fd-budget.h) */
+	uid_t uid;
 	char path[]; /* view path of the directory at opendir */
 };
 
@@ -253,6 +255,7 @@ static void audit_listing(fuse_req_t req, struct jf_inode *inode, const char *pa
 
 void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct jf_inode *inode = jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1];
 	struct jf_dir *d;
@@ -265,7 +268,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	r = jf_inode_path(inode, path, sizeof(path));
 	/* the handle holds an fd from its first readdir to releasedir */
-	if (r >= 0 && jf_fd_take(JF_FD_DIR) < 0)
+	if (r >= 0 && jf_fd_take(JF_FD_DIR, ctx->pid, ctx->uid) < 0)
 		r = -EMFILE;
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -273,10 +276,12 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	d = calloc(1, sizeof(*d) + (size_t)r + 1);
 	if (!d) {
-		jf_fd_put();
+		jf_fd_put(ctx->pid, ctx->uid);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	d->pid = ctx->pid;
+	d->uid = ctx->uid;
 	memcpy(d->path, path, (size_t)r + 1);
 	d->inode = inode;
 	fi->fh = (uint64_t)(uintptr_t)d;
@@ -286,7 +291,7 @@ void jf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	dir_link(d);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		dir_unlink(d);
-		jf_fd_put();
+		jf_fd_put(d->pid, d->uid);
 		free(d);
 	}
 }
@@ -517,7 +522,7 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (d->dp)
 		closedir(d->dp);
 	free(d->map.pos);
-	jf_fd_put();
+	jf_fd_put(d->pid, d->uid);
 	free(d);
 	fuse_reply_err(req, 0);
 }

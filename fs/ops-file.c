@@ -203,16 +203,17 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 }
 
 /* Handles hold an fd of the daemon for as long as the kernel keeps them:
- * each takes a slot of the fd budget (fd-budget.c), given back by
- * drop_file(). EMFILE once the budget is spent. No slot in no_open mode,
- * where create leaves no handle. */
+ * each takes a slot of the fd budget (fd-budget.c) from the caller's share,
+ * given back by drop_file(). EMFILE once the budget or the caller's share of
+ * it is spent. No slot in no_open mode, where create leaves no handle. */
 static int open_counted(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 			struct fuse_file_info *fi)
 {
-	int r = jf_fd_take(JF_FD_FILE);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r = jf_fd_take(JF_FD_FILE, ctx->pid, ctx->uid);
 
 	if (r == 0 && (r = do_open(req, inode, v, fi)) < 0)
-		jf_fd_put();
+		jf_fd_put(ctx->pid, ctx->uid);
 	return r;
 }
 
@@ -222,10 +223,11 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 static int create_counted(fuse_req_t req, struct jf_inode *pi, const char *name, mode_t mode,
 			  struct fuse_file_info *fi, struct fuse_entry_param *e)
 {
-	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int r = jf_fs.no_open ? 0 : jf_fd_take(JF_FD_FILE, ctx->pid, ctx->uid);
 
 	if (r == 0 && (r = do_create(req, pi, name, mode, fi, e)) < 0 && !jf_fs.no_open)
-		jf_fd_put();
+		jf_fd_put(ctx->pid, ctx->uid);
 	return r;
 }
 
@@ -290,8 +292,12 @@ static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mo
 			 * event on it for the host's watchers). */
 			r = jf_hide_eexist(-EEXIST, dfd, dpath, pi->dev, name);
 			if (r == -EEXIST) {
-				r = 0;
-				fd = openat(dfd, name, flags & ~O_CREAT);
+				/* Never a FIFO or a device put at the name since
+				 * the lookup (-ENXIO); -ENOENT: a symlink. */
+				fd = jf_open_below(dfd, name, flags & ~O_CREAT, 0);
+				r = fd >= 0	    ? 0
+				    : fd == -ENOENT ? -EACCES
+						    : jf_hide_eexist(fd, dfd, dpath, pi->dev, name);
 			}
 		}
 		if (fd < 0 && r == 0)
@@ -572,7 +578,7 @@ static void drop_file(struct jf_file *f)
 	jf_pt_detach(f);
 	jf_fs_unlock();
 	close(f->fd);
-	jf_fd_put();
+	jf_fd_put(f->pid, f->uid);
 	free(f);
 }
 

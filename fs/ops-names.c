@@ -177,11 +177,13 @@ static int open_orphan(int dirfd, const char *name, const struct stat *st)
 	if (!jf_fs.no_open || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
 	    !jf_inode_info(st->st_dev, st->st_ino, &info))
 		return -1;
-	fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* jf_open_below: the name may hold a FIFO or a device by now */
+	fd = jf_open_below(dirfd, name, O_RDWR | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0 &&
-	    (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino)) {
+		fd = jf_open_below(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
 		close(fd);
 		fd = -1;
 	}

@@ -265,9 +265,14 @@ bool jf_pt_killpriv_v2(void)
 	return pt.killpriv_v2;
 }
 
-/* Passthrough skips the daemon's per-write checks: only where none apply. */
+/* Passthrough skips the daemon's per-read and per-write checks: only where
+ * none apply. A zone decided by the content (a public certificate, a tracked
+ * file) is checked again at every read: the host may have written a private
+ * key into the file since the open. */
 static bool may_pass(const struct jf_file *f)
 {
+	if (f->by_content)
+		return false;
 	if (f->zone == JF_SAFE)
 		return jf_fs.max_size[JF_SAFE] == UINT64_MAX;
 	return f->zone == JF_RESTRICTED && !f->writable;

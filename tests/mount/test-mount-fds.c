@@ -4,9 +4,14 @@
  * with RLIMIT_NOFILE 256, a child process (its own limit far higher) that
  * keeps opening view files until the daemon refuses, and this process as
  * "every other user of the mount" meanwhile:
- *   - opens of one file: refused with EMFILE well before the daemon's limit;
- *     ls, stat, a lookup of a new name and readdir keep working; once the
- *     opener closes everything, opens work again;
+ *   - opens of one file: refused with EMFILE at the opener's share (half
+ *     the budget), well before the daemon's limit; ls, stat, a lookup of a
+ *     new name, readdir and another process's cat and touch keep working;
+ *     a second opener of the same user gets the rest of the user's share
+ *     (three quarters); once the openers close everything, opens work
+ *     again;
+ *   - openers of one user, as many processes as they like, leave another
+ *     user (jftest, on root's mount with allow_other) its cat and touch;
  *   - directory handles: the same bound, stat and lookups keep working;
  *   - -o fast_open: opens cost the daemon nothing; files unlinked while
  *     open (orphan fds) are bounded too and unlinks keep working;
@@ -145,19 +150,28 @@ static void holder_start(struct holder *h, enum hold_kind kind, int max)
 	h->first = res[2];
 }
 
-/* Let the opener close everything and exit, then wait (at most 10 s) until
- * the daemon holds fewer than 64 fds: the kernel sends RELEASE
+/* Let the @n openers @h close everything and exit, then wait (at most 10 s)
+ * until the daemon holds fewer than 64 fds: the kernel sends RELEASE
  * asynchronously, after close(2) has returned. */
-static void holder_stop(struct holder *h)
+static void holders_stop(struct holder *h, int n)
 {
 	int status, i;
 
-	close(h->release);
-	assert_int_equal(waitpid(h->pid, &status, 0), h->pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* all first: an opener started later holds the earlier ones' pipes */
+	for (i = 0; i < n; i++)
+		close(h[i].release);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(waitpid(h[i].pid, &status, 0), h[i].pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
 	for (i = 0; i < 1000 && mu_count_fds(M.pid) >= 64; i++)
 		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 	assert_true(mu_count_fds(M.pid) < 64);
+}
+
+static void holder_stop(struct holder *h)
+{
+	holders_stop(h, 1);
 }
 
 /* Number of visible names in view directory @rel, -errno on failure. */
@@ -214,31 +228,82 @@ static void open_reads(const char *rel, const char *want)
 	close(fd);
 }
 
+/* Real cat(1) and touch(1) through the view as user @user (NULL: this
+ * process's): both succeed. */
+static void cat_and_touch(const char *user, const char *name)
+{
+	const char *as = user ? "setpriv --reuid=" : "";
+	const char *rest = user ? " --regid=" : "";
+
+	assert_int_equal(mu_sh("%s%s%s%s%s cat '%s' >/dev/null", as, user ? user : "", rest,
+			       user ? user : "", user ? " --clear-groups" : "", mu_v(&M, "d/f2")),
+			 0);
+	assert_int_equal(mu_sh("%s%s%s%s%s touch '%s'", as, user ? user : "", rest,
+			       user ? user : "", user ? " --clear-groups" : "", mu_v(&M, name)),
+			 0);
+}
+
 static void test_file_opens_bounded(void **state)
 {
-	struct holder h;
-	int fd;
+	struct holder h[2];
+	int first;
 
 	(void)state;
 	tree(NULL, DAEMON_NOFILE);
-	holder_start(&h, HOLD_FILE, OPENER_NOFILE - 64);
-	/* refused by the daemon (EMFILE), long before the opener's own limit,
-	 * and not so early that a normal workload would notice */
-	assert_int_equal(h.err, EMFILE);
-	assert_in_range(h.count, DAEMON_NOFILE / 4, DAEMON_NOFILE - 1);
-	assert_true(h.first);
+	holder_start(&h[0], HOLD_FILE, OPENER_NOFILE - 64);
+	/* refused by the daemon (EMFILE) at the opener's share of the budget,
+	 * half of it: long before the opener's own limit, and not so early that
+	 * a normal workload would notice */
+	assert_int_equal(h[0].err, EMFILE);
+	assert_in_range(h[0].count, DAEMON_NOFILE / 8, DAEMON_NOFILE / 2);
+	assert_true(h[0].first);
 	others_still_work(true);
-	/* the budget is the daemon's: another process's open is refused too */
-	fd = open(mu_v(&M, "d/f2"), O_RDONLY | O_CLOEXEC);
-	assert_int_equal(fd, -1);
-	assert_int_equal(errno, EMFILE);
-	holder_stop(&h);
+	/* another process of the same user: its cat and touch work */
+	cat_and_touch(NULL, "u/t1");
+	open_reads("d/f2", "two\n");
+	/* a second opener of the same user gets what is left of the user's
+	 * share (three quarters): then that user's opens are refused, and
+	 * lookups, stat and readdir still work */
+	holder_start(&h[1], HOLD_FILE, OPENER_NOFILE - 64);
+	assert_int_equal(h[1].err, EMFILE);
+	assert_true(h[1].count > 0 && h[1].count < h[0].count);
+	assert_errno(open(mu_v(&M, "d/f2"), O_RDONLY | O_CLOEXEC), EMFILE);
+	others_still_work(true);
+	holders_stop(h, 2);
 	open_reads("d/f2", "two\n");
 	/* and the budget was all given back: the same number of opens again */
-	holder_start(&h, HOLD_FILE, OPENER_NOFILE - 64);
-	assert_int_equal(h.err, EMFILE);
-	assert_true(h.count >= DAEMON_NOFILE / 4);
-	holder_stop(&h);
+	first = h[0].count;
+	holder_start(&h[0], HOLD_FILE, OPENER_NOFILE - 64);
+	assert_int_equal(h[0].err, EMFILE);
+	assert_int_equal(h[0].count, first);
+	holder_stop(&h[0]);
+	assert_int_equal(mu_umount(&M, SIGTERM), 0);
+	mu_tree_free(&M);
+}
+
+/*
+ * Root's mount with allow_other: openers of one user, however many
+ * processes, leave another user a quarter of the budget; that user's cat
+ * and touch (and, as every other user, its lookups) still work.
+ */
+static void test_file_shares_per_user(void **state)
+{
+	static const char *const args[] = {"-o", "allow_other", NULL};
+	struct holder h[3];
+
+	(void)state;
+	if (geteuid() != 0 || mu_sh("id jftest >/dev/null 2>&1") != 0)
+		skip(); /* needs root and the test user jftest */
+	tree(args, DAEMON_NOFILE);
+	assert_ok(chmod(M.dir, 0755));
+	assert_ok(chmod(mu_s(&M, "u"), 0777));
+	for (int i = 0; i < 3; i++) {
+		holder_start(&h[i], HOLD_FILE, OPENER_NOFILE - 64);
+		assert_int_equal(h[i].err, EMFILE);
+	}
+	assert_int_equal(h[2].count, 0); /* the user's share is spent */
+	cat_and_touch("jftest", "u/other");
+	holders_stop(h, 3);
 	assert_int_equal(mu_umount(&M, SIGTERM), 0);
 	mu_tree_free(&M);
 }
@@ -344,6 +409,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_file_opens_bounded, teardown),
+		cmocka_unit_test_teardown(test_file_shares_per_user, teardown),
 		cmocka_unit_test_teardown(test_dir_handles_bounded, teardown),
 		cmocka_unit_test_teardown(test_fast_open, teardown),
 		cmocka_unit_test_teardown(test_soft_limit_raised, teardown),

@@ -283,6 +283,72 @@ static void test_fast_open_keeps_cache(void **state)
 	mu_tree_free(&m);
 }
 
+/*
+ * A held fd on a file shown for its public content never reads what the
+ * host writes into it later (jailfs(1), "Content-dependent zones"): a
+ * certificate that becomes a private key answers ENOENT at the next read,
+ * also on root's default mount, where write opens and large files are FUSE
+ * passthrough handles whose reads never reach the daemon. Both kinds: a CA
+ * bundle of 2 MiB opened read-only, a small certificate opened read-write.
+ */
+static void test_content_zone_not_passed(void **state)
+{
+	static const char block[] = "-----BEGIN CERTIFICATE-----\n"
+				    "MIIBszCCAVmgAwIBAgIUJ2n3dGVzdGNlcnRpZmljYXRlMAoGCCqGSM49BAMC\n"
+				    "-----END CERTIFICATE-----\n";
+	static const char key[] = "-----BEGIN PRIVATE KEY-----\n"
+				  "KEYBYTESKEYBYTESKEYBYTESKEYBYTES\n"
+				  "-----END PRIVATE KEY-----\n";
+	const char *const names[] = {"bundle.pem", "server.pem"};
+	const int flags[] = {O_RDONLY, O_RDWR};
+	size_t n = 2 << 20;
+	char *bundle = malloc(n + 1), buf[256];
+	uint64_t passed = 0;
+	char stats[400];
+	const char *args[] = {"--stats", stats, NULL};
+	struct jf_mnt m;
+	int fd[2];
+
+	(void)state;
+	assert_non_null(bundle);
+	for (size_t i = 0; i + sizeof(block) - 1 <= n; i += sizeof(block) - 1)
+		memcpy(bundle + i, block, sizeof(block) - 1);
+	bundle[n - n % (sizeof(block) - 1)] = '\0';
+	mu_tree_new(&m);
+	mu_write(&m, names[0], bundle);
+	mu_write(&m, names[1], block);
+	free(bundle);
+	snprintf(stats, sizeof(stats), "%s/stats", m.dir);
+	assert_int_equal(mu_mount(&m, args, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		fd[i] = open(mu_v(&m, names[i]), flags[i] | O_CLOEXEC);
+		assert_true(fd[i] >= 0);
+		assert_int_equal(pread(fd[i], buf, 27, 0), 27);
+		assert_memory_equal(buf, block, 27);
+		mu_write(&m, names[i], key); /* the host, in place: same inode */
+	}
+	for (int i = 0; i < 2; i++) {
+		ssize_t r = 0;
+		bool hidden = EVENTUALLY(({
+			memset(buf, 0, sizeof(buf));
+			(void)posix_fadvise(fd[i], 0, 0, POSIX_FADV_DONTNEED);
+			r = pread(fd[i], buf, sizeof(buf) - 1, 0);
+			if (r > 0 && strstr(buf, "KEYBYTES"))
+				fail_msg("%s: a held fd read the private key the host wrote",
+					 names[i]);
+			r < 0 && errno == ENOENT;
+		}));
+
+		if (!hidden)
+			fail_msg("%s: the held fd still reads (%zd bytes, not ENOENT)", names[i],
+				 r);
+		close(fd[i]);
+	}
+	assert_int_equal(mu_requests(m.pid, stats, "passthrough_opens", &passed), 0);
+	assert_int_equal(passed, 0);
+	mu_tree_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +358,7 @@ int main(int argc, char **argv)
 		mu_fast_open_test(test_restricted_mmap_busy),
 		cmocka_unit_test(test_default_open_mode),
 		cmocka_unit_test(test_fast_open_keeps_cache),
+		cmocka_unit_test(test_content_zone_not_passed),
 	};
 
 	return mu_run_tests("mount-handles", tests, argc, argv);

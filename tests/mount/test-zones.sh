@@ -6,7 +6,9 @@
 #  - a CA bundle named *.pem and an AsciiDoc *.asc are shown (public
 #    content); a *.pem holding a private key is not, and a certificate into
 #    which the host writes a private key disappears from the next open on;
-#    a *.pem created through the view is shown until it holds a private key
+#    a *.pem created through the view is shown until it holds a private key;
+#    an fd held on a certificate, read-only or read-write, reads ENOENT once
+#    the host wrote a private key into it (never passthrough)
 #  - files tracked by git with DENIED names (id_rsa and secret.key holding
 #    private keys, tests/.ssh/known_hosts under a DENIED .ssh/) are shown
 #    read-only (EROFS, backing unchanged); untracked neighbours stay hidden
@@ -160,6 +162,15 @@ for mode in plain fast_open; do
 	check "$mode: ... and reading the fd opened before fails too" \
 		eval '! cat <&7 >/dev/null 2>&1'
 	exec 7<&-
+	# the same through an fd opened read-write: on root's default mount a
+	# write open is a passthrough handle, unless the zone depends on content
+	cp "$work/cert.pem" "$repo/scratch/rw.pem"
+	exec 8<>"$mnt/scratch/rw.pem"
+	cp "$work/key.pem" "$repo/scratch/rw.pem"
+	out=$(cat <&8 2>&1)
+	check "$mode: a read-write fd on a certificate turned key reads no key (ENOENT)" \
+		eval '! grep -q "PRIVATE KEY" <<<"$out" && grep -q "No such file" <<<"$out"'
+	exec 8<&-
 	umount_view "$mnt" || bad "$mode: unmount"
 done
 
