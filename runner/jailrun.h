@@ -229,6 +229,15 @@ int jr_view_check_root(const char *mnt, char *source, char *mnt_out);
 int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t errsz);
 
 /*
+ * Is the daemon of the jailfs view mounted at @mnt gone? Asks getxattr on the
+ * view's root, which always reaches the daemon (stat may be answered from the
+ * kernel's cache). Returns -ENOTCONN or -ECONNABORTED when the daemon is gone
+ * (its mount answers so from then on), else 0. Blocks while a live daemon
+ * does not answer. Thread-safe.
+ */
+int jr_view_gone(const char *mnt);
+
+/*
  * The git work tree holding @dir (absolute, canonical): the nearest directory
  * from @dir upwards, @dir itself included, that has a .git entry (directory,
  * or the file of a linked work tree or submodule), without crossing into

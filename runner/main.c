@@ -839,6 +839,30 @@ static void abort_views(struct run *r, struct jr_outcome *oc)
 	snprintf(oc->broken + n, sizeof(oc->broken) - n, "; the view was aborted");
 }
 
+/*
+ * --root: the view's daemon is not our child, so its death does not end the
+ * run (a one-shot's does, jr_spawn.view_pidfds); once the command has ended,
+ * a mount that answers ENOTCONN says the daemon died under it, and whatever
+ * the command did since then failed for that reason. The daemon is not asked
+ * to flush its audit log (nothing answers); what it wrote is still read.
+ */
+static void check_root_view(struct run *r, struct jr_outcome *oc)
+{
+	int e;
+
+	if (!r->o.root || oc->broken[0] || oc->stuck)
+		return;
+	e = jr_view_gone(r->view.host);
+	if (e == 0)
+		return;
+	/* the reason first: a long mountpoint is cut, not the reason */
+	snprintf(oc->broken, sizeof(oc->broken),
+		 "the jailfs daemon of the --root view is gone under the command (%s); "
+		 "unmount %.120s and mount it again",
+		 strerror(-e), r->view.host);
+	r->log.mnt = NULL;
+}
+
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
@@ -1117,6 +1141,7 @@ int main(int argc, char **argv)
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	if (oc->stuck)
 		abort_views(&r, oc);
+	check_root_view(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	e = finish(&r, oc, e);

@@ -417,6 +417,25 @@ check "--root on a stale mount: 125 with a reason ($err)" eval '[ $rc -eq 125 ] 
 js=$("$J" --json --root "$S" -- true 2>/dev/null)
 check "... and under --json a result with error" [ "$(jq -c '[.exit_code, (.error | test("gone"))]' <<<"$js")" = '[125,true]' ]
 umount -l "$S"
+# a --root view whose daemon dies under the command: the result says so
+D=$T/dies
+mkdir -p "$D"
+"$F" -f "$P2" "$D" &
+dpid=$!
+for _ in $(seq 50); do mountpoint -q "$D" && break; sleep 0.1; done
+printf 'sleep 2\nls >/dev/null 2>&1\ntrue\n' >"$P2/dies.sh"
+(cd "$P2" && "$J" --root "$D" --json -- sh dies.sh >"$T/dies.json" 2>/dev/null; echo $? >"$T/dies.rc") &
+jpid=$!
+sleep 1
+kill -KILL $dpid
+wait $dpid 2>/dev/null
+wait $jpid
+js=$(cat "$T/dies.json")
+check "--root, its daemon killed under the command: exit 125, error names ENOTCONN ($js)" \
+	[ "$(cat "$T/dies.rc")" = 125 -a "$(jq -c '[.exit_code, (.error // "" | test("gone.*not connected"))]' <<<"$js")" = '[125,true]' ]
+(cd "$P2" && "$J" --root "$D" -- true) 2>"$T/dies.err"
+check "... and --root on it afterwards says the daemon is gone" grep -q "daemon of this mount is gone" "$T/dies.err"
+umount -l "$D"
 "$J" --bogus -- true >/dev/null 2>&1
 check "an unknown option exits 2" [ $? -eq 2 ]
 js=$("$J" --json --timeout x -- true 2>/dev/null); rc=$?
