@@ -14,13 +14,24 @@
  *                           (bounded like /tmp, by shm_size)
  *   /proc                   a fresh proc of the new PID namespace; /proc/sys,
  *                           sysrq-trigger, irq, bus, fs read-only
- *   /tmp                    private tmpfs (HOME is /tmp/home) of at most
- *                           tmp_size bytes (tmpfs_options)
+ *   /tmp                    private tmpfs of at most tmp_size bytes
+ *                           (tmpfs_options)
+ *   HOME                    the jail home (home.c), read-write, nosuid,nodev,
+ *                           at the user's own home path (or /tmp/home)
  *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
  *   COMMON                  when the project is a linked work tree: the view of
  *                           the main repository's git directory at its own path
  *   other work trees' .git  empty files in the read-only root (placeholders)
- *   [run] expose            read-only binds at the same path
+ *   toolchains, [run] expose  read-only binds at the same path, their DENIED
+ *                           entries covered by an empty read-only tmpfs (a
+ *                           directory) or /dev/null (a file)
+ *
+ * What is mounted below HOME (the project, toolchains, placeholders...)
+ * lands in a directory the command writes to and that outlives it: the
+ * mount points there are made and opened without following a symlink, and
+ * the mounts attached to those fds (open_tree, move_mount), so that a
+ * symlink left in the home by an earlier command cannot send a mount, or a
+ * mkdir run by pid 1, anywhere else.
  *
  * The tmpfs root is made read-only at the end. Binds take their source from
  * O_PATH fds opened before anything is mounted, so a project or mountpoint
@@ -87,6 +98,10 @@ struct bind {
 struct plan {
 	struct bind b[64];
 	int n;
+	/* the home first, then the exposed paths: opened before anything is
+	 * mounted, bound after the project */
+	struct bind late[JR_HOME_EXPOSE + 1];
+	int nlate;
 	int status_fd;
 	int gitdir_fd; /* O_PATH fd of the git directory's view, or -1 */
 };
@@ -115,27 +130,28 @@ _printf_(2, 3) static _Noreturn void fail(int fd, const char *fmt, ...)
 	_exit(JR_EXIT_ERROR);
 }
 
-static void plan_add(struct plan *p, const char *jail, const char *host, bool ro)
+/* Add a bind of @host at @jail to @v (@n entries of at most @max). */
+static void bind_add(struct bind *v, int *n, int max, const char *jail, const char *host, bool ro)
 {
 	struct bind *b;
 	struct stat st;
 
-	if (p->n >= (int)ARRAY_SIZE(p->b) || lstat(host, &st) < 0)
+	if (*n >= max || lstat(host, &st) < 0)
 		return;
-	b = &p->b[p->n++];
+	b = &v[(*n)++];
 	memset(b, 0, sizeof(*b));
 	snprintf(b->path, sizeof(b->path), "%s", jail);
 	b->ro = ro;
 	b->fd = -1;
 	if (S_ISLNK(st.st_mode) && strncmp(jail, "/etc/", 5) != 0) {
-		ssize_t n = readlink(host, b->link, sizeof(b->link) - 1);
+		ssize_t len = readlink(host, b->link, sizeof(b->link) - 1);
 
-		b->link[n > 0 ? n : 0] = '\0';
+		b->link[len > 0 ? len : 0] = '\0';
 		return;
 	}
 	b->fd = open(host, O_PATH | O_CLOEXEC);
 	if (b->fd < 0 || fstat(b->fd, &st) < 0) {
-		p->n--;
+		(*n)--;
 		return;
 	}
 	b->is_dir = S_ISDIR(st.st_mode);
@@ -150,6 +166,11 @@ static void plan_add(struct plan *p, const char *jail, const char *host, bool ro
 			b->copy = true;
 		}
 	}
+}
+
+static void plan_add(struct plan *p, const char *jail, const char *host, bool ro)
+{
+	bind_add(p->b, &p->n, ARRAY_SIZE(p->b), jail, host, ro);
 }
 
 static void mkdir_p(const char *path, mode_t mode)
@@ -229,6 +250,133 @@ static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
 		return; /* device nodes: flags of a bound node change nothing */
 	if (set_attr(target, attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0), true) < 0)
 		fail(p->status_fd, "remount %s", b->path);
+}
+
+/*
+ * The mount point @path (absolute jail path) below the new root (cwd), made
+ * where missing (directories 0755, an empty file for a file bind) and
+ * opened O_PATH without following a symlink at any component. Returns the
+ * fd, or -1 with errno set (ELOOP, ENOTDIR: a symlink or a file stands
+ * where a directory is needed).
+ */
+static int open_mountpoint(const char *path, bool is_dir)
+{
+	char buf[PATH_MAX];
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf, *next; fd >= 0 && *s; s = next) {
+		bool last;
+		int sub;
+
+		next = strchrnul(s, '/');
+		last = !*next;
+		if (*next)
+			*next++ = '\0';
+		if (!*s)
+			continue;
+		if (last && !is_dir) {
+			sub = openat(fd, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 && errno == ENOENT) {
+				sub = openat(fd, s,
+					     O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC |
+						     O_NOCTTY,
+					     0644);
+				if (sub >= 0)
+					close(sub);
+				sub = openat(fd, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			}
+			if (sub >= 0 &&
+			    (fstat(sub, &st) < 0 || S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode))) {
+				close(sub);
+				errno = ELOOP;
+				sub = -1;
+			}
+		} else {
+			sub = openat(fd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 && errno == ENOENT &&
+			    (mkdirat(fd, s, 0755) == 0 || errno == EEXIST))
+				sub = openat(fd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		int e = errno;
+
+		close(fd);
+		fd = sub;
+		errno = e;
+	}
+	return fd;
+}
+
+/* Attach the detached mount @tree at the mount point @path (open_mountpoint).
+ * Closes @tree. */
+static void attach(const struct plan *p, int tree, const char *path, bool is_dir)
+{
+	int t = open_mountpoint(path, is_dir);
+
+	if (t < 0)
+		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
+		     path);
+	if (move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		fail(p->status_fd, "attach %s", path);
+	close(t);
+	close(tree);
+}
+
+/* Bind @b below the jail home: the mount point found without following a
+ * symlink, the attributes set before the mount is attached. */
+static void bind_below_home(const struct plan *p, const struct bind *b, uint64_t attrs)
+{
+	struct mount_attr a = {.attr_set = attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0)};
+	int tree;
+
+	if (b->link[0] || b->copy)
+		return; /* a symlink would be left in the home for good: not shown */
+	tree = open_tree(b->fd, "",
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		fail(p->status_fd, "clone %s", b->path);
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+		fail(p->status_fd, "attributes of %s", b->path);
+	attach(p, tree, b->path, b->is_dir);
+}
+
+/* Cover the DENIED entry @m of an exposed directory: an empty read-only
+ * tmpfs over a directory, the jail's /dev/null over a file. */
+static void mask(const struct plan *p, const struct jr_mask *m)
+{
+	const unsigned flags =
+		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	int tree, fs;
+
+	if (!m->is_dir) {
+		struct bind null = {.fd = open("./dev/null", O_PATH | O_CLOEXEC), .ro = true};
+
+		snprintf(null.path, sizeof(null.path), "%s", m->path);
+		if (null.fd < 0)
+			fail(p->status_fd, "open /dev/null");
+		bind_below_home(p, &null, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+		close(null.fd);
+		return;
+	}
+	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		fail(p->status_fd, "tmpfs over %s", m->path);
+	tree = fsmount(fs, FSMOUNT_CLOEXEC, flags);
+	close(fs);
+	if (tree < 0)
+		fail(p->status_fd, "tmpfs over %s", m->path);
+	attach(p, tree, m->path, true);
+}
+
+/* Does the jail path @path lie below the jail home (where the command
+ * writes)? */
+static bool below_home(const struct jr_spawn *s, const char *path)
+{
+	return s->view->home && jr_path_under(path, s->view->home->jail) &&
+	       strcmp(path, s->view->home->jail) != 0;
 }
 
 /* Could a process of our uid and groups, without capabilities, read @st?
@@ -334,6 +482,7 @@ static void etc_check(bool *left_out)
 
 static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc_left_out)
 {
+	const struct jr_home *h = s->view->home;
 	char jail[PATH_MAX];
 
 	for (const char *const *d = jf_system_dirs; *d; d++)
@@ -350,6 +499,13 @@ static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc
 		snprintf(jail, sizeof(jail), "/dev/%s", *e);
 		plan_add(p, jail, jail, false);
 	}
+	if (h) {
+		bind_add(p->late, &p->nlate, ARRAY_SIZE(p->late), h->jail, h->host, false);
+		if (p->nlate != 1 || !p->late[0].is_dir)
+			fail(p->status_fd, "open the jail home %s", h->host);
+	}
+	for (const char *const *x = s->view->expose; x && *x; x++)
+		bind_add(p->late, &p->nlate, ARRAY_SIZE(p->late), *x, *x, true);
 }
 
 /*
@@ -414,14 +570,21 @@ static void mount_proc(const struct plan *p)
 
 /* Empty files at @paths (best effort: a path the root cannot hold is left
  * out; git then only takes that work tree for a deleted one). */
-static void make_placeholders(char *const *paths)
+static void make_placeholders(const struct jr_spawn *s)
 {
 	char target[PATH_MAX + 2];
 
-	for (; paths && *paths; paths++) {
+	for (char *const *paths = s->view->placeholders; paths && *paths; paths++) {
 		char *slash;
 		int fd;
 
+		if (below_home(s, *paths)) {
+			/* the file stays in the home: made like a mount point */
+			fd = open_mountpoint(*paths, false);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		snprintf(target, sizeof(target), ".%s", *paths);
 		slash = strrchr(target, '/');
 		*slash = '\0';
@@ -462,26 +625,22 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 	tmpfs_options(opts, sizeof(opts), s->tmp_bytes);
 	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /tmp");
-	mkdir("./tmp/home", 0700);
+	if (s->view->home)
+		do_bind(p, &p->late[0], sys_attrs);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
-	do_bind(p, &proj, sys_attrs);
+	(below_home(s, proj.path) ? bind_below_home : do_bind)(p, &proj, sys_attrs);
 	if (p->gitdir_fd >= 0) {
 		struct bind gd = {.fd = p->gitdir_fd, .is_dir = true, .ro = false};
 
 		snprintf(gd.path, sizeof(gd.path), "%s", s->view->gitdir->project);
-		do_bind(p, &gd, sys_attrs);
+		(below_home(s, gd.path) ? bind_below_home : do_bind)(p, &gd, sys_attrs);
 	}
-	make_placeholders(s->view->placeholders);
-	for (const char *const *x = s->view->expose; x && *x; x++) {
-		struct plan one = {.status_fd = p->status_fd};
-
-		plan_add(&one, *x, *x, true);
-		if (one.n == 1) {
-			do_bind(&one, &one.b[0], sys_attrs);
-			if (one.b[0].fd >= 0)
-				close(one.b[0].fd);
-		}
-	}
+	make_placeholders(s);
+	for (int i = s->view->home ? 1 : 0; i < p->nlate; i++)
+		(below_home(s, p->late[i].path) ? bind_below_home : do_bind)(p, &p->late[i],
+									     sys_attrs);
+	for (int i = 0; s->view->home && i < s->view->home->nmasks; i++)
+		mask(p, &s->view->home->masks[i]);
 	/* pivot_root(".", "."): the old root ends up on top, detach it */
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
 		fail(p->status_fd, "pivot_root");
@@ -822,6 +981,9 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	for (int i = 0; i < p->n; i++)
 		if (p->b[i].fd >= 0)
 			close(p->b[i].fd);
+	for (int i = 0; i < p->nlate; i++)
+		if (p->late[i].fd >= 0)
+			close(p->late[i].fd);
 	close(view_fd);
 	if (p->gitdir_fd >= 0)
 		close(p->gitdir_fd);
