@@ -65,14 +65,17 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-/* The user's home on the host: $HOME when absolute and present, else the
- * password database's. Writes its canonical path to @out (PATH_MAX). */
+/* The user's home on the host: $HOME when it is a directory of the user
+ * (su and setpriv keep the caller's), else the password database's. Writes
+ * its canonical path to @out (PATH_MAX). */
 static int user_home(char *out)
 {
 	const char *h = getenv("HOME");
 	struct passwd *pw;
+	struct stat st;
 
-	if (h && h[0] == '/' && realpath(h, out))
+	if (h && h[0] == '/' && realpath(h, out) && stat(out, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid())
 		return 0;
 	pw = getpwuid(geteuid());
 	if (pw && pw->pw_dir[0] == '/' && realpath(pw->pw_dir, out))
@@ -199,7 +202,17 @@ int jr_home_setup(struct jr_home *h, const char *project, const char *mnt, const
 		snprintf(err, errsz, "the jail home: %s", strerror(-e));
 		return -EINVAL;
 	}
-	return make_dir(h, project, mnt, err, errsz);
+	e = make_dir(h, project, mnt, err, errsz);
+	if (e < 0 && !dir) {
+		/* the default place cannot hold it (a read-only or foreign home):
+		 * the command still runs, with a home of its own */
+		warn("%s; HOME is %s, emptied after the command (give --home DIR)", err,
+		     FALLBACK_HOME);
+		snprintf(h->jail, sizeof(h->jail), "%s", FALLBACK_HOME);
+		h->host[0] = '\0';
+		return 0;
+	}
+	return e;
 }
 
 /* Is @path DENIED by one of @pols? Classified relative to the user's home

@@ -225,7 +225,9 @@ struct jr_mask {
 struct jr_home {
 	char user[PATH_MAX]; /* the user's home on the host (canonical) */
 	char jail[PATH_MAX]; /* HOME in the jail: @user, or /tmp/home where @user cannot be */
-	char host[PATH_MAX]; /* the directory on the host bound at @jail (canonical) */
+	/* the directory on the host bound at @jail (canonical); "" when the
+	 * default place could not be made: @jail is then the jail's own /tmp/home */
+	char host[PATH_MAX];
 	/* what the jail binds read-only at the same path: the toolchains that
 	 * exist, then [run] expose; NULL-terminated, malloc'ed strings */
 	char *expose[JR_HOME_EXPOSE + 1];
@@ -242,7 +244,9 @@ struct jr_home {
  * must be a directory of the caller's uid, not a symlink, and lie neither
  * inside nor around @project or @mnt (the view's mountpoint, or NULL); its
  * mode is set to 0700. Fills h->user, h->jail, h->host. Returns 0, or
- * -EINVAL with a message in @err. Not thread-safe (getpwuid).
+ * -EINVAL with a message in @err. When the default place fails, says so on
+ * stderr and returns 0 with h->host "" (a home emptied after the command).
+ * Not thread-safe (getpwuid).
  */
 int jr_home_setup(struct jr_home *h, const char *project, const char *mnt, const char *dir,
 		  char *err, size_t errsz);

@@ -104,7 +104,7 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 	for (const char *const *x = v->expose; x && *x; x++)
 		if (jr_path_under(jail, *x))
 			goto same;
-	if (v->home && jr_path_under(jail, v->home->jail)) {
+	if (v->home && v->home->host[0] && jr_path_under(jail, v->home->jail)) {
 		if ((size_t)snprintf(host, size, "%s%s", v->home->host,
 				     jail + strlen(v->home->jail)) >= size)
 			return -ENAMETOOLONG;

@@ -371,6 +371,12 @@ static void mask(const struct plan *p, const struct jr_mask *m)
 	attach(p, tree, m->path, true);
 }
 
+/* Is a directory of the host bound as the jail home (plan.late[0])? */
+static bool home_bound(const struct jr_spawn *s)
+{
+	return s->view->home && s->view->home->host[0];
+}
+
 /* Does the jail path @path lie below the jail home (where the command
  * writes)? */
 static bool below_home(const struct jr_spawn *s, const char *path)
@@ -499,7 +505,7 @@ static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc
 		snprintf(jail, sizeof(jail), "/dev/%s", *e);
 		plan_add(p, jail, jail, false);
 	}
-	if (h) {
+	if (h && h->host[0]) {
 		bind_add(p->late, &p->nlate, ARRAY_SIZE(p->late), h->jail, h->host, false);
 		if (p->nlate != 1 || !p->late[0].is_dir)
 			fail(p->status_fd, "open the jail home %s", h->host);
@@ -625,7 +631,8 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 	tmpfs_options(opts, sizeof(opts), s->tmp_bytes);
 	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /tmp");
-	if (s->view->home)
+	mkdir("./tmp/home", 0700);
+	if (home_bound(s))
 		do_bind(p, &p->late[0], sys_attrs);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
 	(below_home(s, proj.path) ? bind_below_home : do_bind)(p, &proj, sys_attrs);
@@ -636,7 +643,7 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 		(below_home(s, gd.path) ? bind_below_home : do_bind)(p, &gd, sys_attrs);
 	}
 	make_placeholders(s);
-	for (int i = s->view->home ? 1 : 0; i < p->nlate; i++)
+	for (int i = home_bound(s) ? 1 : 0; i < p->nlate; i++)
 		(below_home(s, p->late[i].path) ? bind_below_home : do_bind)(p, &p->late[i],
 									     sys_attrs);
 	for (int i = 0; s->view->home && i < s->view->home->nmasks; i++)

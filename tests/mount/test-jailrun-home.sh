@@ -122,6 +122,21 @@ out=$(cd "$P" && "$J" --source "$P" -- cat "$HOME/.ssh/x" 2>&1; \
 	"$J" --source "$P" --shell -- 'ls -A "$HOME"' 2>&1)
 check "the host's ~/.ssh is not in the jail" bash -c '! grep -q "^\.ssh$" <<<"$1"' _ "$out"
 
+# a symlink left in the home where the jail mounts a toolchain sends
+# neither the mount nor a mkdir anywhere: the run fails and says where
+if [ -d "$HOME/.cargo/bin" ]; then
+	# outside /tmp: the jail's new root covers the host's /tmp while it is built
+	VT=$(mktemp -d /var/tmp/jf-home-target.XXXXXX)
+	mkdir -p "$T/evil"
+	ln -s "$VT" "$T/evil/.cargo"
+	out=$(cd "$P" && "$J" --source "$P" --home "$T/evil" -- true 2>&1)
+	rc=$?
+	check "a symlink in the home at a mount point: refused (rc $rc: $out)" \
+		bash -c '[ "$1" -eq 125 ] && grep -q "mount point $2/.cargo/bin" <<<"$3"' _ "$rc" "$HOME" "$out"
+	check "... and nothing made through it" [ -z "$(ls -A "$VT")" ]
+	rm -rf "$VT"
+fi
+
 # ---- caches ----
 out=$(cd "$P" && "$J" --source "$P" -- npm config get cache 2>&1)
 check "npm's cache is in the jail home ($out)" grep -qx "$HOME/.npm" <<<"$out"
