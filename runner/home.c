@@ -90,7 +90,7 @@ static bool home_path_ok(const char *path, const char *project)
 {
 	static const char *const own[] = {"/tmp", "/proc", "/dev", "/etc", NULL};
 
-	if (strcmp(path, "/") == 0 || jr_path_under(project, path))
+	if (strcmp(path, "/") == 0 || jr_path_under(path, project))
 		return false;
 	for (const char *const *d = jf_system_dirs; *d; d++)
 		if (jr_path_under(path, *d))

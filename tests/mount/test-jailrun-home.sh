@@ -92,6 +92,23 @@ rc=$?
 check "--home inside SOURCE is refused (rc $rc: $out)" \
 	bash -c '[ "$1" -eq 125 ] && grep -q "inside the project" <<<"$2"' _ "$rc" "$out"
 
+# a project inside the user's home: the view is mounted on top of the jail
+# home, in every mode (outside /tmp: the jail's /tmp is its own)
+VH=$(mktemp -d /var/tmp/jf-home-user.XXXXXX)
+mkdir -p "$VH/src/proj" "$VH/mnt"
+cp "$P/write.sh" "$P/read.sh" "$VH/src/proj/"
+"$F" "$VH/src/proj" "$VH/mnt" || bad "mount $VH/src/proj"
+for mode in source root; do
+	[ $mode = source ] && R=(--source "$VH/src/proj") || R=(--root "$VH/mnt")
+	out=$(cd "$VH/src/proj" && HOME=$VH "$J" "${R[@]}" -- sh write.sh "in-$mode" 2>&1 &&
+		cd "$VH/src/proj" && HOME=$VH "$J" "${R[@]}" --shell -- 'sh read.sh; pwd; ls' 2>&1)
+	check "$mode: a project inside HOME is shown there, the home around it ($out)" \
+		bash -c '[ "$1" = "$(printf "HOME=%s\nin-%s\n%s/src/proj\nread.sh\nwrite.sh" "$2" "$3" "$2")" ]' \
+		_ "$out" "$VH" "$mode"
+done
+fusermount3 -u "$VH/mnt"
+rm -rf "$VH"
+
 # ---- toolchains ----
 if [ -d "$HOME/.rustup" ] && [ -x "$HOME/.cargo/bin/cargo" ]; then
 	for mode in source root; do
@@ -183,6 +200,13 @@ if id jftest >/dev/null 2>&1; then
 	check "jftest: the home is ~/.local/state/jailrun/homes/..., 0700, jftest's" \
 		[ "$(stat -c %a:%U "$uhome" 2>/dev/null)" = "700:jftest" ]
 	rm -rf "$uh/.local"
+	# a project in jftest's home, through a user namespace
+	su jftest -s /bin/sh -c "mkdir -p '$uh/jf-home-proj' && cp '$U/write.sh' '$U/read.sh' '$uh/jf-home-proj/'"
+	out=$(su jftest -s /bin/sh -c "cd '$uh/jf-home-proj' && $us '$J' --source . -- sh write.sh u2 &&
+		$us '$J' --source . --shell -- 'sh read.sh; pwd'" 2>&1)
+	check "jftest: a project inside HOME is shown there, the home around it ($out)" \
+		[ "$out" = "$(printf 'HOME=%s\nu2\n%s/jf-home-proj' "$uh" "$uh")" ]
+	rm -rf "$uh/jf-home-proj" "$uh/.local"
 else
 	bad "unprivileged: no jftest user (.ci/run creates it)"
 fi
