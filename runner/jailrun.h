@@ -17,6 +17,7 @@
  *   gitdir.c   the main repository's git directory of a linked work tree
  *   home.c     the jail's home directory, the toolchains exposed in it
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
+ *   mountfd.c  mounts attached through fds, without following a symlink
  *   capture.c  bounded output capture, timeout, tree kill
  *   termfilter.c  terminal escape sequences kept or dropped (termfilter.h)
  *   result.c   exit statuses and the --json result
@@ -537,6 +538,30 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
  */
 int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
 		     int *status_fd);
+
+/* ---- mountfd.c: mounts below the jail home (run by the jail's pid 1,
+ * with the new root as the cwd) ---- */
+
+/*
+ * Open the mount point @path (an absolute jail path, taken below the cwd)
+ * O_PATH, making what is missing (directories 0755; the last component an
+ * empty file 0644 unless @is_dir), without following a symlink at any
+ * component. Returns the fd (O_CLOEXEC, the caller's) or a negative errno:
+ * ENOTDIR or ELOOP where a symlink or another type of file stands.
+ */
+int jr_mountpoint_open(const char *path, bool is_dir);
+
+/* A detached recursive clone of the mount at @src_fd with MOUNT_ATTR_*
+ * @attrs set. Returns its fd (O_CLOEXEC) or a negative errno. */
+int jr_mount_clone(int src_fd, uint64_t attrs);
+
+/* A detached empty read-only tmpfs (nosuid, nodev, noexec, mode 0555).
+ * Returns its fd (O_CLOEXEC) or a negative errno. */
+int jr_mount_empty_dir(void);
+
+/* Attach the detached mount @tree at jr_mountpoint_open(@path, @is_dir).
+ * Closes @tree. Returns 0 or a negative errno. */
+int jr_mount_attach(int tree, const char *path, bool is_dir);
 
 /* Status record pid-1 writes to the status pipe. */
 struct jr_status_msg {

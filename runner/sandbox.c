@@ -27,11 +27,9 @@
  *                           directory) or /dev/null (a file)
  *
  * What is mounted below HOME (the project, toolchains, placeholders...)
- * lands in a directory the command writes to and that outlives it: the
- * mount points there are made and opened without following a symlink, and
- * the mounts attached to those fds (open_tree, move_mount), so that a
- * symlink left in the home by an earlier command cannot send a mount, or a
- * mkdir run by pid 1, anywhere else.
+ * lands in a directory the command writes to and that outlives it: those
+ * mounts go through mountfd.c, never a path that could follow a symlink the
+ * command left there.
  *
  * The tmpfs root is made read-only at the end. Binds take their source from
  * O_PATH fds opened before anything is mounted, so a project or mountpoint
@@ -252,106 +250,36 @@ static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
 		fail(p->status_fd, "remount %s", b->path);
 }
 
-/*
- * The mount point @path (absolute jail path) below the new root (cwd), made
- * where missing (directories 0755, an empty file for a file bind) and
- * opened O_PATH without following a symlink at any component. Returns the
- * fd, or -1 with errno set (ELOOP, ENOTDIR: a symlink or a file stands
- * where a directory is needed).
- */
-static int open_mountpoint(const char *path, bool is_dir)
-{
-	char buf[PATH_MAX];
-	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *s = buf, *next; fd >= 0 && *s; s = next) {
-		bool last;
-		int sub;
-
-		next = strchrnul(s, '/');
-		last = !*next;
-		if (*next)
-			*next++ = '\0';
-		if (!*s)
-			continue;
-		if (last && !is_dir) {
-			sub = openat(fd, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0 && errno == ENOENT) {
-				sub = openat(fd, s,
-					     O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC |
-						     O_NOCTTY,
-					     0644);
-				if (sub >= 0)
-					close(sub);
-				sub = openat(fd, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			}
-			if (sub >= 0 &&
-			    (fstat(sub, &st) < 0 || S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode))) {
-				close(sub);
-				errno = ELOOP;
-				sub = -1;
-			}
-		} else {
-			sub = openat(fd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0 && errno == ENOENT &&
-			    (mkdirat(fd, s, 0755) == 0 || errno == EEXIST))
-				sub = openat(fd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
-		int e = errno;
-
-		close(fd);
-		fd = sub;
-		errno = e;
-	}
-	return fd;
-}
-
-/* Attach the detached mount @tree at the mount point @path (open_mountpoint).
- * Closes @tree. */
-static void attach(const struct plan *p, int tree, const char *path, bool is_dir)
-{
-	int t = open_mountpoint(path, is_dir);
-
-	if (t < 0)
-		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
-		     path);
-	if (move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		fail(p->status_fd, "attach %s", path);
-	close(t);
-	close(tree);
-}
-
-/* Bind @b below the jail home: the mount point found without following a
- * symlink, the attributes set before the mount is attached. */
+/* Bind @b below the jail home (mountfd.c): the mount point found without
+ * following a symlink, the attributes set before the mount is attached. */
 static void bind_below_home(const struct plan *p, const struct bind *b, uint64_t attrs)
 {
-	struct mount_attr a = {.attr_set = attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0)};
-	int tree;
+	int tree, e;
 
 	if (b->link[0] || b->copy)
 		return; /* a symlink would be left in the home for good: not shown */
-	tree = open_tree(b->fd, "",
-			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
-	if (tree < 0)
+	tree = jr_mount_clone(b->fd, attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0));
+	if (tree < 0) {
+		errno = -tree;
 		fail(p->status_fd, "clone %s", b->path);
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
-		fail(p->status_fd, "attributes of %s", b->path);
-	attach(p, tree, b->path, b->is_dir);
+	}
+	e = jr_mount_attach(tree, b->path, b->is_dir);
+	if (e < 0) {
+		errno = -e;
+		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
+		     b->path);
+	}
 }
 
 /* Cover the DENIED entry @m of an exposed directory: an empty read-only
  * tmpfs over a directory, the jail's /dev/null over a file. */
 static void mask(const struct plan *p, const struct jr_mask *m)
 {
-	const unsigned flags =
-		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	int tree, fs;
+	struct bind null = {.fd = -1, .ro = true};
+	int tree, e;
 
 	if (!m->is_dir) {
-		struct bind null = {.fd = open("./dev/null", O_PATH | O_CLOEXEC), .ro = true};
-
+		null.fd = open("./dev/null", O_PATH | O_CLOEXEC);
 		snprintf(null.path, sizeof(null.path), "%s", m->path);
 		if (null.fd < 0)
 			fail(p->status_fd, "open /dev/null");
@@ -359,16 +287,17 @@ static void mask(const struct plan *p, const struct jr_mask *m)
 		close(null.fd);
 		return;
 	}
-	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	tree = jr_mount_empty_dir();
+	if (tree < 0) {
+		errno = -tree;
 		fail(p->status_fd, "tmpfs over %s", m->path);
-	tree = fsmount(fs, FSMOUNT_CLOEXEC, flags);
-	close(fs);
-	if (tree < 0)
-		fail(p->status_fd, "tmpfs over %s", m->path);
-	attach(p, tree, m->path, true);
+	}
+	e = jr_mount_attach(tree, m->path, true);
+	if (e < 0) {
+		errno = -e;
+		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
+		     m->path);
+	}
 }
 
 /* Is a directory of the host bound as the jail home (plan.late[0])? */
@@ -586,7 +515,7 @@ static void make_placeholders(const struct jr_spawn *s)
 
 		if (below_home(s, *paths)) {
 			/* the file stays in the home: made like a mount point */
-			fd = open_mountpoint(*paths, false);
+			fd = jr_mountpoint_open(*paths, false);
 			if (fd >= 0)
 				close(fd);
 			continue;
