@@ -199,6 +199,11 @@ if id jftest >/dev/null 2>&1; then
 	uhome=$(find "$uh/.local/state/jailrun/homes" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1)
 	check "jftest: the home is ~/.local/state/jailrun/homes/..., 0700, jftest's" \
 		[ "$(stat -c %a:%U "$uhome" 2>/dev/null)" = "700:jftest" ]
+	out=$(su jftest -s /bin/sh -c "cd '$U' && PATH='$T/hostbin':\$PATH $us '$J' --source '$U' -- onlyhost-cmd" 2>&1)
+	rc=$?
+	check "jftest: a command the jail lacks: exit 127 and how to expose it ($rc: $out)" \
+		bash -c '[ "$1" -eq 127 ] && grep -q "not in the jail" <<<"$2" && grep -q "expose = $3" <<<"$2"' \
+		_ "$rc" "$out" "$T/hostbin"
 	rm -rf "$uh/.local"
 	# a project in jftest's home, through a user namespace
 	su jftest -s /bin/sh -c "mkdir -p '$uh/jf-home-proj' && cp '$U/write.sh' '$U/read.sh' '$uh/jf-home-proj/'"
