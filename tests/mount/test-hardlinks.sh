@@ -21,13 +21,16 @@
 #    a file linked on the host with both names in SOURCE
 #  - notes.txt, a host link to .env: hidden in the jail, DENIED with rule
 #    hardlink:denied for --check and --scan
-# Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
+#  - cargo build (offline, incremental) twice with an edit between: rustc
+#    finalizes its session directories (no "-working" one left, no warning)
+# Needs root, /dev/fuse, git and cargo; fails (never skips) without them
+# when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
 : "${JAILFS:?JAILFS not set}"
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
-require_root_fuse git
+require_root_fuse git cargo
 # shellcheck source=tests/lib/lib-mount.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
@@ -54,6 +57,16 @@ export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
 	git gc -q
 ) || { echo "FAIL: cannot set up the origin"; exit 1; }
 
+# cargo in the jail: a rustup toolchain lives in the user's home, which the
+# jail exposes only when the policy's [run] expose names it
+cargo_dir=$(dirname "$(command -v cargo)")
+rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+runpol=$T/run.ini
+printf '[options]\ndefault = safe\n[run]\nexpose = %s\n' "$cargo_dir" >"$runpol"
+[ -d "$rustup_home" ] && printf 'expose = %s\n' "$rustup_home" >>"$runpol"
+cargo_env=(--policy "$runpol" --timeout 600 --env "PATH=$cargo_dir:/usr/bin:/bin"
+	--env "RUSTUP_HOME=$rustup_home" --env CARGO_HOME=/tmp/cargo-home)
+
 # fresh MODE: a new project as $src (mounted at $mnt for the --root modes)
 fresh() {
 	n=$((n + 1))
@@ -69,6 +82,11 @@ fresh() {
 	echo obj >"$src/inc/s-0/dep-graph.bin"
 	# rename(2) itself: mv(1) would copy on EXDEV
 	printf 'import os, sys\nos.rename(sys.argv[1], sys.argv[2])\n' >"$src/ren.py"
+	mkdir -p "$src/crate/src"
+	printf '[package]\nname = "crate"\nversion = "0.1.0"\nedition = "2021"\n' \
+		>"$src/crate/Cargo.toml"
+	printf '[profile.dev]\nincremental = true\n' >>"$src/crate/Cargo.toml"
+	echo 'fn main() { println!("one"); }' >"$src/crate/src/main.rs"
 	mnt=$T/mnt-$1-$n
 	case $1 in
 	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
@@ -81,12 +99,14 @@ fresh() {
 	esac
 }
 
-# jr MODE SHELL-COMMAND: run the command in the jail over $src; output in
-# $out, status in $rc
+# jr MODE SHELL-COMMAND [JAILRUN-OPTION...]: run the command in the jail
+# over $src; output in $out, status in $rc
 jr() {
-	case $1 in
-	source) out=$(cd "$src" && "$J" --source "$src" --shell -- "$2" 2>&1) ;;
-	*) out=$("$J" --root "$mnt" --shell -- "$2" 2>&1) ;;
+	local m=$1 c=$2
+	shift 2
+	case $m in
+	source) out=$(cd "$src" && "$J" --source "$src" "$@" --shell -- "$c" 2>&1) ;;
+	*) out=$("$J" --root "$mnt" "$@" --shell -- "$c" 2>&1) ;;
 	esac
 	rc=$?
 }
@@ -185,6 +205,13 @@ for mode in source root root-fast root-audit read-only; do
 		echo more >>inc/s-1-final/dep-graph.bin'
 	jcheck "$mode: mv of a directory holding a file linked in the jail" test "$rc" = 0
 	jcheck "$mode: the session directory moved" test -f "$src/inc/s-1-final/dep-graph.bin"
+	jr $mode 'cd crate && cargo build --offline &&
+		echo "fn main() { println!(\"two\"); }" >src/main.rs &&
+		cargo build --offline && ./target/debug/crate' "${cargo_env[@]}"
+	jcheck "$mode: cargo build, incremental, twice" test "$rc" = 0 -a "${out%two}" != "$out"
+	jcheck "$mode: rustc finalized its session directories" \
+		test "${out#*error finalizing incremental}" = "$out" -a \
+		-z "$(find "$src/crate/target/debug/incremental" -name '*-working')"
 	jr $mode 'python3 ren.py host/d host/d2 &&
 		echo more >>host/d2/a'
 	jcheck "$mode: mv of a directory holding a file linked on the host" test "$rc" = 0
