@@ -265,16 +265,19 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 	return -1;
 }
 
+static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
+
 /*
  * --check and --scan judge objects with the daemon's own code (zones.c,
- * tracked.c), which reads the policy from jf_fs: give it @pol, and with a
- * source (@srcfd >= 0, named @source) the files git tracks there.
+ * tracked.c, hardlinks.c), which reads the policy from jf_fs: give it @pol,
+ * and with a source (@srcfd >= 0, named @source) the files git tracks there
+ * and the index of files with several names.
  */
-static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
 
 static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 {
 	struct stat st;
+	int r;
 
 	jf_fs.policy = pol;
 	jf_fs.hardlinks = jf_policy_hardlinks(pol);
@@ -289,11 +292,12 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 	jf_fs.root.ino = st.st_ino;
 	jf_fs.source_abs = (char *)source;
 	links_indexed = true;
-	if (jf_hardlinks_build() < 0)
+	r = jf_hardlinks_build();
+	if (r < 0)
 		fprintf(stderr,
 			"jailfs: %s: indexing hard links: %s; files with several names "
 			"are hidden\n",
-			source, strerror(ENOMEM));
+			source, strerror(-r));
 }
 
 static void daemon_view_end(void)
