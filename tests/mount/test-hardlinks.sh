@@ -187,8 +187,7 @@ for mode in source root root-fast root-audit read-only; do
 	jcheck "$mode: one pack after gc ($(npacks "$src/clone-out"))" \
 		test "$(npacks "$src/clone-out")" = 1
 	jcheck "$mode: .git does not double ($before -> $after KiB)" test "$after" -lt $((before * 3 / 2))
-	git -C "$T/origin" fsck >/dev/null 2>&1 && ok "$mode: the origin outside SOURCE is intact" ||
-		bad "$mode: the origin outside SOURCE is intact"
+	check "$mode: the origin outside SOURCE is intact" git -C "$T/origin" fsck --no-progress
 
 	jr $mode 'git -C clone-in gc -q && git -C clone-in fsck >/dev/null'
 	jcheck "$mode: git gc of a clone linked inside SOURCE" test "$rc" = 0
