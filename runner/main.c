@@ -343,9 +343,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1)
 		json_out |= c == OPT_JSON;
-	opterr = 1;
+	/* getopt stays quiet: usage_error() says it once, as JSON with --json */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT:
 			o->root = optarg;
@@ -421,8 +421,12 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		case 'V':
 			printf("jailrun %s\n", JAILFS_VERSION);
 			exit(0);
-		default: /* getopt said which option on stderr */
-			usage_error("invalid option %s", argv[optind - 1]);
+		case ':':
+			usage_error("option %s needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("invalid option -%c", optopt);
+			usage_error("unrecognized option %s", argv[optind - 1]);
 		}
 	}
 	o->argv = argv + optind;
