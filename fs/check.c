@@ -321,7 +321,7 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 {
 	jf_fs.policy = pol;
 	if (srcfd >= 0)
-		jf_zones_load_tracked(srcfd, source, true);
+		jf_zones_load_tracked(srcfd, source, JF_TELL_NEVER);
 }
 
 static void daemon_view_end(void)

@@ -561,7 +561,8 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs, false);
+		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
+				      o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r)

@@ -40,6 +40,9 @@ void jf_options_usage(const char *prog)
 	       "  -f                   stay in the foreground (default: detach once the\n"
 	       "                       mount is ready; the parent exits 0 only then)\n"
 	       "  -d                   debug: foreground, print every FUSE request\n"
+	       "  -v, --verbose        start-up notices on every mount (otherwise the\n"
+	       "                       line on files tracked by git shown read-only is\n"
+	       "                       said once per SOURCE, and again when it changes)\n"
 	       "  --audit FILE         append a JSON Lines audit record per decision\n"
 	       "  --audit-level LEVEL  denied (default): refusals and hidden lookups;\n"
 	       "                       writes: + every mutation; all: + lookups, opens,\n"
@@ -301,6 +304,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"audit-max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"audit-rate", required_argument, NULL, OPT_RATE},
 		{"stats", required_argument, NULL, OPT_STATS},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -311,13 +315,16 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 	o->entry_timeout = o->attr_timeout = o->negative_timeout = 300.0;
 	o->max_threads = 10;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "fdo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fdvo:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o->foreground = true;
 			break;
 		case 'd':
 			o->debug = o->foreground = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case 'o':
 			if (parse_o(o, optarg, &fuse) < 0)

@@ -18,6 +18,7 @@ struct jf_options {
 	const char *policy;	/* --policy / -o policy=, NULL = built-in default */
 	bool foreground;	/* -f */
 	bool debug;		/* -d */
+	bool verbose;		/* -v: start-up notices on every mount */
 	bool read_only;		/* --read-only / -o read_only / -o ro */
 	bool help, version;
 	double entry_timeout;	 /* seconds, -o entry_timeout= */
