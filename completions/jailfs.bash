@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # bash completion for jailfs(1): options of each mode (mount, --check,
 # --scan, --audit-report), -o keys, policy files (*.ini) after --policy,
-# directories for SOURCE and MOUNTPOINT. Needs only bash; bash-completion
+# directories for SOURCE and MOUNTPOINT, the jailfs mounts after --stop. Needs only bash; bash-completion
 # loads it on demand from its completions directory.
 
 _jailfs()
@@ -10,7 +10,7 @@ _jailfs()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
 		case $w in
-		--check | --scan | --audit-report) mode=$w ;;
+		--check | --scan | --audit-report | --list) mode=$w ;;
 		esac
 	done
 	COMPREPLY=()
@@ -25,6 +25,13 @@ _jailfs()
 		;;
 	--audit-level)
 		mapfile -t COMPREPLY < <(compgen -W 'denied writes all' -- "$cur")
+		return
+		;;
+	--stop)
+		local mnts
+		mnts=$(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "fuse.jailfs") print $5 }' \
+			/proc/self/mountinfo 2>/dev/null)
+		mapfile -t COMPREPLY < <(compgen -W "$mnts" -- "$cur")
 		return
 		;;
 	--source | -s)
@@ -51,10 +58,11 @@ _jailfs()
 		--check) opts='--policy --source --read-only --help' ;;
 		--scan) opts='--policy --read-only --help' ;;
 		--audit-report) opts='--top --help' ;;
+		--list) opts='--help' ;;
 		*)
 			opts='--policy --read-only -f -d -v --verbose --audit --audit-level
 				--audit-sync --audit-syslog --audit-max-size --audit-rate --stats -o
-				--help --version --check --scan --audit-report'
+				--help --version --check --scan --audit-report --list --stop'
 			;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -91,6 +91,8 @@ void jf_options_usage(const char *prog)
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
+	       "  --list               list the live views (yours; root's: all) and exit\n"
+	       "  --stop MOUNTPOINT    unmount a view and wait until its daemon has exited\n"
 	       "  -h, --help           show this help and exit\n"
 	       "  -V, --version        show the version and exit\n"
 	       "\n"
@@ -118,8 +120,9 @@ void jf_options_usage(const char *prog)
 	       "SOURCE are crossed, except pseudo filesystems (proc, sysfs, devtmpfs,\n"
 	       "...) and MOUNTPOINT itself, which are hidden.\n"
 	       "\n"
-	       "Stop: fusermount3 -u MOUNTPOINT (or umount as root), or SIGINT/SIGTERM to\n"
-	       "the daemon. SIGHUP reopens the audit file (logrotate).\n"
+	       "Stop: jailfs --stop MOUNTPOINT, fusermount3 -u MOUNTPOINT (or umount as\n"
+	       "root), or SIGINT/SIGTERM to the daemon. SIGHUP reopens the audit file\n"
+	       "(logrotate).\n"
 	       "\n"
 	       "Examples:\n"
 	       "  jailfs ~/proj /mnt/proj\n"
@@ -277,6 +280,8 @@ void jf_options_free(struct jf_options *o)
 	for (size_t i = 0; i < o->n_o_copies; i++)
 		free(o->o_copies[i]);
 	free(o->o_copies);
+	free(o->policy_abs);
+	o->policy_abs = NULL;
 	o->o_copies = NULL;
 	o->n_o_copies = 0;
 }

@@ -7,7 +7,13 @@
 #    again once it changes (another tracked file); the record is kept in
 #    $XDG_STATE_HOME/jailfs, never in SOURCE; as root (plain, -o fast_open,
 #    --read-only, audit level all), through jailrun --source, and as jftest
-#    (fusermount3).
+#    (fusermount3);
+#  - jailfs --list names each live view (mountpoint, source, daemon pid,
+#    mode, policy, audit log) in every mode, as root (all views) and as
+#    jftest (only theirs); a view whose daemon died shows as stale;
+#  - jailfs --stop MOUNTPOINT unmounts one and waits for its daemon, refuses
+#    a view in use (still mounted) and another user's view, and clears a
+#    stale one; user.jailfs.info cannot be set through the view.
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 : "${JAILFS:?JAILFS not set}" "${JAILRUN:?JAILRUN not set}"
@@ -21,7 +27,7 @@ work=$(mktemp -d /var/tmp/jf-ux.XXXXXX)
 chmod 755 "$work"
 cleanup() {
 	unmount_all
-	for m in "$work"/u/mnt*; do
+	for m in "$work"/u/mnt "$work"/u/m2; do
 		[ -d "$m" ] && mounted "$m" && umount -l "$m"
 	done
 	rm -rf "$work"
@@ -112,5 +118,89 @@ usaid -v
 check "jftest: with -v: said" [ $? -eq 0 ]
 check "jftest: the record is in jftest's state directory" \
 	[ "$(stat -c %U "$u/state/jailfs/tracked")" = jftest ]
+
+# ---------------------------------------------------------------- --list, --stop
+L=$work/list
+mkdir -p "$L/src" && echo x >"$L/src/f" && printf '[safe]\n*\n' >"$L/p.ini"
+row() { "$JAILFS" --list | awk -F'\t' -v m="$1" '$1 == m'; }
+field() { row "$1" | cut -f"$2"; }
+n=0
+for mode in plain fast_open read-only audit-all; do
+	n=$((n + 1))
+	m=$L/mnt$n
+	case $mode in
+	plain) opts=() want=read-write ;;
+	fast_open) opts=(-o fast_open) want=read-write,fast_open ;;
+	read-only) opts=(--read-only) want=read-only,fast_open ;;
+	audit-all) opts=(--audit "$L/a.jsonl" --audit-level all --policy "$L/p.ini") want=read-write ;;
+	esac
+	mount_view "$m" "${opts[@]}" "$L/src" || { bad "$mode: did not mount"; continue; }
+	pid=$(field "$m" 3)
+	check "$mode: --list names the view and its source" [ "$(field "$m" 2)" = "$L/src" ]
+	check "$mode: --list names the daemon's pid ($pid)" \
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = jailfs ]
+	got=$(field "$m" 4)
+	check "$mode: --list mode '$got' is $want (passthrough where the kernel has it)" \
+		eval '[ "$got" = "$want" ] || { [ $mode = plain ] && [ "$got" = "$want,passthrough" ]; }'
+	case $mode in
+	audit-all)
+		check "$mode: --list names the policy file" [ "$(field "$m" 5)" = "$L/p.ini" ]
+		check "$mode: --list names the audit log" [ "$(field "$m" 6)" = "all $L/a.jsonl" ]
+		;;
+	*)
+		check "$mode: --list: built-in policy, no audit" \
+			[ "$(field "$m" 5) $(field "$m" 6)" = "built-in none" ]
+		;;
+	esac
+	out=$("$JAILFS" --stop "$m")
+	check "$mode: --stop: exit 0, says so ($out)" [ $? -eq 0 ]
+	check "$mode: --stop: unmounted" eval '! mounted "$m"'
+	check "$mode: --stop: the daemon has exited" [ ! -e "/proc/$pid" ]
+	check "$mode: --list no longer names it" [ -z "$(row "$m")" ]
+done
+# in use: refused, still mounted
+m=$L/busy
+mount_view "$m" "$L/src" || bad "busy: did not mount"
+(cd "$m" && sleep 30) &
+holder=$!
+sleep 0.2
+err=$("$JAILFS" --stop "$m" 2>&1)
+rc=$?  # used in the eval below
+check "in use: --stop fails and says so ($err)" eval '[ $rc -eq 1 ] && grep -q "in use" <<<"$err"'
+check "in use: still mounted" mounted "$m"
+kill "$holder"
+wait "$holder" 2>/dev/null
+check "then: --stop works" "$JAILFS" --stop "$m"
+# user.jailfs.info is the daemon's, never set through the view
+m=$L/xattr
+mount_view "$m" "$L/src" || bad "xattr: did not mount"
+check "user.jailfs.info is read on the root" eval 'getfattr --only-values -n user.jailfs.info "$m" | grep -q "^pid "'
+check "user.jailfs.info cannot be set" eval '! setfattr -n user.jailfs.info -v x "$m" 2>/dev/null'
+# a dead daemon: stale, and --stop clears it
+pid=$(field "$m" 3)
+kill -9 "$pid"
+sleep 0.2
+check "stale: --list says so" eval 'field "$m" 4 | grep -q stale'
+check "stale: --stop unmounts it" "$JAILFS" --stop "$m"
+check "stale: gone" eval '! mounted "$m"'
+check "--stop of a directory that is no jailfs mount: exit 1" eval '! "$JAILFS" --stop "$L/src" 2>/dev/null'
+# jftest: sees and stops only its own views
+mkdir -p "$u/src2" "$u/m2" && chown jftest "$u/src2" "$u/m2"
+asuser "$u/jailfs" "$u/src2" "$u/m2"
+for _ in $(seq 100); do mounted "$u/m2" && break; sleep 0.05; done
+m=$L/root-view
+mount_view "$m" "$L/src" || bad "root view: did not mount"
+ulist=$(asuser "$u/jailfs" --list)
+check "jftest: --list names its view and source" \
+	eval '[ "$(awk -F"\t" -v m="$u/m2" "\$1 == m { print \$2 }" <<<"$ulist")" = "$u/src2" ]'
+check "jftest: --list names its view with a pid" \
+	eval '[ -n "$(awk -F"\t" -v m="$u/m2" "\$1 == m { print \$3 }" <<<"$ulist" | grep -E "^[0-9]+$")" ]'
+check "jftest: --list does not name root's view" eval '! grep -qF "$m" <<<"$ulist"'
+check "root: --list names jftest's view" eval '[ -n "$(row "$u/m2")" ]'
+check "jftest: --stop of root's view refused" eval '! asuser "$u/jailfs" --stop "$m" 2>/dev/null'
+check "... still mounted" mounted "$m"
+check "jftest: --stop of its own view" asuser "$u/jailfs" --stop "$u/m2"
+check "... unmounted" eval '! mounted "$u/m2"'
+"$JAILFS" --stop "$m" >/dev/null
 
 tap_done
