@@ -165,17 +165,31 @@ bad:
 	return -2;
 }
 
-static int load_policy(const struct opts *o, struct jf_policy **out)
+/* The policy of --policy, else the one a mount of @source would use
+ * (jf_policy_locate); stderr names it. */
+static int load_policy(const struct opts *o, const char *source, struct jf_policy **out)
 {
-	char err[512];
-	int r;
+	_cleanup_free_ char *found = NULL;
+	const char *file = o->policy, *origin = "--policy";
+	char err[512] = "";
+	int r = 0;
 
-	if (!o->policy) {
+	if (!file)
+		r = jf_policy_locate(source, &found, &origin, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "jailfs: %s\n", err[0] ? err : strerror(-r));
+		return r;
+	}
+	if (!file)
+		file = found;
+	if (!o->policy && file) /* a file not named on the command line: say which */
+		fprintf(stderr, "jailfs: policy: %s (the %s's policy file)\n", file, origin);
+	if (!file) {
 		r = jf_policy_default(out);
 		if (r < 0)
 			fprintf(stderr, "jailfs: built-in policy: %s\n", strerror(-r));
 	} else {
-		r = jf_policy_load(o->policy, out, err, sizeof(err));
+		r = jf_policy_load(file, out, err, sizeof(err));
 		if (r < 0)
 			fprintf(stderr, "jailfs: %s\n", err);
 	}
@@ -362,7 +376,7 @@ int jf_cmd_check(int argc, char **argv)
 				"Try 'jailfs --check --help'.\n");
 		return 2;
 	}
-	if (load_policy(&o, &pol) < 0)
+	if (load_policy(&o, o.source ? o.source : ".", &pol) < 0)
 		return 2;
 	if (o.source) {
 		srcfd = open(o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -577,7 +591,7 @@ int jf_cmd_scan(int argc, char **argv)
 				"Try 'jailfs --scan --help'.\n");
 		return 2;
 	}
-	if (load_policy(&o, &pol) < 0)
+	if (load_policy(&o, argv[first], &pol) < 0)
 		return 2;
 	fd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || jf_is_pseudo_fs(fd)) {

@@ -137,23 +137,29 @@ static void warn_not_empty(const char *mnt)
 
 static int load_policy(struct jf_options *o)
 {
+	_cleanup_free_ char *found = NULL;
+	const char *file = o->policy, *origin;
 	char err[512] = "";
-	int r;
+	int r = 0;
 
-	if (o->policy)
-		r = jf_policy_load(o->policy, &jf_fs.policy, err, sizeof(err));
-	else
+	if (!file)
+		r = jf_policy_locate(o->source, &found, &origin, err, sizeof(err));
+	if (!file)
+		file = found;
+	if (r == 0 && file)
+		r = jf_policy_load(file, &jf_fs.policy, err, sizeof(err));
+	else if (r == 0)
 		r = jf_policy_default(&jf_fs.policy);
 	if (r < 0) {
 		if (err[0])
 			fprintf(stderr, "jailfs: %s\n", err);
 		else
-			fprintf(stderr, "jailfs: %s: %s\n",
-				o->policy ? o->policy : "default policy", strerror(-r));
+			fprintf(stderr, "jailfs: %s: %s\n", file ? file : "default policy",
+				strerror(-r));
 		return 2;
 	}
-	if (o->policy)
-		o->policy_abs = realpath(o->policy, NULL); /* NULL: --list says "-" */
+	if (file)
+		o->policy_abs = realpath(file, NULL); /* NULL: --list names it as given */
 	jf_policy_set_read_only(jf_fs.policy, o->read_only);
 	for (int z = JF_SAFE; z <= JF_DENIED; z++)
 		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.policy, (enum jf_zone)z);

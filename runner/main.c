@@ -633,6 +633,33 @@ static void merge_expose(struct run *r)
 	r->view.expose = r->expose;
 }
 
+/* --source without --policy: the policy a jailfs mount of the project would
+ * use (jf_policy_locate: the project's .jailfs.ini, the user's policy.ini),
+ * loaded here for the guardrails and handed to the one-shot daemon, so both
+ * apply the same file. --check names it. */
+static void load_policy(struct run *r);
+
+static void locate_policy(struct run *r)
+{
+	const char *origin;
+	char err[512] = "", *found = NULL;
+	int e;
+
+	if (r->o.policy_file)
+		return;
+	e = jf_policy_locate(r->view.project, &found, &origin, err, sizeof(err));
+	if (e < 0)
+		usage_error("%s", err[0] ? err : strerror(-e));
+	if (!found)
+		return;
+	jf_policy_free(r->policy);
+	r->policy = NULL;
+	r->o.policy_file = found; /* lives as long as the run */
+	load_policy(r);
+	if (r->o.check_only && !r->o.json)
+		fprintf(stderr, "jailrun: policy: %s (the %s's policy file)\n", found, origin);
+}
+
 /* --root: the view's [run] rules come along. Asking for them is also the
  * check that the mount answers at all (getxattr always reaches the daemon;
  * stat may be served from the kernel's cache): a daemon killed outright
@@ -690,6 +717,7 @@ static void setup_view(struct run *r)
 		snprintf(r->view.host, sizeof(r->view.host), "%s", mnt);
 	} else {
 		setup_source(r);
+		locate_policy(r);
 	}
 	if (!r->start[0])
 		snprintf(r->start, sizeof(r->start), "%s", r->view.project);

@@ -13,7 +13,13 @@
 #    jftest (only theirs); a view whose daemon died shows as stale;
 #  - jailfs --stop MOUNTPOINT unmounts one and waits for its daemon, refuses
 #    a view in use (still mounted) and another user's view, and clears a
-#    stale one; user.jailfs.info cannot be set through the view.
+#    stale one; user.jailfs.info cannot be set through the view;
+#  - without --policy, SOURCE/.jailfs.ini applies, else the user's
+#    $XDG_CONFIG_HOME/jailfs/policy.ini, else the built-in one (jailfs and
+#    jailrun, --check names the file); a .jailfs.ini is read-only in every
+#    view at every depth and cannot be created through one (every mode,
+#    jailrun --source and --root, jftest); one owned by another user or
+#    writable by others is refused, never silently skipped.
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 : "${JAILFS:?JAILFS not set}" "${JAILRUN:?JAILRUN not set}"
@@ -27,8 +33,9 @@ work=$(mktemp -d /var/tmp/jf-ux.XXXXXX)
 chmod 755 "$work"
 cleanup() {
 	unmount_all
-	for m in "$work"/u/mnt "$work"/u/m2; do
-		[ -d "$m" ] && mounted "$m" && umount -l "$m"
+	# root may not stat jftest's views (no allow_other): ask mountinfo only
+	for m in "$work"/u/mnt "$work"/u/m2 "$work"/u/mp2 "$work"/defpol/mx; do
+		mounted "$m" && umount -l "$m"
 	done
 	rm -rf "$work"
 }
@@ -202,5 +209,97 @@ check "... still mounted" mounted "$m"
 check "jftest: --stop of its own view" asuser "$u/jailfs" --stop "$u/m2"
 check "... unmounted" eval '! mounted "$u/m2"'
 "$JAILFS" --stop "$m" >/dev/null
+
+# ---------------------------------------------------------------- default policy
+D=$work/defpol
+P=$D/proj
+Q=$D/plain
+mkdir -p "$P/sub" "$Q/sub" "$D/cfg/jailfs"
+echo s >"$P/secret.txt" && echo a >"$P/a.txt" && echo u >"$Q/user-secret.txt" && echo a >"$Q/a.txt"
+printf '[denied]\nsecret.txt\n' >"$P/.jailfs.ini"
+printf '[options]\ndefault = safe\n[denied]\nuser-secret.txt\n' >"$D/cfg/jailfs/policy.ini"
+chmod 644 "$P/.jailfs.ini" "$D/cfg/jailfs/policy.ini"
+orig=$(sha256sum <"$P/.jailfs.ini")
+export XDG_CONFIG_HOME=$D/cfg
+out=$("$JAILFS" --check -s "$P" secret.txt 2>&1)
+check "--check: the project's file decides (DENIED by .jailfs.ini:2)" \
+	grep -qP '^DENIED\t\S*\.jailfs\.ini:2\tsecret.txt$' <<<"$out"
+check "--check names the project's file" grep -qF "policy: $P/.jailfs.ini (the project's" <<<"$out"
+out=$("$JAILFS" --check -s "$Q" user-secret.txt 2>&1)
+check "--check: without a project file the user's decides" \
+	grep -qP '^DENIED\t\S*policy\.ini:4\tuser-secret.txt$' <<<"$out"
+check "--check names the user's file" grep -qF "policy: $D/cfg/jailfs/policy.ini (the user's" <<<"$out"
+out=$(XDG_CONFIG_HOME=$D/none HOME=$D/none "$JAILFS" --check -s "$Q" user-secret.txt 2>&1)
+check "--check: neither: the built-in policy (SAFE)" grep -qP '^SAFE\tdefault\tuser-secret.txt$' <<<"$out"
+check "--check .jailfs.ini: RESTRICTED by policy-file" \
+	eval '"$JAILFS" --check -s "$Q" .jailfs.ini sub/.jailfs.ini 2>/dev/null | grep -cP "^RESTRICTED\tpolicy-file\t" | grep -qx 2'
+# wr FILE: appending to FILE through a view fails, and nothing on disk changes
+n=0
+for mode in plain fast_open read-only audit-all; do
+	n=$((n + 1))
+	case $mode in
+	plain) opts=() ;;
+	fast_open) opts=(-o fast_open) ;;
+	read-only) opts=(--read-only) ;;
+	audit-all) opts=(--audit "$D/a$n.jsonl" --audit-level all) ;;
+	esac
+	m=$D/mp$n
+	mount_view "$m" "${opts[@]}" "$P" || { bad "$mode: did not mount"; continue; }
+	check "$mode: the project's policy applies (secret.txt hidden)" [ ! -e "$m/secret.txt" ]
+	check "$mode: --list names the project's file" [ "$(field "$m" 5)" = "$P/.jailfs.ini" ]
+	check "$mode: .jailfs.ini is readable" cmp -s "$m/.jailfs.ini" "$P/.jailfs.ini"
+	check "$mode: .jailfs.ini cannot be changed" eval '! { echo "[safe]" >>"$m/.jailfs.ini"; } 2>/dev/null'
+	check "$mode: ... nor removed or renamed away" \
+		eval '! rm -f "$m/.jailfs.ini" 2>/dev/null && ! mv "$m/.jailfs.ini" "$m/x" 2>/dev/null'
+	check "$mode: the backing file is unchanged" [ "$(sha256sum <"$P/.jailfs.ini")" = "$orig" ]
+	umount_view "$m"
+	m=$D/mq$n
+	mount_view "$m" "${opts[@]}" "$Q" || { bad "$mode: did not mount"; continue; }
+	check "$mode: the user's policy applies (user-secret.txt hidden)" [ ! -e "$m/user-secret.txt" ]
+	if [ $mode != read-only ]; then
+		check "$mode: a file can be written (a.txt)" eval 'echo b >>"$m/a.txt"'
+	fi
+	check "$mode: no .jailfs.ini can be created" eval '! { echo x >"$m/.jailfs.ini"; } 2>/dev/null'
+	check "$mode: ... nor in a subdirectory" eval '! { echo x >"$m/sub/.jailfs.ini"; } 2>/dev/null'
+	check "$mode: ... nor renamed into place" \
+		eval '! mv "$m/a.txt" "$m/sub/.jailfs.ini" 2>/dev/null'
+	check "$mode: nothing was created" [ ! -e "$Q/.jailfs.ini" ] && [ ! -e "$Q/sub/.jailfs.ini" ]
+	umount_view "$m"
+done
+# jailrun: the same file for its one-shot view, and --check names it
+out=$(cd "$P" && "$JAILRUN" --no-git-root --check -- true 2>&1)
+check "jailrun --check names the project's file" grep -qF "policy: $P/.jailfs.ini (the project's" <<<"$out"
+out=$("$JAILRUN" --source "$P" --no-git-root -- cat secret.txt 2>&1)
+check "jailrun --source: the project's policy hides secret.txt" eval '! grep -qx s <<<"$out"'
+"$JAILRUN" --source "$P" --no-git-root --shell -- 'echo "[safe]" >> .jailfs.ini' >/dev/null 2>&1
+check "jailrun --source: .jailfs.ini cannot be changed" [ "$(sha256sum <"$P/.jailfs.ini")" = "$orig" ]
+"$JAILRUN" --source "$Q" --no-git-root --shell -- 'echo x > sub/.jailfs.ini' >/dev/null 2>&1
+check "jailrun --source: no .jailfs.ini can be created" [ ! -e "$Q/sub/.jailfs.ini" ]
+m=$D/root
+mount_view "$m" "$Q" || bad "root view: did not mount"
+(cd "$Q" && "$JAILRUN" --root "$m" --shell -- 'echo x > .jailfs.ini') >/dev/null 2>&1
+check "jailrun --root: no .jailfs.ini can be created" [ ! -e "$Q/.jailfs.ini" ]
+umount_view "$m"
+# a file someone else controls is refused, loudly
+chown jftest "$P/.jailfs.ini"
+mount_view "$D/mx" "$P" 2>"$D/err"
+err=$(cat "$D/err")
+check "owned by another user: jailfs refuses ($err)" eval '! mounted "$D/mx" && grep -q "owned by uid" <<<"$err"'
+out=$("$JAILRUN" --source "$P" --no-git-root -- true 2>&1)
+check "owned by another user: jailrun refuses" grep -q "owned by uid" <<<"$out"
+chown root "$P/.jailfs.ini" && chmod 666 "$P/.jailfs.ini"
+mount_view "$D/mx" "$P" 2>"$D/err"
+err=$(cat "$D/err")
+check "writable by others: jailfs refuses ($err)" eval '! mounted "$D/mx" && grep -q "writable by others" <<<"$err"'
+chmod 644 "$P/.jailfs.ini"
+# jftest: its own project's file, through fusermount3
+mkdir -p "$u/p2" "$u/mp2" && echo s >"$u/p2/secret.txt" && printf '[denied]\nsecret.txt\n' >"$u/p2/.jailfs.ini"
+chown -R jftest "$u/p2" "$u/mp2" && chmod 644 "$u/p2/.jailfs.ini"
+asuser "$u/jailfs" "$u/p2" "$u/mp2"
+for _ in $(seq 100); do mounted "$u/mp2" && break; sleep 0.05; done
+check "jftest: its project's policy applies" asuser test ! -e "$u/mp2/secret.txt"
+check "jftest: its .jailfs.ini cannot be changed" \
+	eval '! asuser sh -c "echo x >> \"$u/mp2/.jailfs.ini\"" 2>/dev/null'
+asuser fusermount3 -u "$u/mp2"
 
 tap_done
