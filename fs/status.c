@@ -302,6 +302,17 @@ static bool daemon_alive(long pid)
 	return f && fgets(comm, sizeof(comm), f) && strcmp(comm, "jailfs\n") == 0;
 }
 
+/* Wait up to STOP_WAIT_MS for daemon @pid to exit. True once it has. */
+static bool wait_exit(long pid)
+{
+	for (int ms = 0; daemon_alive(pid); ms += 20) {
+		if (ms >= STOP_WAIT_MS)
+			return false;
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+	}
+	return true;
+}
+
 static int stop_usage(bool help)
 {
 	fprintf(help ? stdout : stderr,
@@ -348,14 +359,10 @@ int jf_cmd_stop(int argc, char **argv)
 		fprintf(stderr, "jailfs: cannot unmount %s: %s\n", mnt, strerror(-r));
 		return 1;
 	}
-	for (int ms = 0; pid > 0 && daemon_alive(pid); ms += 20) {
-		if (ms >= STOP_WAIT_MS) {
-			fprintf(stderr,
-				"jailfs: %s unmounted, but its daemon (pid %ld) still runs\n", mnt,
-				pid);
-			return 1;
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+	if (pid > 0 && !wait_exit(pid)) {
+		fprintf(stderr, "jailfs: %s unmounted, but its daemon (pid %ld) still runs\n", mnt,
+			pid);
+		return 1;
 	}
 	if (pid > 0)
 		printf("jailfs: stopped %s (daemon pid %ld)\n", mnt, pid);
