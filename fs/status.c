@@ -291,15 +291,18 @@ static int unmount(const char *mnt)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EBUSY;
 }
 
-/* Is @pid (from the view's own answer) a jailfs daemon still running? */
+/* Is @pid (from the view's own answer) a jailfs daemon still running? A
+ * zombie is not (a container's init may be slow to reap, or never). */
 static bool daemon_alive(long pid)
 {
-	char path[64], comm[32] = "";
+	char path[64], stat[64] = "";
 	_cleanup_fclose_ FILE *f = NULL;
 
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	f = fopen(path, "re");
-	return f && fgets(comm, sizeof(comm), f) && strcmp(comm, "jailfs\n") == 0;
+	/* "PID (jailfs) S ...": comm is at most 15 bytes, no ')' in "jailfs" */
+	return f && fgets(stat, sizeof(stat), f) && strstr(stat, " (jailfs) ") &&
+	       !strstr(stat, " (jailfs) Z") && !strstr(stat, " (jailfs) X");
 }
 
 /* Wait up to STOP_WAIT_MS for daemon @pid to exit. True once it has. */

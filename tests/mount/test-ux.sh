@@ -162,7 +162,9 @@ for mode in plain fast_open read-only audit-all; do
 	out=$("$JAILFS" --stop "$m")
 	check "$mode: --stop: exit 0, says so ($out)" [ $? -eq 0 ]
 	check "$mode: --stop: unmounted" eval '! mounted "$m"'
-	check "$mode: --stop: the daemon has exited" [ ! -e "/proc/$pid" ]
+	# exited: gone, or a zombie until init reaps it
+	check "$mode: --stop: the daemon has exited" \
+		eval '! grep -qE "^[0-9]+ \(jailfs\) [^ZX]" "/proc/$pid/stat" 2>/dev/null'
 	check "$mode: --list no longer names it" [ -z "$(row "$m")" ]
 done
 # in use: refused, still mounted
