@@ -174,7 +174,8 @@ mount_view "$m" "$L/src" || bad "busy: did not mount"
 holder=$!
 sleep 0.2
 err=$("$JAILFS" --stop "$m" 2>&1)
-rc=$?  # used in the eval below
+# shellcheck disable=SC2034 # read by the eval below
+rc=$?
 check "in use: --stop fails and says so ($err)" eval '[ $rc -eq 1 ] && grep -q "in use" <<<"$err"'
 check "in use: still mounted" mounted "$m"
 kill "$holder"
@@ -199,6 +200,7 @@ asuser "$u/jailfs" "$u/src2" "$u/m2"
 for _ in $(seq 100); do mounted "$u/m2" && break; sleep 0.05; done
 m=$L/root-view
 mount_view "$m" "$L/src" || bad "root view: did not mount"
+# shellcheck disable=SC2034 # read by the evals below
 ulist=$(asuser "$u/jailfs" --list)
 check "jftest: --list names its view and source" \
 	eval '[ "$(awk -F"\t" -v m="$u/m2" "\$1 == m { print \$2 }" <<<"$ulist")" = "$u/src2" ]'
