@@ -51,8 +51,10 @@ static const char check_usage[] =
 	"inside the source directory (compared component by component).\n"
 	"\n"
 	"Options:\n"
-	"  -p, --policy FILE   policy file (default: built-in, profiles secrets +\n"
-	"                      project, everything else SAFE)\n"
+	"  -p, --policy FILE   policy file (default: the source's .jailfs.ini, else\n"
+	"                      ~/.config/jailfs/policy.ini, as a mount would, named on\n"
+	"                      stderr; else built-in: profiles secrets + project,\n"
+	"                      everything else SAFE)\n"
 	"  -s, --source DIR    source directory (default: the current directory).\n"
 	"                      With --source, whether a path is a directory comes from\n"
 	"                      the real entry (lstat, symlinks not followed); without\n"
@@ -172,17 +174,31 @@ bad:
 	return -2;
 }
 
-static int load_policy(const struct opts *o, struct jf_policy **out)
+/* The policy of --policy, else the one a mount of @source would use
+ * (jf_policy_locate); stderr names it. */
+static int load_policy(const struct opts *o, const char *source, struct jf_policy **out)
 {
-	char err[512];
-	int r;
+	_cleanup_free_ char *found = NULL;
+	const char *file = o->policy, *origin = "--policy";
+	char err[512] = "";
+	int r = 0;
 
-	if (!o->policy) {
+	if (!file)
+		r = jf_policy_locate(source, &found, &origin, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "jailfs: %s\n", err[0] ? err : strerror(-r));
+		return r;
+	}
+	if (!file)
+		file = found;
+	if (!o->policy && file) /* a file not named on the command line: say which */
+		fprintf(stderr, "jailfs: policy: %s (the %s's policy file)\n", file, origin);
+	if (!file) {
 		r = jf_policy_default(out);
 		if (r < 0)
 			fprintf(stderr, "jailfs: built-in policy: %s\n", strerror(-r));
 	} else {
-		r = jf_policy_load(o->policy, out, err, sizeof(err));
+		r = jf_policy_load(file, out, err, sizeof(err));
 		if (r < 0)
 			fprintf(stderr, "jailfs: %s\n", err);
 	}
@@ -283,7 +299,7 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 	jf_fs.hardlinks = jf_policy_hardlinks(pol);
 	if (srcfd < 0)
 		return;
-	jf_zones_load_tracked(srcfd, source, true);
+	jf_zones_load_tracked(srcfd, source, JF_TELL_NEVER);
 	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
 		return;
 	/* the daemon's start-up walk of files with several names */
@@ -413,7 +429,7 @@ int jf_cmd_check(int argc, char **argv)
 				"Try 'jailfs --check --help'.\n");
 		return 2;
 	}
-	if (load_policy(&o, &pol) < 0)
+	if (load_policy(&o, o.source ? o.source : ".", &pol) < 0)
 		return 2;
 	if (o.source) {
 		srcfd = open(o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -633,7 +649,7 @@ int jf_cmd_scan(int argc, char **argv)
 				"Try 'jailfs --scan --help'.\n");
 		return 2;
 	}
-	if (load_policy(&o, &pol) < 0)
+	if (load_policy(&o, argv[first], &pol) < 0)
 		return 2;
 	fd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || jf_is_pseudo_fs(fd)) {

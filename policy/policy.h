@@ -232,6 +232,24 @@ int jf_policy_default(struct jf_policy **out);
 /* Frees everything the policy owns, rules included. NULL is a no-op. */
 void jf_policy_free(struct jf_policy *policy);
 
+/* The project's own policy file, SOURCE/JF_PROJECT_POLICY, used when no
+ * --policy is given. A name of that spelling is RESTRICTED at every depth of
+ * every view unless DENIED (rule "policy-file", jf_classify), so that the
+ * jail never writes the policy of a later view. */
+#define JF_PROJECT_POLICY ".jailfs.ini"
+
+/* Where the policy of SOURCE comes from when no --policy is given, in this
+ * order: SOURCE/JF_PROJECT_POLICY; the user's $XDG_CONFIG_HOME/jailfs/
+ * policy.ini (default ~/.config/jailfs/policy.ini) unless it lies inside
+ * SOURCE; else the built-in one. A file is used only when it is a regular
+ * file (not a symlink) owned by the effective user and writable by nobody
+ * else. Sets *@path (malloc'd; NULL for the built-in policy) and *@origin
+ * ("project", "user" or "built-in", static). Returns 0, or -EPERM with a
+ * message in @err (a file that exists and may not be used: never silently
+ * skipped), or -ENOMEM. Reads the file system only; thread-safe. */
+int jf_policy_locate(const char *source, char **path, const char **origin, char *err,
+		     size_t errsize);
+
 /* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). Call before
  * sharing the policy between threads (it is a plain store). */
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);

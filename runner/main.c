@@ -87,7 +87,9 @@ static const char usage_text[] =
 	"                      files (git in the jail must not prune them)\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
-	"                      (default: the built-in profiles secrets + project);\n"
+	"                      (default: the project's .jailfs.ini, else\n"
+	"                      ~/.config/jailfs/policy.ini, as jailfs; else the\n"
+	"                      built-in profiles secrets + project; --check names it);\n"
 	"                      its [run] section adds deny_exec, allow_exec, env,\n"
 	"                      expose, home, timeout, max_output\n"
 	"  --home DIR          the host directory shown as HOME (default: [run] home,\n"
@@ -352,9 +354,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1)
 		json_out |= c == OPT_JSON;
-	opterr = 1;
+	/* getopt stays quiet: usage_error() says it once, as JSON with --json */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT:
 			o->root = optarg;
@@ -433,8 +435,12 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		case 'V':
 			printf("jailrun %s\n", JAILFS_VERSION);
 			exit(0);
-		default: /* getopt said which option on stderr */
-			usage_error("invalid option %s", argv[optind - 1]);
+		case ':':
+			usage_error("option %s needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("invalid option -%c", optopt);
+			usage_error("unrecognized option %s", argv[optind - 1]);
 		}
 	}
 	o->argv = argv + optind;
@@ -642,6 +648,33 @@ static void merge_expose(struct run *r)
 	r->view.expose = r->expose;
 }
 
+/* --source without --policy: the policy a jailfs mount of the project would
+ * use (jf_policy_locate: the project's .jailfs.ini, the user's policy.ini),
+ * loaded here for the guardrails and handed to the one-shot daemon, so both
+ * apply the same file. --check names it. */
+static void load_policy(struct run *r);
+
+static void locate_policy(struct run *r)
+{
+	const char *origin;
+	char err[512] = "", *found = NULL;
+	int e;
+
+	if (r->o.policy_file)
+		return;
+	e = jf_policy_locate(r->view.project, &found, &origin, err, sizeof(err));
+	if (e < 0)
+		usage_error("%s", err[0] ? err : strerror(-e));
+	if (!found)
+		return;
+	jf_policy_free(r->policy);
+	r->policy = NULL;
+	r->o.policy_file = found; /* lives as long as the run */
+	load_policy(r);
+	if (r->o.check_only && !r->o.json)
+		fprintf(stderr, "jailrun: policy: %s (the %s's policy file)\n", found, origin);
+}
+
 /* --root: the view's [run] rules come along. Asking for them is also the
  * check that the mount answers at all (getxattr always reaches the daemon;
  * stat may be served from the kernel's cache): a daemon killed outright
@@ -699,6 +732,7 @@ static void setup_view(struct run *r)
 		snprintf(r->view.host, sizeof(r->view.host), "%s", mnt);
 	} else {
 		setup_source(r);
+		locate_policy(r);
 	}
 	if (!r->start[0])
 		snprintf(r->start, sizeof(r->start), "%s", r->view.project);

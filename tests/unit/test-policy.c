@@ -105,6 +105,32 @@ static char *repeat(char c, size_t n)
 
 /* ---- canonicalization ---- */
 
+/* A name spelled .jailfs.ini (the project's policy, jf_policy_locate) is
+ * never SAFE, whatever the policy: RESTRICTED at any depth by rule
+ * "policy-file", unless DENIED; other names ending so are not touched. */
+static void test_policy_file_protected(void **state)
+{
+	struct jf_policy *p = parse_ok("[safe]\n/\n*.ini\n");
+	struct jf_policy *d = parse_ok("[safe]\n/\n[denied]\n.jailfs.ini\n");
+	struct jf_policy *b = NULL;
+	struct jf_verdict v;
+
+	RESTRICTED_(p, ".jailfs.ini", "policy-file");
+	RESTRICTED_(p, "a/b/.jailfs.ini", "policy-file");
+	EXPECT(p, "sub/.jailfs.ini", true, JF_RESTRICTED, "policy-file");
+	SAFE_(p, "x.jailfs.ini", "t.ini:3");
+	SAFE_(p, ".jailfs.ini.bak", "t.ini:2");
+	DENIED_(d, ".jailfs.ini", "t.ini:4");
+	assert_int_equal(jf_policy_default(&b), 0);
+	RESTRICTED_(b, ".jailfs.ini", "policy-file");
+	jf_classify_public(b, "k/.jailfs.ini", strlen("k/.jailfs.ini"), &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	jf_policy_free(p);
+	jf_policy_free(d);
+	jf_policy_free(b);
+	(void)state;
+}
+
 static void test_canon_basic(void **state)
 {
 	(void)state;
@@ -1559,6 +1585,7 @@ static void test_rule_git_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_file_protected),
 		cmocka_unit_test(test_canon_basic),
 		cmocka_unit_test(test_canon_root_componentwise),
 		cmocka_unit_test(test_canon_dotdot),
