@@ -40,7 +40,7 @@ _jailrun()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--source | --cwd)
+	--source | --cwd | --home)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		compopt -o filenames 2>/dev/null
 		return
@@ -57,7 +57,7 @@ _jailrun()
 		return
 		;;
 	esac
-	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --policy --cwd --shell
+	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --policy --cwd --home --shell
 		--request --env --net --timeout --grace --max-output --rlimit-cpu --rlimit-as
 		--rlimit-nproc --rlimit-fsize --deny-exec --allow-exec --check --json --audit
 		--help --version --' -- "$cur")
