@@ -918,15 +918,6 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 
 static const char metachars[] = ";|&><`\n";
 
-static bool find_exec_before(int argc, char *const argv[], int i)
-{
-	for (int k = 0; k < i && k < argc; k++)
-		if (!strcmp(argv[k], "-exec") || !strcmp(argv[k], "-execdir") ||
-		    !strcmp(argv[k], "-ok") || !strcmp(argv[k], "-okdir"))
-			return true;
-	return false;
-}
-
 /* The environment the command gets from jailrun (--env, [run] env). */
 static bool check_envp(struct walk *w)
 {
@@ -946,26 +937,28 @@ int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 	return 0;
 }
 
-/* Refuse the first argument holding a shell metacharacter (argv mode). */
-static bool check_metachars(struct walk *w, int argc, char *const argv[])
+/*
+ * Argv mode runs the command without a shell, so metacharacters in its
+ * arguments are text (rg 'a|b', git log '--format=%h <%ae>'); where a shell
+ * does read them (sh -c, eval, watch, flock -c) that check already treats
+ * the string as shell. Only a command word holding shell syntax is refused:
+ * it names no program ('make && make test' as one word), and the caller
+ * meant --shell.
+ */
+static bool check_metachars(struct walk *w, const char *cmd)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *m = strpbrk(argv[i], metachars);
-		const char *d = strstr(argv[i], "$(");
-		char shown[8];
+	const char *m = strpbrk(cmd, metachars);
+	const char *d = strstr(cmd, "$(");
+	char shown[8];
 
-		if (strcmp(argv[i], ";") == 0 && find_exec_before(argc, argv, i))
-			continue; /* find ... -exec CMD {} ; is find's syntax, not a shell's */
-		if (!m && !d)
-			continue;
-		if (m && *m == '\n')
-			snprintf(shown, sizeof(shown), "newline");
-		else
-			snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
-		return jr_deny(w, "metachar",
-			       "shell metacharacter '%s' in argument %d without --shell", shown, i);
-	}
-	return false;
+	if (!m && !d)
+		return false;
+	if (m && *m == '\n')
+		snprintf(shown, sizeof(shown), "newline");
+	else
+		snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
+	return jr_deny(w, "metachar",
+		       "shell metacharacter '%s' in the command name without --shell", shown);
 }
 
 int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_verdict *out)
@@ -982,7 +975,7 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 	}
 	/* the command's own rules first: they name the more useful rule */
 	if (!check_envp(&w) && !jr_check_cmd(&w, argc, argv))
-		check_metachars(&w, argc, argv);
+		check_metachars(&w, argv[0]);
 	return 0;
 }
 

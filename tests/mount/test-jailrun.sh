@@ -139,8 +139,8 @@ deny_case inline-code python3 -c "import os; os.system('rm -rf /')"
 deny_case inline-code bash -c 'rm -rf src'
 deny_case inline-code node -e 'require("fs")'
 deny_case inline-code perl -e 'unlink "README"'
-deny_case metachar echo 'a; rm -rf src'
-deny_case metachar cat 'README|sh'
+deny_case metachar 'echo a; rm -rf src'
+deny_case metachar 'cat README|sh'
 deny_case path-outside-view cat ../../etc/passwd
 deny_case path-outside-view cat /etc/hostname
 deny_case path-outside-view cat ../../../../../../etc/hostname

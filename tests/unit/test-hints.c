@@ -240,7 +240,7 @@ static void test_guard_hint_rules(void **state)
 		{"mass-kill", "kill", "kill of every process (kill ... -1)", "--allow-exec kill"},
 		{"inline-code", "", "interpreter inline code (python3 -m timeit: ...)",
 		 "write the program to a file in the project"},
-		{"metachar", "", "shell metacharacter ';' in argument 1 without --shell",
+		{"metachar", "", "shell metacharacter '&' in the command name without --shell",
 		 "--shell"},
 		{"path-outside-view", "", "path /etc/shadow is outside the view", "in the project"},
 		{"path-denied", "", "path .env is DENIED", "leave it alone"},
