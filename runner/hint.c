@@ -8,6 +8,7 @@
  * what holds.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -18,6 +19,26 @@
 #include "text.h"
 
 const char jr_hint_no_net[] = "no network in the jail: pass --net or vendor the dependency";
+
+void jr_hint_timeout(uint64_t limit_ms, bool by_view, char *out, size_t size)
+{
+	int n = snprintf(out, size,
+			 "the command ran past its %g s time limit (default %llu s, %llu s with "
+			 "--shell): ",
+			 (double)limit_ms / 1000, JR_DEFAULT_TIMEOUT_MS / 1000,
+			 JR_DEFAULT_SHELL_TIMEOUT_MS / 1000);
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (by_view)
+		snprintf(out + n, size - n,
+			 "it is the view's own [run] timeout, which --timeout cannot raise; "
+			 "mount the view with a larger one");
+	else
+		snprintf(out + n, size - n,
+			 "raise it with --timeout SECONDS or `timeout = SECONDS` in the policy's "
+			 "[run] (0 = none)");
+}
 
 /* ---- guardrail refusals ---- */
 

@@ -43,6 +43,11 @@
 #define JR_JSON_DENIED (-100)
 #define JR_JSON_TIMEOUT (-101)
 
+/* Default time limits, in ms: a --shell command line chains steps
+ * (configure && make && make test), so it gets longer than one command. */
+#define JR_DEFAULT_TIMEOUT_MS 120000ULL
+#define JR_DEFAULT_SHELL_TIMEOUT_MS 600000ULL
+
 /*
  * The project as the jail shows it. The child sees the view at @project (the
  * project's own absolute path, i.e. the jailfs SOURCE); jailrun reaches the

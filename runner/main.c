@@ -26,7 +26,6 @@
 #include "text.h"
 #include "units.h"
 
-#define DEFAULT_TIMEOUT_MS 120000ULL
 #define DEFAULT_MAX_OUTPUT (1ULL << 20)
 #define DEFAULT_GRACE_MS 2000ULL
 #define MAX_LIST 256
@@ -110,7 +109,8 @@ static const char usage_text[] =
 	"                      with only loopback)\n"
 	"\n"
 	"Limits:\n"
-	"  --timeout SECONDS   wall-clock limit, fractions allowed (default 120; 0 = none).\n"
+	"  --timeout SECONDS   wall-clock limit, fractions allowed (default 120, 600 with\n"
+	"                      --shell; 0 = none; [run] timeout in the policy).\n"
 	"                      Then SIGTERM to every process of the jail, SIGKILL after\n"
 	"                      --grace SECONDS (default 2). Grandchildren that called\n"
 	"                      setsid or double-forked die too (PID namespace).\n"
@@ -580,6 +580,7 @@ struct run {
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
 	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
 	struct jr_oneshot gitdir_oneshot;
+	bool timeout_by_view; /* the view's [run] timeout is the limit (no --timeout raises it) */
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -845,7 +846,8 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	struct jr_refusals refusals;
 	struct jr_audit_counts counts;
 	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
-	char msg[512], hint[2048];
+	char msg[512], hint[2048], more[2048];
+	size_t n;
 	int status;
 
 	if (err < 0) {
@@ -855,7 +857,15 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	}
 	if (jr_viewlog_read(&r->log, r->o.audit ? &counts : NULL, &refusals) == 0 && r->o.audit)
 		rep.audit = &counts;
-	jr_hint_run(&refusals, failed(oc) && !r->o.net && jr_net_failure(oc), hint, sizeof(hint));
+	jr_hint_run(&refusals, failed(oc) && !r->o.net && jr_net_failure(oc), more, sizeof(more));
+	hint[0] = '\0';
+	if (oc->timed_out)
+		jr_hint_timeout(r->o.timeout_ms, r->timeout_by_view, hint, sizeof(hint));
+	n = strlen(hint);
+	if (more[0] && n)
+		n += snprintf(hint + n, sizeof(hint) - n, "; ");
+	if (more[0] && n < sizeof(hint))
+		snprintf(hint + n, sizeof(hint) - n, "%.*s", (int)(sizeof(hint) - n - 1), more);
 	rep.hint = hint;
 	if (oc->timed_out)
 		status = JR_EXIT_TIMEOUT;
@@ -925,7 +935,10 @@ static void apply_defaults(struct run *r)
 
 	v = stricter(r->o.timeout_set ? r->o.timeout_ms : pt, mt);
 	if (v || !r->o.timeout_set)
-		r->o.timeout_ms = v ? v : DEFAULT_TIMEOUT_MS;
+		r->o.timeout_ms = v	       ? v
+				  : r->o.shell ? JR_DEFAULT_SHELL_TIMEOUT_MS
+					       : JR_DEFAULT_TIMEOUT_MS;
+	r->timeout_by_view = mt && r->o.timeout_ms == mt;
 	if (r->o.max_output_set)
 		r->o.max_output =
 			mo ? (r->o.max_output < mo ? r->o.max_output : mo) : r->o.max_output;
