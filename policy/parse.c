@@ -7,7 +7,7 @@
  *   [options]  default = safe|restricted|denied
  *              profiles = NAME, NAME, -secrets
  *              hardlinks = restricted|zone|deny
- *   [run]      deny_exec, allow_exec, env, expose = a, b, c   (lists)
+ *   [run]      deny_exec, allow_exec, allow_inline, env, expose = a, b, c   (lists)
  *              timeout = SECONDS (units.h duration), max_output, tmp_size, shm_size = SIZE
  *
  * Lines: leading blanks ignored, '#' starts a comment line, trailing blanks
@@ -50,8 +50,8 @@ static const char *const section_names[] = {
 	[SEC_LIMITS] = "limits", [SEC_OPTIONS] = "options",	  [SEC_RUN] = "run",
 };
 
-static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
-							 "expose"};
+static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env", "expose",
+							 "allow_inline"};
 /* [run] keys holding a size; tmp_size and shm_size bound tmpfs mounts, so 0
  * is refused there (a tmpfs of size 0 would be unbounded) */
 static const char *const run_size_keys[JF_RUN_NSIZES] = {"max_output", "tmp_size", "shm_size"};
@@ -362,8 +362,8 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		if (value_is(k, klen, run_size_keys[si]))
 			return parse_run_size(st, si, v, vlen);
 	return perr(st,
-		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
-		    "timeout, max_output, tmp_size or shm_size)",
+		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, allow_inline, env, "
+		    "expose, timeout, max_output, tmp_size or shm_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 

@@ -122,6 +122,7 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 		st->truncated = true;
 	if (!keep)
 		return 0;
+	st->last_kept = data[keep - 1];
 	if (live) {
 		forward(live_fd, tf, data, keep);
 		return 0;
@@ -133,6 +134,79 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	}
 	memcpy(st->buf + st->len, data, keep);
 	st->len += keep;
+	return 0;
+}
+
+/* Bytes of a stream cut at @limit kept after the marker: half the limit, at
+ * most the tail ring. */
+static size_t tail_size(uint64_t limit)
+{
+	return limit / 2 < JR_TAIL_BYTES ? (size_t)(limit / 2) : JR_TAIL_BYTES;
+}
+
+/* Copy the last @n bytes the command wrote (@n <= JR_TAIL_BYTES and <= the
+ * total) from the ring to @out. */
+static void tail_copy(const struct jr_stream *st, size_t n, char *out)
+{
+	size_t pos = (size_t)((st->total - n) % JR_TAIL_BYTES);
+	size_t k = JR_TAIL_BYTES - pos < n ? JR_TAIL_BYTES - pos : n;
+
+	memcpy(out, st->tail + pos, k);
+	memcpy(out + k, st->tail, n - k);
+}
+
+/* The marker between head and tail, on a line of its own, into @out. */
+static size_t marker(const struct jr_stream *st, char *out, size_t size)
+{
+	uint64_t omitted = st->total - st->head_kept - st->tail_kept;
+	int n = snprintf(out, size, "%s[... %llu bytes omitted ...]\n",
+			 st->head_kept && st->last_kept != '\n' ? "\n" : "",
+			 (unsigned long long)omitted);
+
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+/*
+ * A stream past its limit @limit, once the command is over: the failure a
+ * build prints is at its end. Captured (!@live): the buffer becomes the head
+ * (the limit less the tail), the marker and the tail. Live, the limit's worth
+ * was forwarded: the marker and the tail of what followed go to @fd (through
+ * @tf, restarted, unless NULL). Returns 0, or -ENOMEM (the buffer is then
+ * left as it was: the head).
+ */
+static int stream_cut(struct jr_stream *st, uint64_t limit, bool live, int fd,
+		      struct jr_termfilter *tf)
+{
+	size_t t = tail_size(limit), n;
+	char mark[96], *p;
+	static char tail[JR_TAIL_BYTES];
+
+	if (!st->truncated || !t)
+		return 0;
+	if (live) {
+		st->head_kept = limit;
+		st->tail_kept = st->total - limit < t ? st->total - limit : t;
+		n = marker(st, mark, sizeof(mark));
+		tail_copy(st, (size_t)st->tail_kept, tail);
+		if (tf)
+			*tf = (struct jr_termfilter){0};
+		forward(fd, tf, mark, n);
+		forward(fd, tf, tail, (size_t)st->tail_kept);
+		return 0;
+	}
+	if (!st->buf)
+		return 0;
+	st->head_kept = limit - t;
+	st->tail_kept = t;
+	st->last_kept = st->buf[st->head_kept - 1];
+	n = marker(st, mark, sizeof(mark));
+	p = realloc(st->buf, (size_t)st->head_kept + n + t);
+	if (!p)
+		return -ENOMEM;
+	st->buf = p;
+	memcpy(p + st->head_kept, mark, n);
+	tail_copy(st, t, p + st->head_kept + n);
+	st->len = (size_t)st->head_kept + n + t;
 	return 0;
 }
 
@@ -454,6 +528,11 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
 
 	r = run_loop(&l, start, grace_ms, max_output, live);
+	for (int i = 0; i < 2; i++)
+		if (stream_cut(i ? &res->err : &res->out, max_output, live, i + 1,
+			       l.tty[i] ? &l.tf[i] : NULL) < 0 &&
+		    r == 0)
+			r = -ENOMEM;
 	/* a stuck jail is left to the kernel: pid 1 is reaped when it exits */
 	waitpid(l.pid, NULL, res->stuck ? WNOHANG : 0);
 	if (!res->duration_ms)

@@ -635,6 +635,46 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 	return false;
 }
 
+/* Is @name (a basename as typed) in @list: a pattern matching it raw or
+ * version-stripped, or an entry naming the same stripped name (python3 for
+ * python3.12)? */
+static bool inline_listed(const char *const *list, const char *name)
+{
+	char s[NAME_MAX + 1], e[NAME_MAX + 1];
+
+	jr_strip_version(name, s, sizeof(s));
+	for (; list && *list; list++) {
+		jr_strip_version(*list, e, sizeof(e));
+		if (!fnmatch(*list, name, 0) || !fnmatch(*list, s, 0) || !strcmp(e, s))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * check_interp, and what lifts an inline-code refusal for the hint: a
+ * language's -c/-e code runs when the caller names the interpreter in
+ * allow_inline (--allow-inline, [run] allow_inline); a shell's -c string is
+ * checked as a command line with --shell instead, never let through blind.
+ */
+static bool check_interp_named(struct walk *w, const struct interp *in, const char *typed, int argc,
+			       char *const argv[])
+{
+	const char *name = base_name(typed);
+
+	if (!in->shell && inline_listed(w->g->allow_inline, name))
+		return false;
+	if (!check_interp(w, in, typed, argc, argv))
+		return false;
+	if (strcmp(w->v->rule, "inline-code") == 0 && !w->v->interp[0] && !w->v->needs_shell) {
+		if (in->shell)
+			w->v->needs_shell = true;
+		else
+			snprintf(w->v->interp, sizeof(w->v->interp), "%s", name);
+	}
+	return true;
+}
+
 /* ---- wrappers ---- */
 
 /* What a wrapper's command line says. */
@@ -901,7 +941,8 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 	if (check_special(w, stripped, argc, argv))
 		return true;
 	if ((in = find_interp(family)))
-		return check_interp(w, in, typed, argc, argv) || jr_check_paths(w, 1, argc, argv);
+		return check_interp_named(w, in, typed, argc, argv) ||
+		       jr_check_paths(w, 1, argc, argv);
 	for (size_t i = 0; i < ARRAY_SIZE(checkers); i++)
 		if (strcmp(stripped, checkers[i].name) == 0)
 			return checkers[i].check(w, typed, argc, argv);

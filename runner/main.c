@@ -37,8 +37,8 @@ struct opts {
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];
 	int n_env;
-	const char *deny[MAX_LIST], *allow[MAX_LIST];
-	int n_deny, n_allow;
+	const char *deny[MAX_LIST], *allow[MAX_LIST], *allow_inline[MAX_LIST];
+	int n_deny, n_allow, n_allow_inline;
 	struct jr_limits limits;
 	char **argv;
 	int argc;
@@ -115,8 +115,9 @@ static const char usage_text[] =
 	"                      --grace SECONDS (default 2). Grandchildren that called\n"
 	"                      setsid or double-forked die too (PID namespace).\n"
 	"  --max-output BYTES  per stream, suffixes K M G T (default 1M). Output\n"
-	"                      beyond is drained and dropped; the command is never\n"
-	"                      blocked.\n"
+	"                      beyond is drained, never blocking the command; the\n"
+	"                      head and the tail (up to 64 KiB) are kept, with\n"
+	"                      [... N bytes omitted ...] between them.\n"
 	"  --rlimit-cpu SEC, --rlimit-as BYTES, --rlimit-nproc N, --rlimit-fsize BYTES\n"
 	"                      resource limits of the command (defaults: cpu 3600 s,\n"
 	"                      as 16G, nproc 4096, fsize 16G; 0 = unlimited;\n"
@@ -131,6 +132,9 @@ static const char usage_text[] =
 	"    world-writable mode, chown/chgrp -R, kill ... -1.\n"
 	"  --deny-exec NAME    add a name or fnmatch pattern to the denylist\n"
 	"  --allow-exec NAME   take a name off (also lifts its chmod/chown/kill rule)\n"
+	"  --allow-inline NAME let interpreter NAME run inline code (python3 -c ...);\n"
+	"                      also [run] allow_inline. Not for shells: --shell checks\n"
+	"                      a shell's -c string instead\n"
 	"  - interpreter inline code: sh bash dash zsh ksh fish python* node deno perl*\n"
 	"    ruby* php* lua* Rscript osascript with -c -e -E -r --eval --command or a\n"
 	"    cluster holding them (-ce, -xc); shells are allowed with --shell\n"
@@ -296,6 +300,7 @@ enum {
 	OPT_REQUEST,
 	OPT_DENY,
 	OPT_ALLOW,
+	OPT_ALLOW_INLINE,
 	OPT_AUDIT,
 	OPT_CHECK,
 	OPT_GRACE,
@@ -324,6 +329,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"request", required_argument, NULL, OPT_REQUEST},
 		{"deny-exec", required_argument, NULL, OPT_DENY},
 		{"allow-exec", required_argument, NULL, OPT_ALLOW},
+		{"allow-inline", required_argument, NULL, OPT_ALLOW_INLINE},
 		{"audit", required_argument, NULL, OPT_AUDIT},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"grace", required_argument, NULL, OPT_GRACE},
@@ -388,6 +394,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_ALLOW:
 			push(o->allow, &o->n_allow, optarg, "--allow-exec");
+			break;
+		case OPT_ALLOW_INLINE:
+			push(o->allow_inline, &o->n_allow_inline, optarg, "--allow-inline");
 			break;
 		case OPT_AUDIT:
 			o->audit = optarg;
@@ -572,7 +581,8 @@ struct run {
 	char cwd[PATH_MAX];
 	char **envp;
 	const char *deny[MAX_LIST * 2], *allow[MAX_LIST * 2];
-	char *const *argv; /* what is executed */
+	const char *allow_inline[MAX_LIST * 3 + 1]; /* the view's, --policy's, --allow-inline */
+	char *const *argv;			    /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
 	struct jr_viewlog log;	      /* where the view's refusals are read from */
@@ -773,6 +783,14 @@ static void build_lists(struct run *r)
 			r->allow[na++] = r->o.allow[i];
 	r->deny[nd] = NULL;
 	r->allow[na] = NULL;
+	na = 0;
+	for (p = run_list(r->mount_run, "allow_inline"); *p && na < MAX_LIST; p++)
+		r->allow_inline[na++] = *p;
+	for (p = run_list(r->policy, "allow_inline"); *p && na < MAX_LIST * 2; p++)
+		r->allow_inline[na++] = *p;
+	for (int i = 0; i < r->o.n_allow_inline; i++)
+		r->allow_inline[na++] = r->o.allow_inline[i];
+	r->allow_inline[na] = NULL;
 }
 
 static int report_denied(const struct run *r, const struct jr_verdict *v)
@@ -809,9 +827,10 @@ static void note_truncation(const char *name, const struct jr_stream *st, uint64
 {
 	if (st->truncated)
 		fprintf(stderr,
-			"jailrun: %s truncated after %llu bytes (the command wrote %llu; raise "
+			"jailrun: %s: kept the first %llu and the last %llu bytes of %llu (raise "
 			"--max-output)\n",
-			name, (unsigned long long)limit, (unsigned long long)st->total);
+			name, (unsigned long long)st->head_kept, (unsigned long long)st->tail_kept,
+			(unsigned long long)st->total);
 }
 
 /* Did the command fail (exit status, signal, timeout, interruption)? */
@@ -995,7 +1014,8 @@ static int decide(struct run *r, char *exec_path)
 			     .envp = r->envp,
 			     .shell = r->o.shell,
 			     .deny = r->deny,
-			     .allow = r->allow};
+			     .allow = r->allow,
+			     .allow_inline = r->allow_inline};
 	struct jr_verdict v;
 	int e;
 

@@ -34,6 +34,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$P/src"
 printf 'a|b here\nx -> y\nplain\n' >"$P/src/notes.txt"
+echo 'API_TOKEN=projsecret' >"$P/.env"
 git -C "$P" init -q
 git -C "$P" -c user.name=Agent -c user.email=agent@example.com commit -q --allow-empty -m first
 cat >"$P/big.py" <<'EOF'
@@ -90,8 +91,9 @@ for mode in "--source $P" "--source $P --audit $T/src.jsonl" "--root $M" "--root
 	check "$mode: --allow-inline python3 does not lift perl -e" \
 		[ "$(jq -c '[.denied, .rule]' <<<"$js")" = '[true,"inline-code"]' ]
 	# shellcheck disable=SC2086
-	js=$("$J" $mode --json --allow-inline python3 -- python3 -c 'import os; os.system("rm -rf src")')
-	check "$mode: ... and the inline code still cannot escape the view" [ -f "$P/src/notes.txt" ]
+	js=$("$J" $mode --json --allow-inline python3 -- python3 -c 'print(open(".env").read())')
+	check "$mode: ... and the inline code still meets the view: .env is not there" \
+		[ "$(jq -c '[.denied, (.exit_code != 0), (.stdout | contains("projsecret")), (.stderr | contains("FileNotFoundError"))]' <<<"$js")" = '[false,true,false,true]' ]
 
 	# ---- the timeout names the limit and how to raise it ----
 	# shellcheck disable=SC2086
@@ -112,8 +114,8 @@ for mode in "--source $P" "--source $P --audit $T/src.jsonl" "--root $M" "--root
 	check "$mode: 3 MiB: truncated, every byte counted" \
 		[ "$(jq -c '[.exit_code, .stdout_truncated, .stdout_bytes]' <<<"$js")" = \
 			"[0,true,$((3 * 1024 * 1024 + 19))]" ]
-	check "$mode: ... the tail is in the result" \
-		[ "$(jq -r .stdout <<<"$js" | tail -n 1)" = FAILURE-AT-THE-END ]
+	check "$mode: ... the tail is in the result ($(jq -c '.stdout[-40:]' <<<"$js"))" \
+		[ "$(jq -j .stdout <<<"$js" | tail -n 1)" = FAILURE-AT-THE-END ]
 	check "$mode: ... so is the head, with a marker between" \
 		[ "$(jq -r .stdout <<<"$js" | head -n 1)" = "$(printf 'x%.0s' $(seq 1023))" -a \
 			"$(jq -r .stdout <<<"$js" | grep -c '^\[\.\.\. [0-9]* bytes omitted \.\.\.\]$')" = 1 ]

@@ -1280,8 +1280,8 @@ static void test_parse_errors(void **state)
 					 "NAME=VALUE)");
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
-		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, timeout, max_output, tmp_size or shm_size)");
+		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, "
+		  "allow_inline, env, expose, timeout, max_output, tmp_size or shm_size)");
 	PARSE_ERR("[run]\ntmp_size = 0\n", "t.ini:2: tmp_size must be above 0 (or unlimited)");
 	PARSE_ERR("[run]\nshm_size = 1G\nshm_size = 2G\n",
 		  "t.ini:3: duplicate key 'shm_size' in [run]");
