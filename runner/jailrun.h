@@ -415,6 +415,9 @@ struct jr_spawn {
 	char *const *argv;
 	char *const *envp;
 	bool net;
+	/* without @net: the command sends its connect() watch here
+	 * (netwatch.h); -1 for none. Set by jr_run, whatever the caller put. */
+	int net_watch_fd;
 	bool stdin_null;  /* --json: stdin is /dev/null */
 	bool pipe_output; /* capture stdout/stderr through pipes */
 	struct jr_limits limits;
@@ -461,6 +464,9 @@ struct jr_outcome {
 	 * may still exist, the caller must abort the view); "" if not */
 	char broken[256];
 	bool stuck;
+	/* without --net: the first connect() out of the jail, "COMM tried to
+	 * connect to ADDR:PORT", said on stderr when it happened; "" if none */
+	char net_refused[160];
 };
 
 /*

@@ -161,7 +161,8 @@ static const char usage_text[] =
 	"                      denied, -101 timed out; 128+N for a signal), signal,\n"
 	"                      stdout, stderr (invalid UTF-8 bytes become U+FFFD),\n"
 	"                      stdout_truncated, stderr_truncated, stdout_bytes,\n"
-	"                      stderr_bytes, timed_out, denied, reason, rule,\n"
+	"                      stderr_bytes, timed_out, network_refused, denied,\n"
+	"                      reason, rule,\n"
 	"                      duration_ms, refusals (what the view refused: op,\n"
 	"                      path, zone, rule, errno, count; null when unknown),\n"
 	"                      refusals_omitted, refusals_unknown, hint (+ audit).\n"
@@ -876,7 +877,9 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	}
 	if (jr_viewlog_read(&r->log, r->o.audit ? &counts : NULL, &refusals) == 0 && r->o.audit)
 		rep.audit = &counts;
-	jr_hint_run(&refusals, failed(oc) && !r->o.net && jr_net_failure(oc), more, sizeof(more));
+	jr_hint_run(&refusals,
+		    failed(oc) && !r->o.net && (oc->net_refused[0] || jr_net_failure(oc)), more,
+		    sizeof(more));
 	hint[0] = '\0';
 	if (oc->timed_out)
 		jr_hint_timeout(r->o.timeout_ms, r->timeout_by_view, hint, sizeof(hint));

@@ -14,6 +14,11 @@
 #  - the output cap keeps the head and the tail with a marker between, in
 #    the JSON result and live: a command printing 3 MiB and a marker at the
 #    end gets that end back
+#  - without --net, the first connect out of the jail is said on stderr at
+#    once (within 2 s of the attempt, while the command still runs) and named
+#    in the result (network_refused); loopback is not; npm install too
+#  - the unprivileged run (jftest) for the connect note, --allow-inline and
+#    the output tail
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
@@ -44,7 +49,25 @@ for i in range(3 * 1024):
     sys.stdout.write(line)
 sys.stdout.write("FAILURE-AT-THE-END\n")
 EOF
+cat >"$P/connect.py" <<'EOF'
+import socket, sys, time
+s = socket.socket()
+print(f"{time.time():.3f}", flush=True)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+except OSError as e:
+    print(e.errno, flush=True)
+time.sleep(3)
+EOF
+mkdir -p "$P/npmproj"
+echo '{"name": "t", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}' >"$P/npmproj/package.json"
 cd "$P" || exit 1
+
+# stamped CMD...: CMD's stderr lines, each after the time it arrived (s since
+# the epoch); its stdout to $T/stamped.out
+stamped() {
+	"$@" 2>&1 >"$T/stamped.out" | while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done
+}
 
 M=$T/all
 mount_view "$M" --audit "$T/all.jsonl" --audit-level all "$P" || bad "jailfs --audit-level all did not mount"
@@ -128,7 +151,58 @@ for mode in "--source $P" "--source $P --audit $T/src.jsonl" "--root $M" "--root
 			"$(grep -c '^\[\.\.\. [0-9]* bytes omitted \.\.\.\]$' <<<"$out")" = 1 ]
 	check "$mode: live: stderr says what was cut" \
 		grep -q 'stdout: kept the first .* and the last .* bytes of' "$T/err"
+
+	# ---- the first connect out of the jail, said at once ----
+	# shellcheck disable=SC2086
+	err=$(stamped "$J" $mode -- python3 connect.py 192.0.2.1 80)
+	tried=$(head -n 1 "$T/stamped.out")
+	said=$(grep 'jailrun: network is off in the jail (python3[.0-9]* tried to connect to 192\.0\.2\.1:80); use --net$' <<<"$err" | cut -d' ' -f1)
+	check "$mode: connect: the note on stderr within 2 s of the attempt, not at the end ($tried, $said)" \
+		[ -n "$said" ] && python3 -c 'import sys; sys.exit(not (0 <= float(sys.argv[2]) - float(sys.argv[1]) < 2))' "$tried" "$said"
+	check "$mode: connect: the command still saw ENETUNREACH (101)" [ "$(sed -n 2p "$T/stamped.out")" = 101 ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json -- python3 connect.py 192.0.2.1 80 2>/dev/null)
+	check "$mode: connect: the result names it" \
+		[ "$(jq -r '.network_refused | test("^python3[.0-9]* tried to connect to 192\\.0\\.2\\.1:80$")' <<<"$js")" = true ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json -- python3 connect.py 127.0.0.1 1 2>"$T/err")
+	check "$mode: connect to loopback: no note, ECONNREFUSED (111)" \
+		[ "$(jq -c '[.network_refused, (.stdout | split("\n")[1])]' <<<"$js")" = '[null,"111"]' -a ! -s "$T/err" ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json --net -- python3 connect.py 192.0.2.1 80 2>"$T/err")
+	check "$mode: with --net: no note (whatever the host's network)" \
+		[ "$(jq -c .network_refused <<<"$js")" = null ] && ! grep -q "network is off" "$T/err"
 done
+
+# npm install without --net: said within 4 s of jailrun's start (npm's own
+# start-up included), not at the timeout
+start=$(date +%s.%N)
+err=$(stamped "$J" --source "$P" --cwd npmproj --timeout 10 --json -- npm install --cache /tmp/npm-cache)
+said=$(grep 'jailrun: network is off in the jail (npm tried to connect to .*); use --net$' <<<"$err" | cut -d' ' -f1)
+check "npm install: the note on stderr at once ($start, $said)" \
+	[ -n "$said" ] && python3 -c 'import sys; sys.exit(not (float(sys.argv[2]) - float(sys.argv[1]) < 4))' "$start" "$said"
+check "npm install: the result names it, the hint says --net" \
+	[ "$(jq -c '[(.network_refused | startswith("npm tried to connect to")), (.hint | contains("pass --net"))]' "$T/stamped.out")" = '[true,true]' ]
+
+# ---- unprivileged (jftest: a user namespace, a view through fusermount3) ----
+if id jftest >/dev/null 2>&1; then
+	U=$T/uproj
+	mkdir -p "$U"
+	cp "$P/connect.py" "$P/big.py" "$U/"
+	chown -R jftest "$U"
+	chmod 755 "$T"
+	js=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --source '$U' --json -- python3 connect.py 192.0.2.1 80" 2>"$T/err")
+	check "unprivileged: connect: the result and stderr name it" \
+		[ "$(jq -r '.network_refused | test("tried to connect to 192\\.0\\.2\\.1:80$")' <<<"$js")" = true ] && grep -q "network is off in the jail" "$T/err"
+	js=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --source '$U' --json --allow-inline python3 -- python3 -c 'print(6 * 7)'" 2>/dev/null)
+	check "unprivileged: --allow-inline python3 runs python3 -c" \
+		[ "$(jq -c '[.denied, .stdout]' <<<"$js")" = '[false,"42\n"]' ]
+	js=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --source '$U' --json -- python3 big.py" 2>/dev/null)
+	check "unprivileged: 3 MiB: the tail is in the result" \
+		[ "$(jq -j .stdout <<<"$js" | tail -n 1)" = FAILURE-AT-THE-END ]
+else
+	bad "unprivileged: no jftest user (.ci/run creates it)"
+fi
 
 # [run] allow_inline in the policy jailrun is given
 printf '[run]\nallow_inline = python3\n' >"$T/inline.ini"
