@@ -110,6 +110,22 @@ for mode in "--source $P" "--source $P --audit $T/src.jsonl" "--root $M" "--root
 	check "$mode: following the hint runs it" \
 		[ "$(jq -c '[.denied, .exit_code, .stdout]' <<<"$js")" = '[false,0,"42\n"]' ]
 	# shellcheck disable=SC2086
+	js=$("$J" $mode --json --allow-inline python3 --shell -- "python3 -c 'print(6 * 7)' | cat")
+	check "$mode: ... with --shell too" \
+		[ "$(jq -c '[.denied, .exit_code, .stdout]' <<<"$js")" = '[false,0,"42\n"]' ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json -- sh -c 'echo $((6 * 7))')
+	check "$mode: sh -c without --shell: the hint names --shell" \
+		[ "$(jq -r '[.rule, (.hint | contains("needs --shell"))] | @tsv' <<<"$js")" = "$(printf 'inline-code\ttrue')" ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json --shell -- "sh -c 'echo \$((6 * 7))'")
+	check "$mode: ... and following it runs the string, checked" \
+		[ "$(jq -c '[.denied, .exit_code, .stdout]' <<<"$js")" = '[false,0,"42\n"]' ]
+	# shellcheck disable=SC2086
+	js=$("$J" $mode --json --allow-inline sh -- sh -c 'echo 42')
+	check "$mode: --allow-inline does not let a shell's -c string through unchecked" \
+		[ "$(jq -c '[.denied, .rule]' <<<"$js")" = '[true,"inline-code"]' ]
+	# shellcheck disable=SC2086
 	js=$("$J" $mode --json --allow-inline python3 -- perl -e 'print 1')
 	check "$mode: --allow-inline python3 does not lift perl -e" \
 		[ "$(jq -c '[.denied, .rule]' <<<"$js")" = '[true,"inline-code"]' ]
