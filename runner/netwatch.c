@@ -32,11 +32,23 @@
 #include "cleanup.h"
 #include "netwatch.h"
 
+/* The native ABI only: a 32-bit program's connect() (socketcall on i386)
+ * goes unreported, and is refused by the namespace all the same. */
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define NATIVE_ARCH AUDIT_ARCH_RISCV64
+#else
+#define NATIVE_ARCH 0 /* not watched: the command runs, without the early note */
+#endif
+
 int jr_netwatch_install(int sock)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
@@ -53,6 +65,8 @@ int jr_netwatch_install(int sock)
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	int fd, r = 0;
 
+	if (!NATIVE_ARCH)
+		return -ENOSYS;
 	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
 			  &prog);
 	if (fd < 0)
