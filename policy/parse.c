@@ -7,7 +7,7 @@
  *   [options]  default = safe|restricted|denied
  *              profiles = NAME, NAME, -secrets
  *              hardlinks = restricted|zone|deny
- *   [run]      deny_exec, allow_exec, env, expose = a, b, c   (lists)
+ *   [run]      deny_exec, allow_exec, allow_inline, env, expose = a, b, c   (lists)
  *              home = /path (one item)
  *              timeout = SECONDS (units.h duration), max_output, tmp_size, shm_size = SIZE
  *
@@ -51,8 +51,8 @@ static const char *const section_names[] = {
 	[SEC_LIMITS] = "limits", [SEC_OPTIONS] = "options",	  [SEC_RUN] = "run",
 };
 
-static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env", "expose",
-							 "home"};
+static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
+							 "expose",    "home",	    "allow_inline"};
 /* [run] keys holding a size; tmp_size and shm_size bound tmpfs mounts, so 0
  * is refused there (a tmpfs of size 0 would be unbounded) */
 static const char *const run_size_keys[JF_RUN_NSIZES] = {"max_output", "tmp_size", "shm_size"};
@@ -307,7 +307,7 @@ static int list_add(struct pstate *st, int li, const char *item, size_t len)
 	if (li == 2 && !env_name_ok(item, len))
 		return perr(st, "invalid env entry '%s' (expected NAME or NAME=VALUE)",
 			    shown(q, sizeof(q), item, len));
-	if (li >= 3 && item[0] != '/')
+	if ((li == 3 || li == 4) && item[0] != '/')
 		return perr(st, "%s entry '%s' is not an absolute path", run_list_keys[li],
 			    shown(q, sizeof(q), item, len));
 	/* one jail home: a second would silently win or lose */
@@ -366,8 +366,8 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		if (value_is(k, klen, run_size_keys[si]))
 			return parse_run_size(st, si, v, vlen);
 	return perr(st,
-		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
-		    "home, timeout, max_output, tmp_size or shm_size)",
+		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, allow_inline, env, "
+		    "expose, home, timeout, max_output, tmp_size or shm_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -47,7 +48,9 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "netwatch.h"
 #include "termfilter.h"
+#include "text.h"
 
 static int64_t now_ms(void)
 {
@@ -122,6 +125,7 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 		st->truncated = true;
 	if (!keep)
 		return 0;
+	st->last_kept = data[keep - 1];
 	if (live) {
 		forward(live_fd, tf, data, keep);
 		return 0;
@@ -133,6 +137,79 @@ static int stream_take(struct jr_stream *st, const char *data, size_t n, uint64_
 	}
 	memcpy(st->buf + st->len, data, keep);
 	st->len += keep;
+	return 0;
+}
+
+/* Bytes of a stream cut at @limit kept after the marker: half the limit, at
+ * most the tail ring. */
+static size_t tail_size(uint64_t limit)
+{
+	return limit / 2 < JR_TAIL_BYTES ? (size_t)(limit / 2) : JR_TAIL_BYTES;
+}
+
+/* Copy the last @n bytes the command wrote (@n <= JR_TAIL_BYTES and <= the
+ * total) from the ring to @out. */
+static void tail_copy(const struct jr_stream *st, size_t n, char *out)
+{
+	size_t pos = (size_t)((st->total - n) % JR_TAIL_BYTES);
+	size_t k = JR_TAIL_BYTES - pos < n ? JR_TAIL_BYTES - pos : n;
+
+	memcpy(out, st->tail + pos, k);
+	memcpy(out + k, st->tail, n - k);
+}
+
+/* The marker between head and tail, on a line of its own, into @out. */
+static size_t marker(const struct jr_stream *st, char *out, size_t size)
+{
+	uint64_t omitted = st->total - st->head_kept - st->tail_kept;
+	int n = snprintf(out, size, "%s[... %llu bytes omitted ...]\n",
+			 st->head_kept && st->last_kept != '\n' ? "\n" : "",
+			 (unsigned long long)omitted);
+
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+/*
+ * A stream past its limit @limit, once the command is over: the failure a
+ * build prints is at its end. Captured (!@live): the buffer becomes the head
+ * (the limit less the tail), the marker and the tail. Live, the limit's worth
+ * was forwarded: the marker and the tail of what followed go to @fd (through
+ * @tf, restarted, unless NULL). Returns 0, or -ENOMEM (the buffer is then
+ * left as it was: the head).
+ */
+static int stream_cut(struct jr_stream *st, uint64_t limit, bool live, int fd,
+		      struct jr_termfilter *tf)
+{
+	size_t t = tail_size(limit), n;
+	char mark[96], *p;
+	static char tail[JR_TAIL_BYTES];
+
+	if (!st->truncated || !t)
+		return 0;
+	if (live) {
+		st->head_kept = limit;
+		st->tail_kept = st->total - limit < t ? st->total - limit : t;
+		n = marker(st, mark, sizeof(mark));
+		tail_copy(st, (size_t)st->tail_kept, tail);
+		if (tf)
+			*tf = (struct jr_termfilter){0};
+		forward(fd, tf, mark, n);
+		forward(fd, tf, tail, (size_t)st->tail_kept);
+		return 0;
+	}
+	if (!st->buf)
+		return 0;
+	st->head_kept = limit - t;
+	st->tail_kept = t;
+	st->last_kept = st->buf[st->head_kept - 1];
+	n = marker(st, mark, sizeof(mark));
+	p = realloc(st->buf, (size_t)st->head_kept + n + t);
+	if (!p)
+		return -ENOMEM;
+	st->buf = p;
+	memcpy(p + st->head_kept, mark, n);
+	tail_copy(st, t, p + st->head_kept + n);
+	st->len = (size_t)st->head_kept + n + t;
 	return 0;
 }
 
@@ -203,7 +280,9 @@ static void kill_jail(pid_t pid, int pidfd, int sig)
 }
 
 #define JR_STUCK_MS 2000 /* after SIGKILL: the jail is blocked in a view */
-#define NPOLL 7		 /* out, err, status, pidfd, signalfd, the views' daemons */
+#define NPOLL 9	     /* out, err, status, pidfd, signalfd, the views' daemons (5, 6), netwatch */
+#define P_NETSOCK 7  /* the socket the command's connect() watch comes over */
+#define P_NETWATCH 8 /* that watch's seccomp listener */
 
 struct loop {
 	struct pollfd p[NPOLL];
@@ -365,6 +444,41 @@ static void daemon_gone(struct loop *l, int i, uint64_t grace_ms)
 		escalate(l, grace_ms);
 }
 
+/* The connect() watch: take its listener when it comes, answer what it
+ * reports, and say at once when the first connect leaves the jail. */
+static void netwatch_ready(struct loop *l)
+{
+	struct pollfd *s = &l->p[P_NETSOCK], *w = &l->p[P_NETWATCH];
+	char *what = l->res->net_refused;
+	int fd;
+
+	if (s->fd >= 0 && (s->revents & (POLLIN | POLLHUP | POLLERR))) {
+		fd = jr_netwatch_recv(s->fd);
+		close(s->fd);
+		s->fd = -1;
+		if (fd >= 0)
+			*w = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	if (w->fd < 0)
+		return;
+	if (w->revents & POLLIN) {
+		int r = jr_netwatch_handle(w->fd, what[0] ? NULL : what,
+					   sizeof(l->res->net_refused));
+
+		if (r > 0) {
+			fputs("jailrun: network is off in the jail (", stderr);
+			jf_fput_escaped(stderr, what, strlen(what));
+			fputs("); use --net\n", stderr);
+		}
+		if (r >= 0)
+			return;
+	} else if (!(w->revents & (POLLHUP | POLLERR))) {
+		return;
+	}
+	close(w->fd); /* every process under the watch is gone, or it failed */
+	w->fd = -1;
+}
+
 /* Poll until pid 1 has exited and both output pipes are at EOF, then read
  * the status records left. Returns 0, -ENOMEM or poll's negative errno. */
 static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t max_output,
@@ -385,9 +499,10 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 			read_status(l);
 		if (l->p[4].revents & POLLIN)
 			handle_signal(l, grace_ms);
-		for (int i = 5; i < NPOLL; i++)
+		for (int i = 5; i < P_NETSOCK; i++)
 			if (l->p[i].fd >= 0 && (l->p[i].revents & POLLIN))
 				daemon_gone(l, i, grace_ms);
+		netwatch_ready(l);
 		if (!l->exited && (l->p[3].revents & POLLIN)) {
 			l->exited = true;
 			l->res->duration_ms = now_ms() - start;
@@ -404,7 +519,8 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
 	   bool live, struct jr_outcome *res)
 {
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, status_fd = -1, pidfd = -1, r;
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, nw[2] = {-1, -1}, status_fd = -1, pidfd = -1, r;
+	struct jr_spawn sc;
 	_cleanup_close_ int sfd = -1;
 	struct loop l = {.res = res};
 	struct tty_saved tty;
@@ -436,12 +552,19 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	/* bigger pipes: fewer wakeups when a command prints a lot */
 	fcntl(po[0], F_SETPIPE_SZ, 1 << 20);
 	fcntl(pe[0], F_SETPIPE_SZ, 1 << 20);
+	sc = *s;
+	sc.net_watch_fd = -1;
+	if (!s->net && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nw) == 0)
+		sc.net_watch_fd = nw[1];
 	tty_save(s, &tty);
 	start = now_ms();
-	r = jr_sandbox_spawn(s, po[1], pe[1], &l.pid, &pidfd, &status_fd);
+	r = jr_sandbox_spawn(&sc, po[1], pe[1], &l.pid, &pidfd, &status_fd);
 	close(po[1]);
 	close(pe[1]);
 	po[1] = pe[1] = -1;
+	if (nw[1] >= 0)
+		close(nw[1]);
+	l.p[P_NETSOCK] = (struct pollfd){.fd = nw[0], .events = POLLIN};
 	if (r < 0)
 		goto out;
 	l.p[0] = (struct pollfd){.fd = po[0], .events = POLLIN};
@@ -454,6 +577,11 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.deadline = timeout_ms ? start + (int64_t)timeout_ms : 0;
 
 	r = run_loop(&l, start, grace_ms, max_output, live);
+	for (int i = 0; i < 2; i++)
+		if (stream_cut(i ? &res->err : &res->out, max_output, live, i + 1,
+			       l.tty[i] ? &l.tf[i] : NULL) < 0 &&
+		    r == 0)
+			r = -ENOMEM;
 	/* a stuck jail is left to the kernel: pid 1 is reaped when it exits */
 	waitpid(l.pid, NULL, res->stuck ? WNOHANG : 0);
 	if (!res->duration_ms)
@@ -468,6 +596,9 @@ out:
 		if (l.p[i].fd >= 0)
 			close(l.p[i].fd);
 	}
+	for (int i = P_NETSOCK; i <= P_NETWATCH; i++)
+		if (l.p[i].fd >= 0)
+			close(l.p[i].fd);
 	if (po[1] >= 0)
 		close(po[1]);
 	if (pe[1] >= 0)

@@ -635,6 +635,46 @@ static bool check_interp(struct walk *w, const struct interp *in, const char *sh
 	return false;
 }
 
+/* Is @name (a basename as typed) in @list: a pattern matching it raw or
+ * version-stripped, or an entry naming the same stripped name (python3 for
+ * python3.12)? */
+static bool inline_listed(const char *const *list, const char *name)
+{
+	char s[NAME_MAX + 1], e[NAME_MAX + 1];
+
+	jr_strip_version(name, s, sizeof(s));
+	for (; list && *list; list++) {
+		jr_strip_version(*list, e, sizeof(e));
+		if (!fnmatch(*list, name, 0) || !fnmatch(*list, s, 0) || !strcmp(e, s))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * check_interp, and what lifts an inline-code refusal for the hint: a
+ * language's -c/-e code runs when the caller names the interpreter in
+ * allow_inline (--allow-inline, [run] allow_inline); a shell's -c string is
+ * checked as a command line with --shell instead, never let through blind.
+ */
+static bool check_interp_named(struct walk *w, const struct interp *in, const char *typed, int argc,
+			       char *const argv[])
+{
+	const char *name = base_name(typed);
+
+	if (!in->shell && inline_listed(w->g->allow_inline, name))
+		return false;
+	if (!check_interp(w, in, typed, argc, argv))
+		return false;
+	if (strcmp(w->v->rule, "inline-code") == 0 && !w->v->interp[0] && !w->v->needs_shell) {
+		if (in->shell)
+			w->v->needs_shell = true;
+		else
+			snprintf(w->v->interp, sizeof(w->v->interp), "%s", name);
+	}
+	return true;
+}
+
 /* ---- wrappers ---- */
 
 /* What a wrapper's command line says. */
@@ -901,7 +941,8 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 	if (check_special(w, stripped, argc, argv))
 		return true;
 	if ((in = find_interp(family)))
-		return check_interp(w, in, typed, argc, argv) || jr_check_paths(w, 1, argc, argv);
+		return check_interp_named(w, in, typed, argc, argv) ||
+		       jr_check_paths(w, 1, argc, argv);
 	for (size_t i = 0; i < ARRAY_SIZE(checkers); i++)
 		if (strcmp(stripped, checkers[i].name) == 0)
 			return checkers[i].check(w, typed, argc, argv);
@@ -917,15 +958,6 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 /* ---- entry points ---- */
 
 static const char metachars[] = ";|&><`\n";
-
-static bool find_exec_before(int argc, char *const argv[], int i)
-{
-	for (int k = 0; k < i && k < argc; k++)
-		if (!strcmp(argv[k], "-exec") || !strcmp(argv[k], "-execdir") ||
-		    !strcmp(argv[k], "-ok") || !strcmp(argv[k], "-okdir"))
-			return true;
-	return false;
-}
 
 /* The environment the command gets from jailrun (--env, [run] env). */
 static bool check_envp(struct walk *w)
@@ -946,26 +978,28 @@ int jr_guard_shell(struct jr_guard *g, const char *cmd, struct jr_verdict *out)
 	return 0;
 }
 
-/* Refuse the first argument holding a shell metacharacter (argv mode). */
-static bool check_metachars(struct walk *w, int argc, char *const argv[])
+/*
+ * Argv mode runs the command without a shell, so metacharacters in its
+ * arguments are text (rg 'a|b', git log '--format=%h <%ae>'); where a shell
+ * does read them (sh -c, eval, watch, flock -c) that check already treats
+ * the string as shell. Only a command word holding shell syntax is refused:
+ * it names no program ('make && make test' as one word), and the caller
+ * meant --shell.
+ */
+static bool check_metachars(struct walk *w, const char *cmd)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *m = strpbrk(argv[i], metachars);
-		const char *d = strstr(argv[i], "$(");
-		char shown[8];
+	const char *m = strpbrk(cmd, metachars);
+	const char *d = strstr(cmd, "$(");
+	char shown[8];
 
-		if (strcmp(argv[i], ";") == 0 && find_exec_before(argc, argv, i))
-			continue; /* find ... -exec CMD {} ; is find's syntax, not a shell's */
-		if (!m && !d)
-			continue;
-		if (m && *m == '\n')
-			snprintf(shown, sizeof(shown), "newline");
-		else
-			snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
-		return jr_deny(w, "metachar",
-			       "shell metacharacter '%s' in argument %d without --shell", shown, i);
-	}
-	return false;
+	if (!m && !d)
+		return false;
+	if (m && *m == '\n')
+		snprintf(shown, sizeof(shown), "newline");
+	else
+		snprintf(shown, sizeof(shown), "%s", m ? (char[]){*m, 0} : "$(");
+	return jr_deny(w, "metachar",
+		       "shell metacharacter '%s' in the command name without --shell", shown);
 }
 
 int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_verdict *out)
@@ -982,7 +1016,7 @@ int jr_guard_argv(struct jr_guard *g, int argc, char *const argv[], struct jr_ve
 	}
 	/* the command's own rules first: they name the more useful rule */
 	if (!check_envp(&w) && !jr_check_cmd(&w, argc, argv))
-		check_metachars(&w, argc, argv);
+		check_metachars(&w, argv[0]);
 	return 0;
 }
 

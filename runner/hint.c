@@ -8,6 +8,7 @@
  * what holds.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -22,14 +23,33 @@
 const char jr_hint_no_net[] =
 	"no network in the jail: pass --net or vendor the dependency; see jailrun(1), THE WALL";
 
+void jr_hint_timeout(uint64_t limit_ms, bool by_view, char *out, size_t size)
+{
+	int n = snprintf(out, size,
+			 "the command ran past its %g s time limit (default %llu s, %llu s with "
+			 "--shell): ",
+			 (double)limit_ms / 1000, JR_DEFAULT_TIMEOUT_MS / 1000,
+			 JR_DEFAULT_SHELL_TIMEOUT_MS / 1000);
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (by_view)
+		snprintf(out + n, size - n,
+			 "it is the view's own [run] timeout, which --timeout cannot raise; "
+			 "mount the view with a larger one");
+	else
+		snprintf(out + n, size - n,
+			 "raise it with --timeout SECONDS or `timeout = SECONDS` in the policy's "
+			 "[run] (0 = none)");
+}
+
 /* ---- guardrail refusals ---- */
 
 static const struct {
 	const char *rule, *hint;
 } rule_hints[] = {
-	{"inline-code",
-	 "inline code is refused: write the program to a file in the project and "
-	 "run the file (python3 script.py), or use --shell for a shell command line"},
+	{"inline-code", "inline code is refused: write the program to a file in the project and "
+			"run the file (python3 script.py)"},
 	{"metachar", "shell syntax needs --shell: jailrun --shell -- 'CMD1 | CMD2'"},
 	{"path-outside-view",
 	 "name only paths in the project and what the jail shows read-only (/usr, /bin, /lib*, "
@@ -73,6 +93,18 @@ static void advice(const struct jr_verdict *v, bool view_denies, char *out, size
 			 "wall): pass --allow-exec %s or add `allow_exec = %s` to the policy's "
 			 "[run] if it is meant to run",
 			 strcmp(v->rule, "exec-copy") == 0 ? "a renamed copy of " : "", s, s, s);
+	} else if (v->interp[0]) {
+		snprintf(out, size,
+			 "%s's inline code is refused by jailrun's guardrails (a check against "
+			 "mistakes, not a wall): pass --allow-inline %s or add `allow_inline = %s` "
+			 "to "
+			 "the policy's [run] if it is meant to run, or write the program to a file "
+			 "in the project and run the file",
+			 v->interp, v->interp, v->interp);
+	} else if (v->needs_shell) {
+		snprintf(out, size,
+			 "a shell command string needs --shell: jailrun --shell -- 'CMD1 && CMD2' "
+			 "checks each simple command in it");
 	} else {
 		for (size_t i = 0; i < ARRAY_SIZE(rule_hints); i++)
 			if (strcmp(v->rule, rule_hints[i].rule) == 0)

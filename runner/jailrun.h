@@ -45,6 +45,11 @@
 #define JR_JSON_DENIED (-100)
 #define JR_JSON_TIMEOUT (-101)
 
+/* Default time limits, in ms: a --shell command line chains steps
+ * (configure && make && make test), so it gets longer than one command. */
+#define JR_DEFAULT_TIMEOUT_MS 120000ULL
+#define JR_DEFAULT_SHELL_TIMEOUT_MS 600000ULL
+
 struct jr_home;
 
 /*
@@ -124,6 +129,11 @@ struct jr_verdict {
 	/* the executable name an allow_exec would lift the rule for ("rm" for
 	 * exec-denylist, exec-copy, chmod-recursive...), "" for other rules */
 	char subject[NAME_MAX + 1];
+	/* inline-code: the interpreter whose inline code allow_inline would let
+	 * run (as typed, "python3"), "" for none; @needs_shell: a shell's -c
+	 * string, which --shell checks as a command line */
+	char interp[NAME_MAX + 1];
+	bool needs_shell;
 };
 
 struct jr_guard {
@@ -137,6 +147,9 @@ struct jr_guard {
 	bool shell;	    /* --shell given */
 	const char **deny;  /* effective denylist (fnmatch patterns), NULL-terminated */
 	const char **allow; /* names exempted from the built-in rules, NULL-terminated */
+	/* interpreters whose inline code (-c, -e, -m timeit...) may run:
+	 * patterns, NULL-terminated, or NULL for none */
+	const char *const *allow_inline;
 	/* lazily built table of denied binaries in PATH (renamed-copy check) */
 	struct jr_ident *idents;
 	size_t n_idents;
@@ -479,6 +492,9 @@ struct jr_spawn {
 	char *const *argv;
 	char *const *envp;
 	bool net;
+	/* without @net: the command sends its connect() watch here
+	 * (netwatch.h); -1 for none. Set by jr_run, whatever the caller put. */
+	int net_watch_fd;
 	bool stdin_null;  /* --json: stdin is /dev/null */
 	bool pipe_output; /* capture stdout/stderr through pipes */
 	struct jr_limits limits;
@@ -491,13 +507,21 @@ struct jr_spawn {
 	int view_pidfds[2];
 };
 
-#define JR_TAIL_BYTES 16384 /* the end of each stream kept for jr_net_failure() */
+/* the end of each stream kept: for jr_net_failure(), and after the marker of
+ * a stream cut at its limit (where a build says what failed) */
+#define JR_TAIL_BYTES 65536
 
 struct jr_stream {
-	char *buf; /* captured bytes (--json), malloc'ed, at most limit */
+	/* captured bytes (--json), malloc'ed: at most limit; once cut (truncated),
+	 * the head, a line "[... N bytes omitted ...]" and the tail */
+	char *buf;
 	size_t len;
 	uint64_t total; /* everything the command wrote */
 	bool truncated;
+	char last_kept; /* the last byte kept or forwarded before the limit */
+	/* once cut: bytes of the command's output kept before and after the
+	 * marker (the tail is at most half the limit and JR_TAIL_BYTES) */
+	uint64_t head_kept, tail_kept;
 	/* the last JR_TAIL_BYTES bytes written (also live, also past the limit):
 	 * a ring, tail[(total - k) % JR_TAIL_BYTES] is the k-th byte from the end */
 	char tail[JR_TAIL_BYTES];
@@ -517,17 +541,21 @@ struct jr_outcome {
 	 * may still exist, the caller must abort the view); "" if not */
 	char broken[256];
 	bool stuck;
+	/* without --net: the first connect() out of the jail, "COMM tried to
+	 * connect to ADDR:PORT", said on stderr when it happened; "" if none */
+	char net_refused[160];
 };
 
 /*
  * Run the command in the jail (capture.c): clone the namespaces, build the
  * root, start the command under a small pid 1, capture output into buffers of
  * at most @max_output bytes per stream (or forward at most that much live to
- * our fds 1 and 2 when @live), and enforce @timeout_ms (0 = none) with
+ * our fds 1 and 2 when @live); a stream past the limit keeps its head and its
+ * tail with a marker line between (jr_stream). Enforce @timeout_ms (0 = none) with
  * SIGTERM then SIGKILL after @grace_ms. SIGINT/SIGTERM/SIGHUP must be blocked
  * by the caller: they are read from a signalfd and passed on to the jail.
  * Memory: res->out.buf / res->err.buf are malloc'ed (caller frees), at most
- * @max_output bytes each. Returns 0 with @res filled (also when the command
+ * @max_output bytes each plus the marker. Returns 0 with @res filled (also when the command
  * failed, timed out or was killed), -EIO with res->error set when the jail
  * could not be set up, or another negative errno (pipe2, clone, poll).
  * Not thread-safe (uses static buffers).

@@ -26,7 +26,6 @@
 #include "text.h"
 #include "units.h"
 
-#define DEFAULT_TIMEOUT_MS 120000ULL
 #define DEFAULT_MAX_OUTPUT (1ULL << 20)
 #define DEFAULT_GRACE_MS 2000ULL
 #define MAX_LIST 256
@@ -38,8 +37,8 @@ struct opts {
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];
 	int n_env;
-	const char *deny[MAX_LIST], *allow[MAX_LIST];
-	int n_deny, n_allow;
+	const char *deny[MAX_LIST], *allow[MAX_LIST], *allow_inline[MAX_LIST];
+	int n_deny, n_allow, n_allow_inline;
 	struct jr_limits limits;
 	char **argv;
 	int argc;
@@ -115,13 +114,15 @@ static const char usage_text[] =
 	"                      with only loopback)\n"
 	"\n"
 	"Limits:\n"
-	"  --timeout SECONDS   wall-clock limit, fractions allowed (default 120; 0 = none).\n"
+	"  --timeout SECONDS   wall-clock limit, fractions allowed (default 120, 600 with\n"
+	"                      --shell; 0 = none; [run] timeout in the policy).\n"
 	"                      Then SIGTERM to every process of the jail, SIGKILL after\n"
 	"                      --grace SECONDS (default 2). Grandchildren that called\n"
 	"                      setsid or double-forked die too (PID namespace).\n"
 	"  --max-output BYTES  per stream, suffixes K M G T (default 1M). Output\n"
-	"                      beyond is drained and dropped; the command is never\n"
-	"                      blocked.\n"
+	"                      beyond is drained, never blocking the command; the\n"
+	"                      head and the tail (up to 64 KiB) are kept, with\n"
+	"                      [... N bytes omitted ...] between them.\n"
 	"  --rlimit-cpu SEC, --rlimit-as BYTES, --rlimit-nproc N, --rlimit-fsize BYTES\n"
 	"                      resource limits of the command (defaults: cpu 3600 s,\n"
 	"                      as 16G, nproc 4096, fsize 16G; 0 = unlimited;\n"
@@ -136,13 +137,17 @@ static const char usage_text[] =
 	"    world-writable mode, chown/chgrp -R, kill ... -1.\n"
 	"  --deny-exec NAME    add a name or fnmatch pattern to the denylist\n"
 	"  --allow-exec NAME   take a name off (also lifts its chmod/chown/kill rule)\n"
+	"  --allow-inline NAME let interpreter NAME run inline code (python3 -c ...);\n"
+	"                      also [run] allow_inline. Not for shells: --shell checks\n"
+	"                      a shell's -c string instead\n"
 	"  - interpreter inline code: sh bash dash zsh ksh fish python* node deno perl*\n"
 	"    ruby* php* lua* Rscript osascript with -c -e -E -r --eval --command or a\n"
 	"    cluster holding them (-ce, -xc); shells are allowed with --shell\n"
 	"  - wrappers are looked through: env (-S too), nice, nohup, timeout, stdbuf,\n"
 	"    setsid, time, xargs, busybox, find -exec/-ok/-delete, git -c alias.x=!...,\n"
 	"    ld-linux*.so, command, exec, strace, flock -c, watch\n"
-	"  - shell metacharacters ; | & > < ` $( newline without --shell\n"
+	"  - shell metacharacters ; | & > < ` $( newline in the command name without\n"
+	"    --shell (arguments are text: no shell reads them)\n"
 	"  - path arguments (containing /, starting with ~, naming an existing entry,\n"
 	"    --opt=VALUE) must not be DENIED; written from inside the project they\n"
 	"    must stay in it (../../etc/passwd leaves it); otherwise they may name what\n"
@@ -161,7 +166,8 @@ static const char usage_text[] =
 	"                      denied, -101 timed out; 128+N for a signal), signal,\n"
 	"                      stdout, stderr (invalid UTF-8 bytes become U+FFFD),\n"
 	"                      stdout_truncated, stderr_truncated, stdout_bytes,\n"
-	"                      stderr_bytes, timed_out, denied, reason, rule,\n"
+	"                      stderr_bytes, timed_out, network_refused, denied,\n"
+	"                      reason, rule,\n"
 	"                      duration_ms, refusals (what the view refused: op,\n"
 	"                      path, zone, rule, errno, count; null when unknown),\n"
 	"                      refusals_omitted, refusals_unknown, hint (+ audit).\n"
@@ -304,6 +310,7 @@ enum {
 	OPT_REQUEST,
 	OPT_DENY,
 	OPT_ALLOW,
+	OPT_ALLOW_INLINE,
 	OPT_AUDIT,
 	OPT_CHECK,
 	OPT_GRACE,
@@ -334,6 +341,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"request", required_argument, NULL, OPT_REQUEST},
 		{"deny-exec", required_argument, NULL, OPT_DENY},
 		{"allow-exec", required_argument, NULL, OPT_ALLOW},
+		{"allow-inline", required_argument, NULL, OPT_ALLOW_INLINE},
 		{"audit", required_argument, NULL, OPT_AUDIT},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"grace", required_argument, NULL, OPT_GRACE},
@@ -398,6 +406,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_ALLOW:
 			push(o->allow, &o->n_allow, optarg, "--allow-exec");
+			break;
+		case OPT_ALLOW_INLINE:
+			push(o->allow_inline, &o->n_allow_inline, optarg, "--allow-inline");
 			break;
 		case OPT_AUDIT:
 			o->audit = optarg;
@@ -589,7 +600,8 @@ struct run {
 	char cwd[PATH_MAX];
 	char **envp;
 	const char *deny[MAX_LIST * 2], *allow[MAX_LIST * 2];
-	char *const *argv; /* what is executed */
+	const char *allow_inline[MAX_LIST * 3 + 1]; /* the view's, --policy's, --allow-inline */
+	char *const *argv;			    /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
 	struct jr_viewlog log;	      /* where the view's refusals are read from */
@@ -597,7 +609,8 @@ struct run {
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
 	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
 	struct jr_oneshot gitdir_oneshot;
-	struct jr_home home; /* the jail home, the toolchains and [run] expose */
+	struct jr_home home;  /* the jail home, the toolchains and [run] expose */
+	bool timeout_by_view; /* the view's [run] timeout is the limit (no --timeout raises it) */
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -838,6 +851,14 @@ static void build_lists(struct run *r)
 			r->allow[na++] = r->o.allow[i];
 	r->deny[nd] = NULL;
 	r->allow[na] = NULL;
+	na = 0;
+	for (p = run_list(r->mount_run, "allow_inline"); *p && na < MAX_LIST; p++)
+		r->allow_inline[na++] = *p;
+	for (p = run_list(r->policy, "allow_inline"); *p && na < MAX_LIST * 2; p++)
+		r->allow_inline[na++] = *p;
+	for (int i = 0; i < r->o.n_allow_inline; i++)
+		r->allow_inline[na++] = r->o.allow_inline[i];
+	r->allow_inline[na] = NULL;
 }
 
 static int report_denied(const struct run *r, const struct jr_verdict *v)
@@ -874,9 +895,10 @@ static void note_truncation(const char *name, const struct jr_stream *st, uint64
 {
 	if (st->truncated)
 		fprintf(stderr,
-			"jailrun: %s truncated after %llu bytes (the command wrote %llu; raise "
+			"jailrun: %s: kept the first %llu and the last %llu bytes of %llu (raise "
 			"--max-output)\n",
-			name, (unsigned long long)limit, (unsigned long long)st->total);
+			name, (unsigned long long)st->head_kept, (unsigned long long)st->tail_kept,
+			(unsigned long long)st->total);
 }
 
 /* Did the command fail (exit status, signal, timeout, interruption)? */
@@ -935,7 +957,8 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	struct jr_refusals refusals;
 	struct jr_audit_counts counts;
 	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
-	char msg[512], hint[2048];
+	char msg[512], hint[2048], more[2048];
+	size_t n;
 	int status;
 
 	if (err < 0) {
@@ -945,7 +968,17 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	}
 	if (jr_viewlog_read(&r->log, r->o.audit ? &counts : NULL, &refusals) == 0 && r->o.audit)
 		rep.audit = &counts;
-	jr_hint_run(&refusals, failed(oc) && !r->o.net && jr_net_failure(oc), hint, sizeof(hint));
+	jr_hint_run(&refusals,
+		    failed(oc) && !r->o.net && (oc->net_refused[0] || jr_net_failure(oc)), more,
+		    sizeof(more));
+	hint[0] = '\0';
+	if (oc->timed_out)
+		jr_hint_timeout(r->o.timeout_ms, r->timeout_by_view, hint, sizeof(hint));
+	n = strlen(hint);
+	if (more[0] && n)
+		n += snprintf(hint + n, sizeof(hint) - n, "; ");
+	if (more[0] && n < sizeof(hint))
+		snprintf(hint + n, sizeof(hint) - n, "%.*s", (int)(sizeof(hint) - n - 1), more);
 	rep.hint = hint;
 	if (oc->timed_out)
 		status = JR_EXIT_TIMEOUT;
@@ -1015,7 +1048,10 @@ static void apply_defaults(struct run *r)
 
 	v = stricter(r->o.timeout_set ? r->o.timeout_ms : pt, mt);
 	if (v || !r->o.timeout_set)
-		r->o.timeout_ms = v ? v : DEFAULT_TIMEOUT_MS;
+		r->o.timeout_ms = v	       ? v
+				  : r->o.shell ? JR_DEFAULT_SHELL_TIMEOUT_MS
+					       : JR_DEFAULT_TIMEOUT_MS;
+	r->timeout_by_view = mt && r->o.timeout_ms == mt;
 	if (r->o.max_output_set)
 		r->o.max_output =
 			mo ? (r->o.max_output < mo ? r->o.max_output : mo) : r->o.max_output;
@@ -1094,7 +1130,8 @@ static int decide(struct run *r, char *exec_path)
 			     .envp = r->envp,
 			     .shell = r->o.shell,
 			     .deny = r->deny,
-			     .allow = r->allow};
+			     .allow = r->allow,
+			     .allow_inline = r->allow_inline};
 	struct jr_verdict v;
 	int e;
 

@@ -176,6 +176,8 @@ int jr_result_print(const struct jr_report *r)
 	json_object_set_new(o, "stdout_bytes", json_integer(oc ? (json_int_t)oc->out.total : 0));
 	json_object_set_new(o, "stderr_bytes", json_integer(oc ? (json_int_t)oc->err.total : 0));
 	json_object_set_new(o, "timed_out", json_boolean(oc && oc->timed_out));
+	json_object_set_new(o, "network_refused",
+			    str_or_null(oc && oc->net_refused[0] ? oc->net_refused : NULL));
 	json_object_set_new(o, "denied", json_boolean(r->denied));
 	json_object_set_new(o, "reason", str_or_null(r->denied ? r->reason : r->error));
 	json_object_set_new(o, "rule", str_or_null(r->denied ? r->rule : NULL));

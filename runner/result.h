@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "jailrun.h"
 
@@ -102,6 +103,12 @@ extern const char jr_hint_no_net[];
  * then, when @net_failed, jr_hint_no_net, joined by "; ". Writes @out, ""
  * when neither applies. */
 void jr_hint_run(const struct jr_refusals *rf, bool net_failed, char *out, size_t size);
+
+/* The hint for a command killed by its time limit of @limit_ms, naming the
+ * limit, the defaults and how to raise it; @by_view: the limit is the view's
+ * own [run] timeout, which no --timeout raises. Writes at most @size bytes
+ * to @out. */
+void jr_hint_timeout(uint64_t limit_ms, bool by_view, char *out, size_t size);
 
 #define JR_REFUSALS_PRINTED 5 /* refusals listed on stderr */
 

@@ -42,7 +42,8 @@
  * Process layout: jailrun -> pid 1 of the new PID namespace (sets the jail
  * up, then only reaps and forwards SIGTERM/SIGINT/SIGHUP to every process in
  * the namespace) -> the command (no_new_privs, no capabilities, seccomp,
- * rlimits, every fd above 2 closed). When pid 1 exits the kernel kills every
+ * rlimits, every fd above 2 closed; without --net also a connect() watch
+ * that jailrun only reads, netwatch.h). When pid 1 exits the kernel kills every
  * process left in the namespace: a setsid or double-forked grandchild
  * cannot outlive the command's pid 1.
  */
@@ -77,6 +78,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "netwatch.h"
 #include "sysdirs.h"
 #include "text.h"
 
@@ -855,6 +857,10 @@ static _Noreturn void exec_command(const struct jr_spawn *s, int status_fd)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(status_fd, "no_new_privs");
 	drop_caps(status_fd);
+	/* before our filter, which refuses what the watch needs */
+	if (s->net_watch_fd >= 0 && jr_netwatch_install(s->net_watch_fd) < 0) {
+		/* best effort: the command runs, only the early note is lost */
+	}
 	load_seccomp(status_fd);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
@@ -947,6 +953,8 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 		fail(p->status_fd, "fork");
 	if (cmd == 0)
 		exec_command(s, p->status_fd);
+	if (s->net_watch_fd >= 0)
+		close(s->net_watch_fd);
 	/* our copies of the output pipes must not keep them open */
 	if (null >= 0) {
 		dup2(null, 1);

@@ -139,8 +139,8 @@ deny_case inline-code python3 -c "import os; os.system('rm -rf /')"
 deny_case inline-code bash -c 'rm -rf src'
 deny_case inline-code node -e 'require("fs")'
 deny_case inline-code perl -e 'unlink "README"'
-deny_case metachar echo 'a; rm -rf src'
-deny_case metachar cat 'README|sh'
+deny_case metachar 'echo a; rm -rf src'
+deny_case metachar 'cat README|sh'
 deny_case path-outside-view cat ../../etc/passwd
 deny_case path-outside-view cat /etc/hostname
 deny_case path-outside-view cat ../../../../../../etc/hostname
@@ -229,10 +229,15 @@ check "setsid sleep 600 etc. are gone when jailrun returns" [ "$out" = spawned -
 
 # ---- truncation and bounded memory ----
 js=$("$J" "${R[@]}" --json --max-output 1000 -- head -c 100000 /dev/zero)
-check "json truncation: 1000 kept of 100000" [ "$(jq -c '[(.stdout | length), .stdout_truncated, .stdout_bytes, .exit_code]' <<<"$js")" = '[1000,true,100000,0]' ]
+# 500 bytes of head, the marker line (NULs end no line: a newline first),
+# 500 of tail
+mark=$'\n[... 99000 bytes omitted ...]\n'
+check "json truncation: head and tail of 100000 kept, the marker between" \
+	[ "$(jq -c '[(.stdout | length), .stdout_truncated, .stdout_bytes, .exit_code, .stdout[500:'$((500 + ${#mark}))']]' <<<"$js")" = \
+		"[$((1000 + ${#mark})),true,100000,0,$(jq -Rsc . <<<"${mark%$'\n'}")]" ]
 cnt=$("$J" "${R[@]}" --max-output 1000 -- head -c 100000 /dev/zero 2>"$T/err" | wc -c)
-check "live truncation: 1000 bytes through, note on stderr" \
-	eval '[ "$cnt" -eq 1000 ] && grep -q "stdout truncated" "$T/err"'
+check "live truncation: 1000 bytes through, then the marker and 500 of tail, note on stderr" \
+	eval '[ "$cnt" -eq $((1000 + ${#mark} + 500)) ] && grep -q "stdout: kept the first 1000 and the last 500 bytes of 100000" "$T/err"'
 rss=$(python3 - "$J" "$M" <<'EOF'
 import resource, subprocess, sys
 r = subprocess.run([sys.argv[1], "--root", sys.argv[2], "--json", "--", "head", "-c", "5G", "/dev/zero"],
@@ -273,7 +278,8 @@ check "--env NAME passes a secret-looking name named exactly; NAME=VALUE sets" b
 # ---- --request ----
 js=$(echo '{"argv": ["cat", "README"], "timeout_ms": 5000, "max_output_bytes": 3, "env": {"X": "1"}}' |
 	"$J" "${R[@]}" --json --request -)
-check "--request argv, max_output_bytes" [ "$(jq -c '[.stdout, .stdout_truncated, .exit_code]' <<<"$js")" = '["hel",true,0]' ]
+# 3 bytes of "hello\n": the head (2), the marker, the tail (1)
+check "--request argv, max_output_bytes" [ "$(jq -c '[.stdout, .stdout_truncated, .exit_code]' <<<"$js")" = '["he\n[... 3 bytes omitted ...]\n\n",true,0]' ]
 js=$(echo '{"command": "echo $((1+2)) | cat", "shell": true, "cwd": "src"}' | "$J" "${R[@]}" --json --request -)
 check "--request command+shell, cwd" [ "$(jq -c '.stdout' <<<"$js")" = '"3\n"' ]
 js=$(echo '{"argv": ["python3", "-c", "1"]}' | "$J" "${R[@]}" --json --request -)

@@ -141,6 +141,26 @@ static const struct row rows[] = {
 	ALLOW("make"),
 	ALLOW("make", "-j4", "all"),
 	ALLOW("make", "-f", "Makefile", "test"),
+	/* argv mode: no shell reads the arguments, so their metacharacters are
+	 * text; only where a shell does read them (sh -c, eval, watch, flock -c)
+	 * are they shell syntax, refused or checked as such */
+	ALLOW("rg", "a|b", "src"),
+	ALLOW("grep", "--", "->", "README"),
+	ALLOW("git", "log", "--format=%h <%ae>"),
+	ALLOW("grep", "-E", "x;y|z&w", "README"),
+	ALLOW("echo", "a; rm -rf src", "`id`", "$(id)", "a\nb"),
+	ALLOW("find", ".", "-name", "*.c", "-exec", "grep", "-l", "a|b", "{}", ";"),
+	DENY("metachar", "make && make test"),
+	DENY("metachar", "ls;id"),
+	DENY("inline-code", "sh", "-c", "ls | wc -l"),
+	DENY("inline-code", "bash", "-c", "ls; id"),
+	DENY("inline-code", "eval", "ls;", "id"),
+	DENY("inline-code", "watch", "ls | wc -l"),
+	DENY("inline-code", "flock", "lock", "-c", "ls; id"),
+	DENY("exec-denylist", "xargs", "rm", "a|b"),
+	DENY_SH("exec-denylist", "sh -c 'ls | rm x'"),
+	DENY_SH("exec-denylist", "eval 'ls; rm x'"),
+	ALLOW_SH("rg 'a|b' src"),
 	/* cmake -E: rm and the commands it runs */
 	DENY("exec-denylist", "cmake", "-E", "rm", "-rf", "build"),
 	DENY("exec-denylist", "cmake", "-E", "remove", "x"),

@@ -235,6 +235,36 @@ static void test_guard_hints(void **state)
 	(void)state;
 }
 
+/* inline code: the way out the hint names must be one that works for that
+ * command (--allow-inline for a language, --shell for a shell's -c string),
+ * never --shell for a language, which --shell refuses too; a timeout names
+ * its limit and how to raise it, or that the view's limit is not raised. */
+static void test_inline_and_timeout_hints(void **state)
+{
+	struct jr_verdict v = {.denied = true, .rule = "inline-code", .interp = "python3"};
+	char out[1024];
+
+	jr_hint_guard(&v, false, out, sizeof(out));
+	assert_non_null(strstr(out, "pass --allow-inline python3 or add `allow_inline = python3`"));
+	assert_null(strstr(out, "--shell"));
+	v.interp[0] = '\0';
+	v.needs_shell = true;
+	jr_hint_guard(&v, false, out, sizeof(out));
+	assert_non_null(strstr(out, "needs --shell"));
+	assert_null(strstr(out, "--allow-inline"));
+	v.needs_shell = false;
+	jr_hint_guard(&v, false, out, sizeof(out));
+	assert_null(strstr(out, "--shell"));
+	jr_hint_timeout(1500, false, out, sizeof(out));
+	assert_string_equal(out, "the command ran past its 1.5 s time limit (default 120 s, 600 s "
+				 "with --shell): raise it with --timeout SECONDS or `timeout = "
+				 "SECONDS` in the policy's [run] (0 = none)");
+	jr_hint_timeout(300000, true, out, sizeof(out));
+	assert_non_null(strstr(out, "its 300 s time limit"));
+	assert_non_null(strstr(out, "the view's own [run] timeout, which --timeout cannot raise"));
+	(void)state;
+}
+
 /* Every rule a guardrail refuses by: the hint says what was refused (the
  * reason), by which rule, and what to do instead (@advice, a fragment). */
 static void test_guard_hint_rules(void **state)
@@ -254,7 +284,7 @@ static void test_guard_hint_rules(void **state)
 		{"mass-kill", "kill", "kill of every process (kill ... -1)", "--allow-exec kill"},
 		{"inline-code", "", "interpreter inline code (python3 -m timeit: ...)",
 		 "write the program to a file in the project"},
-		{"metachar", "", "shell metacharacter ';' in argument 1 without --shell",
+		{"metachar", "", "shell metacharacter '&' in the command name without --shell",
 		 "--shell"},
 		{"path-outside-view", "", "path /etc/shadow is outside the view", "in the project"},
 		{"path-denied", "", "path .env is DENIED", "leave it alone"},
@@ -447,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_read_refusals_capped),
 		cmocka_unit_test(test_result_fields),
 		cmocka_unit_test(test_guard_hints),
+		cmocka_unit_test(test_inline_and_timeout_hints),
 		cmocka_unit_test(test_guard_hint_rules),
 		cmocka_unit_test(test_refusal_hints),
 		cmocka_unit_test(test_refusal_sections),

@@ -1306,8 +1306,8 @@ static void test_parse_errors(void **state)
 					 "NAME=VALUE)");
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
-		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, home, timeout, max_output, tmp_size or shm_size)");
+		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, "
+		  "allow_inline, env, expose, home, timeout, max_output, tmp_size or shm_size)");
 	PARSE_ERR("[run]\nhome = rel\n", "t.ini:2: home entry 'rel' is not an absolute path");
 	PARSE_ERR("[run]\nhome = /a, /b\n", "t.ini:2: home takes one path");
 	PARSE_ERR("[run]\nhome = /a\nhome = /b\n", "t.ini:3: home takes one path");

@@ -265,14 +265,19 @@ static void test_seed_interpreters(void **state)
 
 static void test_metachars(void **state)
 {
-	DENIED("metachar", "ls", ";", "id");
-	DENIED("metachar", "echo", "a|b");
-	DENIED("metachar", "echo", "a&");
-	DENIED("metachar", "echo", "x>out");
-	DENIED("metachar", "cat", "<README");
-	DENIED("metachar", "echo", "`id`");
-	DENIED("metachar", "echo", "$(id)");
-	DENIED("metachar", "echo", "a\nb");
+	/* no shell reads an argv command's arguments: only the command name */
+	DENIED("metachar", "ls;id");
+	DENIED("metachar", "make && make test");
+	DENIED("metachar", "echo $(id)");
+	DENIED("metachar", "ls\nid");
+	ALLOWED("ls", ";", "id");
+	ALLOWED("echo", "a|b");
+	ALLOWED("echo", "a&");
+	ALLOWED("echo", "x>out");
+	ALLOWED("cat", "<README");
+	ALLOWED("echo", "`id`");
+	ALLOWED("echo", "$(id)");
+	ALLOWED("echo", "a\nb");
 	ALLOWED("echo", "$HOME");
 	(void)state;
 }
