@@ -45,7 +45,7 @@ _jailrun()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--deny-exec | --allow-exec)
+	--deny-exec | --allow-exec | --allow-inline)
 		mapfile -t COMPREPLY < <(compgen -c -- "$cur")
 		return
 		;;
@@ -58,7 +58,7 @@ _jailrun()
 		;;
 	esac
 	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --policy --cwd --home --shell
-		--request --env --net --timeout --grace --max-output --rlimit-cpu --rlimit-as
+		--allow-inline --request --env --net --timeout --grace --max-output --rlimit-cpu --rlimit-as
 		--rlimit-nproc --rlimit-fsize --deny-exec --allow-exec --check --json --audit
 		--help --version --' -- "$cur")
 }
