@@ -100,6 +100,8 @@ static const char secrets_text[] = "[denied]\n"
  * and check out another object in place of commit <id>. Git writes the
  * index and packed-refs only by renaming a .lock file onto them, which
  * jailfs lets through once it has checked the content (jf_rule_git_check()).
+ * config and config.worktree likewise: a config that sets none of the keys
+ * that run a program or read another file (fs/gitconfig.c) is let through.
  */
 #define GIT_RUNS_CODE(P)                                                                           \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
@@ -234,6 +236,8 @@ enum jf_git_check jf_rule_git_check(const struct jf_rule *r)
 		return JF_GIT_CHECK_INDEX;
 	if (ends_with_name(r->pattern, "packed-refs"))
 		return JF_GIT_CHECK_PACKED_REFS;
+	if (ends_with_name(r->pattern, "config") || ends_with_name(r->pattern, "config.worktree"))
+		return JF_GIT_CHECK_CONFIG;
 	return JF_GIT_CHECK_NONE;
 }
 

@@ -169,6 +169,11 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->err, "EPERM"))
 		return "trusted.* attributes, file capabilities and jailfs's own attributes are "
 		       "never set through the view";
+	if (f->detail && is(f->op, "rename"))
+		return "git writes its index, packed-refs and config by renaming a new file "
+		       "onto them, and jailfs lets one through only when its content is safe "
+		       "for the host's git; keys that make git run a program or read another "
+		       "file (jailfs-policy(5), GIT CONFIG) are set on the host, not in the jail";
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
 		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
 		       "are read-only in the jail; write elsewhere";
@@ -195,7 +200,7 @@ static const char *why(const struct jr_refusal *f)
 void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
 {
 	const char *refused = name_refusal(f->rule);
-	char target[1024], cause[256];
+	char target[1024], cause[512];
 
 	if (f->path2)
 		snprintf(target, sizeof(target), "%s to %s", f->path, f->path2);
@@ -203,6 +208,9 @@ void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
 		snprintf(target, sizeof(target), "%s", f->path[0] ? f->path : ".");
 	if (refused)
 		snprintf(cause, sizeof(cause), "refused name: %s", refused);
+	else if (f->detail)
+		snprintf(cause, sizeof(cause), "%s by %s, %s: %s", f->zone ? f->zone : "?",
+			 f->rule ? f->rule : "default", f->err ? f->err : "refused", f->detail);
 	else
 		snprintf(cause, sizeof(cause), "%s by %s, %s", f->zone ? f->zone : "?",
 			 f->rule ? f->rule : "default", f->err ? f->err : "refused");
