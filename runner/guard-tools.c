@@ -109,8 +109,12 @@ static const char *git_rule(const char *key)
 }
 
 /* git [OPTION]... config [OPTION]... [set] KEY VALUE, from argv[i] ("config"):
- * writing an alias or a key that runs a program is refused like git -c. */
-static bool check_git_config(struct walk *w, int argc, char *const argv[], int i)
+ * writing an alias or a key that runs a program is refused like git -c,
+ * except in the repository's own config (@own_dir: no --git-dir before
+ * "config"; no --file, --global, --system after it): the view checks every
+ * config written there and refuses such a key with EROFS, naming it
+ * (fs/gitconfig.c), which tells more than a refusal here. */
+static bool check_git_config(struct walk *w, int argc, char *const argv[], int i, bool own_dir)
 {
 	static const char *const queries[] = {
 		"get",		 "get-all", "get-regexp",     "get-urlmatch",	"get-color",
@@ -130,6 +134,10 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 			for (const char *const *q = queries; *q; q++)
 				if (!strcmp(o, *q))
 					return false; /* reads, removes or renames */
+			if (!strcmp(a, "-f") || !strncmp(a, "--file", 6) ||
+			    !strcmp(a, "--global") || !strcmp(a, "--system") ||
+			    !strncmp(a, "--blob", 6))
+				own_dir = false;
 			if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--blob") ||
 			    !strcmp(a, "-t") || !strcmp(a, "--type") || !strcmp(a, "--default") ||
 			    !strcmp(a, "--comment") || !strcmp(a, "--value"))
@@ -145,7 +153,7 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 	for (const char *const *q = queries; *q; q++)
 		if (!strcmp(ops[0], *q))
 			return false;
-	if (git_key_runs_code(ops[0], strlen(ops[0]), ops[1]))
+	if (!own_dir && git_key_runs_code(ops[0], strlen(ops[0]), ops[1]))
 		return jr_deny(w, git_rule(ops[0]), "git config %s '%s' makes git run a program",
 			       ops[0], ops[1]);
 	return false;
@@ -153,7 +161,7 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 
 bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[])
 {
-	bool sub = false;
+	bool sub = false, own_dir = true;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -169,6 +177,8 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 				return jr_deny(w, git_rule(kv), "git -c %s runs a program", kv);
 			continue;
 		}
+		if (!sub && (!strncmp(a, "--git-dir", 9) || !strncmp(a, "--work-tree", 11)))
+			own_dir = false;
 		if (!sub && strcmp(a, "-C") == 0 && i + 1 < argc) {
 			if (jr_check_path_arg(w, argv[++i]))
 				return true;
@@ -176,7 +186,7 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 		}
 		if (!sub && a[0] != '-') {
 			sub = true;
-			if (!strcmp(a, "config") && check_git_config(w, argc, argv, i))
+			if (!strcmp(a, "config") && check_git_config(w, argc, argv, i, own_dir))
 				return true;
 		}
 		if (jr_check_path_arg(w, a))
