@@ -1513,7 +1513,7 @@ static void test_policy_load(void **state)
 	rmdir(dir);
 }
 
-/* The rules of a git index and packed-refs, which jailfs lets a checked
+/* The rules of a git index, packed-refs and config, which jailfs lets a checked
  * file be renamed onto: the profiles' own, not another rule naming the same
  * file. */
 static void test_rule_git_check(void **state)
@@ -1525,6 +1525,12 @@ static void test_rule_git_check(void **state)
 					    "worktrees/x/index"};
 	static const char *const refs[] = {".git/packed-refs", "packed-refs",
 					   "sub/.git/packed-refs"};
+	static const char *const configs[] = {".git/config",
+					      "sub/.git/config",
+					      ".git/config.worktree",
+					      ".git/worktrees/wt/config.worktree",
+					      "config",
+					      "worktrees/x/config.worktree"};
 	struct jf_verdict v;
 
 	(void)state;
@@ -1539,7 +1545,17 @@ static void test_rule_git_check(void **state)
 		    jf_rule_git_check(v.rule) != JF_GIT_CHECK_PACKED_REFS)
 			fail_msg("'%s': not a packed-refs rule", refs[i]);
 	}
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		jf_classify(p, configs[i], strlen(configs[i]), false, &v);
+		if (v.zone != JF_RESTRICTED || jf_rule_git_check(v.rule) != JF_GIT_CHECK_CONFIG)
+			fail_msg("'%s': not a git config rule", configs[i]);
+	}
+	/* config stays RESTRICTED: only a checked rename replaces it */
 	jf_classify(p, ".git/config", strlen(".git/config"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	jf_classify(p, "a/config", strlen("a/config"), false, &v);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	jf_classify(p, ".git/hooks/config", strlen(".git/hooks/config"), false, &v);
 	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
 	jf_classify(p, ".git/refs/replace/ab", strlen(".git/refs/replace/ab"), false, &v);
 	assert_int_equal(v.zone, JF_RESTRICTED);
