@@ -77,8 +77,7 @@ static const char secrets_text[] = "[denied]\n"
  * directory. hooks/ and config run code; config.worktree is config too;
  * commondir names another directory whose config and hooks/ git then uses;
  * gitdir (in worktrees/<name>/) names the work tree's .git file, which
- * `git worktree repair` writes to; modules/<name>/ are submodules' git
- * directories with their own config and hooks/; objects/info/alternates
+ * `git worktree repair` writes to; objects/info/alternates
  * makes git read objects from elsewhere. Each lets a written file choose
  * what git runs on the host (Cursor CVE-2026-26268; found again by our red
  * team through commondir).
@@ -103,12 +102,21 @@ static const char secrets_text[] = "[denied]\n"
  * config and config.worktree likewise: a config that sets none of the keys
  * that run a program or read another file (fs/gitconfig.c) is let through.
  */
-#define GIT_RUNS_CODE(P)                                                                           \
+#define GIT_DIR_ENTRIES(P)                                                                         \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
-	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
-	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
-	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
-	  "remotes/\n" P "branches/*\n" P "index\n" P "packed-refs\n" P "refs/replace/\n"
+	  "objects/info/alternates\n" P "sequencer/opts\n" P "rebase-merge/strategy\n" P          \
+	  "rebase-merge/strategy_opts\n" P "rebase-merge/gpg_sign_opt\n" P                         \
+	  "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P "remotes/\n" P "branches/*\n" P       \
+	  "index\n" P "packed-refs\n" P "refs/replace/\n"
+
+/*
+ * A submodule's git directory, modules/<name>/ (a name may hold '/', and
+ * submodules nest: modules/a/modules/b/), is a git directory with the same
+ * entries; the rest of it is written by ordinary work in the submodule
+ * (commits, fetches, checkouts). "**" spans the name, so a ref of a
+ * submodule named like an entry (refs/heads/config) is RESTRICTED too.
+ */
+#define GIT_RUNS_CODE(P) GIT_DIR_ENTRIES(P) GIT_DIR_ENTRIES(P "modules/**/")
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same

@@ -18,6 +18,9 @@
 #  - afterwards the host's git status, diff, an alias and git log run none
 #    of the payloads (marker files), and .git/config is the last good one
 #  - a direct write to .git/config stays refused (EROFS)
+#  - submodules: git submodule init, a commit inside the submodule, the
+#    superproject's commit of it without a refusal block, git submodule
+#    update; the submodule's config is validated too
 # A --read-only view refuses every write, the good ones too.
 # Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
 set -u
@@ -135,7 +138,72 @@ host_runs_nothing() {
 		bash -c '! ls "$1"/marker-* 2>/dev/null | grep -q .' _ "$T"
 }
 
+# ---- submodules: .git/modules/<name>/ has the zones of .git/ ----
+# A superproject with the submodule "sub" checked out (its git directory in
+# .git/modules/sub, its config naming core.worktree = ../../../sub).
+super=$T/super
+(
+	set -e
+	git init -q -b main "$T/subrepo"
+	git -C "$T/subrepo" commit -q --allow-empty -m s1
+	git init -q -b main "$super"
+	cd "$super"
+	git config user.name t
+	git -c protocol.file.allow=always submodule -q add "$T/subrepo" sub
+	git commit -q -m "add sub"
+	git config user.email t@example.invalid
+	git -C sub config user.name t
+	git -C sub config user.email t@example.invalid
+	git config --remove-section submodule.sub # init, in the jail, writes it again
+) || { echo "FAIL: cannot set up the superproject"; exit 1; }
+
+# submodules MODE: git submodule init, a commit inside the submodule, the
+# superproject's commit of it (no refusal block on stderr), git submodule
+# update; a key that runs a program refused in the submodule's config
+submodules() {
+	local m=$1 before
+	n=$((n + 1))
+	src=$T/super-$m-$n
+	cp -a "$super" "$src"
+	mnt=$T/mnt-super-$m-$n
+	case $m in
+	root) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
+	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$m: mount $mnt" ;;
+	root-audit)
+		mount_view "$mnt" --audit "$T/audit-super-$n.jsonl" --audit-level all "$src" ||
+			bad "$m: mount $mnt"
+		;;
+	esac
+	jr "$m" -- git submodule init
+	jcheck "$m: git submodule init (exit $rc)" \
+		test "$rc" = 0 -a "$(git -C "$src" config submodule.sub.url)" = "$T/subrepo"
+	before=$(git -C "$src/sub" rev-parse HEAD)
+	jr "$m" --shell -- 'cd sub && echo x >y && git add y && git commit -q -m s2 &&
+git status --porcelain'
+	jcheck "$m: a commit inside the submodule (exit $rc)" \
+		test "$rc" = 0 -a "$(git -C "$src/sub" log -1 --format=%s)" = s2
+	jr "$m" --shell -- 'git add sub && git commit -q -m bump'
+	jcheck "$m: the superproject commits the submodule (exit $rc)" \
+		test "$rc" = 0 -a "$(git -C "$src" log -1 --format=%s)" = bump
+	jcheck "$m: ... and jailrun prints no refusal block" \
+		bash -c '! grep -q "^jailrun:" <<<"$1"' _ "$out"
+	jr "$m" --shell -- "git -C sub checkout -q $before && git submodule -q update &&
+git -C sub log -1 --format=%s"
+	jcheck "$m: git submodule update checks out the recorded commit (exit $rc)" \
+		test "$rc" = 0 -a "$(git -C "$src/sub" log -1 --format=%s)" = s2
+	jr "$m" --shell -- 'git -C sub config core.fsmonitor ./x'
+	jcheck "$m: core.fsmonitor in the submodule's config is refused (exit $rc)" \
+		test "$rc" != 0 -a -z "$(git -C "$src/sub" config core.fsmonitor)"
+	jcheck "$m: ... with EROFS" grep -q "Read-only file system" <<<"$out"
+	check "$m: the host's git finds the submodule sound" git -C "$src/sub" fsck --no-progress
+	done_with "$m"
+}
+
 n=0
+for mode in source root root-fast root-audit; do
+	submodules $mode
+done
+
 for mode in source root root-fast root-audit read-only; do
 	fresh $mode
 	rm -f "$T"/marker-*

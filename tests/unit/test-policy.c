@@ -774,6 +774,19 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/index.lock", "default");
 	SAFE_(p, ".git/logs/HEAD", "default");
 	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
+	/* a submodule's git directory has the zones of .git/: work in it is SAFE */
+	SAFE_(p, ".git/modules/sub/HEAD", "default");
+	SAFE_(p, ".git/modules/sub/objects/ab/cdef0123", "default");
+	SAFE_(p, ".git/modules/sub/refs/heads/main", "default");
+	SAFE_(p, ".git/modules/lib/foo/index.lock", "default");
+	SAFE_(p, ".git/modules/a/modules/b/logs/HEAD", "default");
+	SAFE_(p, ".git/modules/sub/config.lock", "default");
+	RESTRICTED_(p, ".git/modules/lib/foo/hooks/post-checkout", "profile:project");
+	RESTRICTED_(p, ".git/modules/a/modules/b/config", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/index", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/commondir", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/objects/info/alternates", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/info/grafts", "profile:project");
 	/* the state git writes in every cherry-pick, rebase, am, merge, bisect */
 	SAFE_(p, ".git/sequencer/todo", "default");
 	SAFE_(p, ".git/sequencer/head", "default");
@@ -1520,9 +1533,9 @@ static void test_rule_git_check(void **state)
 {
 	struct jf_policy *p = parse_ok("[options]\nprofiles = project, gitdir\ndefault = safe\n"
 				       "[restricted]\n/a/index\n");
-	static const char *const index[] = {".git/index", "sub/.git/index",
-					    ".git/worktrees/wt/index", "index",
-					    "worktrees/x/index"};
+	static const char *const index[] = {
+		".git/index", "sub/.git/index",	  ".git/modules/s/index", ".git/worktrees/wt/index",
+		"index",      "worktrees/x/index"};
 	static const char *const refs[] = {".git/packed-refs", "packed-refs",
 					   "sub/.git/packed-refs"};
 	static const char *const configs[] = {".git/config",
