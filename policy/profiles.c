@@ -104,9 +104,9 @@ static const char secrets_text[] = "[denied]\n"
  */
 #define GIT_DIR_ENTRIES(P)                                                                         \
 	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
-	  "objects/info/alternates\n" P "sequencer/opts\n" P "rebase-merge/strategy\n" P          \
+	  "objects/info/alternates\n" P "sequencer/opts\n" P "rebase-merge/strategy\n" P           \
 	  "rebase-merge/strategy_opts\n" P "rebase-merge/gpg_sign_opt\n" P                         \
-	  "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P "remotes/\n" P "branches/*\n" P       \
+	  "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P "remotes/\n" P "branches/*\n" P        \
 	  "index\n" P "packed-refs\n" P "refs/replace/\n"
 
 /*

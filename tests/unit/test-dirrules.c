@@ -146,7 +146,7 @@ static void test_profiles_every_type(void **state)
 		jf_policy_free(p);
 	}
 	/* secrets: secrets/ .ssh/ .gnupg/ .aws/ gcloud/ .azure/; project and
-	 * gitdir: hooks/ modules/ (twice each) and the editors' directories;
+	 * gitdir: hooks/ (for .git/, worktrees/, modules/) and the editors' directories;
 	 * system: /usr/ /opt/ /home/ /var/log/ /etc/ssl/private/ */
 	assert_true(total >= 30);
 }
@@ -166,7 +166,10 @@ static void test_default_names(void **state)
 		{".devcontainer", JF_RESTRICTED},
 		{".git/hooks", JF_RESTRICTED},
 		{"lib/.git/hooks", JF_RESTRICTED},
-		{"lib/.git/modules", JF_RESTRICTED},
+		/* a submodule's git directory has the zones of .git/ */
+		{"lib/.git/modules/sub/hooks", JF_RESTRICTED},
+		{"lib/.git/modules/lib/sub/hooks", JF_RESTRICTED},
+		{".git/modules/a/modules/b/hooks", JF_RESTRICTED},
 		{"a/b/.claude", JF_RESTRICTED},
 		{".ssh", JF_DENIED},
 		{"secrets", JF_DENIED},
