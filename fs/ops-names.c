@@ -97,6 +97,8 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 			      : kind == MK_SYMLINK ? S_IFLNK
 						   : mode & S_IFMT,
 			      path, sizeof(path), &v);
+	if (r == 0 && kind == MK_NOD && jf_rule_git_sample(v.rule))
+		mode &= ~(mode_t)0111; /* a hook sample (jf_rule_git_sample()) */
 	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(&sc, dpath, link) < 0) {
 		r = -EACCES;
 		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);

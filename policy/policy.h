@@ -310,3 +310,11 @@ enum jf_git_check {
  * the kind, JF_GIT_CHECK_NONE for every other rule. Pure, thread-safe.
  */
 enum jf_git_check jf_rule_git_check(const struct jf_rule *r);
+
+/*
+ * Is @r (NULL: the default) a built-in profile's rule for a hook sample
+ * (hooks/<name>.sample of a git directory, SAFE)? The daemon creates such a
+ * file, and changes its mode, without exec bits: git never runs a sample,
+ * and a sample is not a hook to run by hand. Pure, thread-safe.
+ */
+bool jf_rule_git_sample(const struct jf_rule *r);

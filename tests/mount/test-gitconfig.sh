@@ -21,6 +21,10 @@
 #  - submodules: git submodule init, a commit inside the submodule, the
 #    superproject's commit of it without a refusal block, git submodule
 #    update; the submodule's config is validated too
+#  - git init and git clone into a subdirectory: hook samples without exec
+#    bits, no refusal; no hook planted (created, renamed from a sample, a
+#    directory moved onto hooks/), the new config validated, host git commit
+#    runs no hook
 # A --read-only view refuses every write, the good ones too.
 # Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
 set -u
@@ -199,9 +203,51 @@ git -C sub log -1 --format=%s"
 	done_with "$m"
 }
 
+# init_clone MODE: git init and git clone into subdirectories work (hook
+# samples without exec bits, core.fileMode probed); no hook can be planted
+# in the new git directories; their config goes through the validator; the
+# host's git commit there runs no hook
+init_clone() {
+	local m=$1 hook
+	fresh "$m"
+	rm -f "$T"/marker-*
+	jr "$m" --shell -- 'git init -q sub && git clone -q . clone 2>&1 && git -C clone log -1 --format=%s'
+	jcheck "$m: git init sub and git clone . clone (exit $rc)" \
+		test "$rc" = 0 -a -d "$src/sub/.git/objects" -a "$(git -C "$src/clone" log -1 --format=%s)" = a
+	jcheck "$m: ... and jailrun prints no refusal block" \
+		bash -c '! grep -q "^jailrun:" <<<"$1"' _ "$out"
+	check "$m: the hook samples are there, none executable" \
+		bash -c 'ls "$1"/*.sample >/dev/null && ! find "$1" -type f -perm /111 | grep -q .' \
+		_ "$src/sub/.git/hooks"
+	check "$m: git init found the exec bit kept (core.fileMode)" \
+		test "$(git config -f "$src/sub/.git/config" core.filemode)" = true
+	hook='printf "#!/bin/sh\ntouch '"$T"'/marker-hook\n"'
+	jr "$m" --shell -- "$hook >sub/.git/hooks/pre-commit"
+	check "$m: creating sub/.git/hooks/pre-commit is refused" test "$rc" != 0
+	jr "$m" --shell -- "$hook >sub/.git/hooks/x.sample && chmod +x sub/.git/hooks/x.sample &&
+mv sub/.git/hooks/x.sample sub/.git/hooks/pre-commit"
+	check "$m: a sample renamed to pre-commit is refused" test "$rc" != 0
+	check "$m: chmod +x leaves a sample without exec bits" \
+		test -f "$src/sub/.git/hooks/x.sample" -a ! -x "$src/sub/.git/hooks/x.sample"
+	jr "$m" --shell -- "mkdir myhooks && $hook >myhooks/pre-commit && chmod +x myhooks/pre-commit &&
+mv clone/.git/hooks clone/.git/old-hooks && mv myhooks clone/.git/hooks"
+	check "$m: a directory holding pre-commit moved to clone/.git/hooks is refused" \
+		test "$rc" != 0 -a ! -e "$src/clone/.git/hooks/pre-commit"
+	jr "$m" -- git -C sub config core.hooksPath ../myhooks
+	check "$m: core.hooksPath in the new repository's config is refused" \
+		test "$rc" != 0 -a -z "$(git -C "$src/sub" config core.hookspath)"
+	for r in sub clone; do
+		(cd "$src/$r" && git -c user.name=t -c user.email=t@example.invalid \
+			commit -q --allow-empty -m host) >/dev/null 2>&1
+	done
+	check "$m: host git commit in sub and clone ran no hook" test ! -e "$T/marker-hook"
+	done_with "$m"
+}
+
 n=0
 for mode in source root root-fast root-audit; do
 	submodules $mode
+	init_clone $mode
 done
 
 for mode in source root root-fast root-audit read-only; do

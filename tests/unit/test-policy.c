@@ -557,7 +557,16 @@ static void test_default_policy(void **state)
 	/* .git: config and hooks RESTRICTED, the rest SAFE */
 	RESTRICTED_(p, ".git/config", "profile:project");
 	RESTRICTED_(p, ".git/hooks/pre-commit", "profile:project");
-	EXPECT(p, ".git/hooks", true, JF_RESTRICTED, "profile:project");
+	/* hooks/ itself may be made (git init), its entries are RESTRICTED but
+	 * the samples of git's template */
+	EXPECT(p, ".git/hooks", true, JF_SAFE, "default");
+	EXPECT(p, ".git/hooks", false, JF_RESTRICTED, "profile:project");
+	SAFE_(p, ".git/hooks/pre-commit.sample", "profile:project");
+	SAFE_(p, "sub/.git/modules/m/hooks/update.sample", "profile:project");
+	SAFE_(p, ".git/worktrees/w/hooks/update.sample", "profile:project");
+	RESTRICTED_(p, ".git/hooks/pre-commit.SAMPLE", "profile:project");
+	RESTRICTED_(p, ".git/hooks/pre-commit.sample.x", "profile:project");
+	EXPECT(p, ".git/hooks/d", true, JF_RESTRICTED, "profile:project");
 	SAFE_(p, ".git/HEAD", "default");
 	SAFE_(p, ".git/objects/ab/cdef", "default");
 	/* .envrc is in both profiles: DENIED wins */
@@ -875,7 +884,9 @@ static void test_profile_gitdir(void **state)
 		RESTRICTED_(p, restricted[i], "profile:gitdir");
 	for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++)
 		SAFE_(p, safe[i], "default");
-	EXPECT(p, "hooks", true, JF_RESTRICTED, "profile:gitdir");
+	EXPECT(p, "hooks", true, JF_SAFE, "default");
+	EXPECT(p, "hooks", false, JF_RESTRICTED, "profile:gitdir");
+	SAFE_(p, "hooks/pre-commit.sample", "profile:gitdir");
 	EXPECT(p, "worktrees/wt", true, JF_SAFE, "default");
 	jf_policy_free(p);
 }
