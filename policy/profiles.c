@@ -100,7 +100,7 @@ static const char secrets_text[] = "[denied]\n"
  * index and packed-refs only by renaming a .lock file onto them, which
  * jailfs lets through once it has checked the content (jf_rule_git_check()).
  * config and config.worktree likewise: a config that sets none of the keys
- * that run a program or read another file (fs/gitconfig.c) is let through.
+ * that run a program or read another file (policy/gitconfig.c) is let through.
  */
 #define GIT_DIR_ENTRIES(P)                                                                         \
 	P "hooks/*\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P            \

@@ -9,11 +9,9 @@
  * design, like the rest of the guardrails: they catch the spellings that are
  * easy to reach for; the namespace is the wall (docs/threat-model.md).
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "gitconfig.h"
 #include "guard.h"
 #include "jailrun.h"
 
@@ -49,51 +48,15 @@ static bool deny_exec(struct walk *w, const char *name, const char *how)
 
 /* ---- git ---- */
 
-/* Does configuration @key (@n bytes) with value @val make git run a program? */
+/* Does configuration @key (@n bytes) with value @val make git run a program
+ * or read another file? The list the view checks a config with, but for an
+ * alias: given to one git command in the jail, it overrides no alias of the
+ * user's, so only "!command" (sh -c command) is refused. */
 static bool git_key_runs_code(const char *key, size_t n, const char *val)
 {
-	static const char *const keys[] = {
-		"core.fsmonitor",
-		"core.sshcommand",
-		"core.pager",
-		"core.editor",
-		"core.askpass",
-		"core.hookspath",
-		"core.gitproxy",
-		"diff.external",
-		"sequence.editor",
-		"gpg.program",
-		"gpg.*.program",
-		"credential.helper",
-		"credential.*.helper",
-		"filter.*.clean",
-		"filter.*.smudge",
-		"filter.*.process",
-		"diff.*.textconv",
-		"diff.*.command",
-		"merge.*.driver",
-		"pager.*",
-		"uploadpack.packobjectshook",
-		"remote.*.uploadpack",
-		"remote.*.receivepack",
-		"include.path",
-		"includeif.*.path",
-		"protocol.ext.allow",
-		NULL,
-	};
-	char k[256];
-
-	if (n >= sizeof(k))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		k[i] = (char)tolower((unsigned char)key[i]);
-	k[n] = '\0';
-	if (n > 6 && memcmp(k, "alias.", 6) == 0)
-		return val && val[strspn(val, " \t")] == '!'; /* !CMD runs sh -c CMD */
-	for (const char *const *p = keys; *p; p++)
-		if (fnmatch(*p, k, 0) == 0)
-			return true;
-	return false;
+	if (n > 6 && strncasecmp(key, "alias.", 6) == 0)
+		return val && val[strspn(val, " \t")] == '!';
+	return jf_git_config_key_refused(key, n, val);
 }
 
 bool jr_git_config_runs_code(const char *kv)
@@ -113,7 +76,7 @@ static const char *git_rule(const char *key)
  * except in the repository's own config (@own_dir: no --git-dir before
  * "config"; no --file, --global, --system after it): the view checks every
  * config written there and refuses such a key with EROFS, naming it
- * (fs/gitconfig.c), which tells more than a refusal here. */
+ * (policy/gitconfig.c), which tells more than a refusal here. */
 static bool check_git_config(struct walk *w, int argc, char *const argv[], int i, bool own_dir)
 {
 	static const char *const queries[] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of fs/gitconfig.c, the check of a git config written in the
+ * Unit tests of policy/gitconfig.c, the check of a git config written in the
  * jail: every refused key, each written in the syntaxes git reads (mixed
  * case, [section "sub"], legacy [section.sub], quoted and escaped values
  * and subsections, continuation lines, comments, CRLF, a BOM, a key on the

@@ -7,7 +7,8 @@
  * so a config an agent wrote would run its code the next time the user runs
  * git on the host. The daemon lets a new config be renamed into place
  * (git writes config.lock, then renames it) only when no key of the list in
- * gitconfig.c is set (fs/gitswap.c). The parser follows git's own
+ * gitconfig.c is set (fs/gitswap.c), and jailrun refuses the same keys in
+ * git -c (runner/guard-tools.c). The parser follows git's own
  * (config.c, git_parse_source) byte for byte, and refuses what git would
  * not parse: it is the wall, so it fails closed. Pure.
  *
@@ -15,6 +16,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Room for the key jf_git_config_check() names, bytes with the NUL (a longer
@@ -32,6 +34,14 @@
  */
 int jf_git_config_check(const unsigned char *buf, size_t len, const char *gitdir, char *key,
 			size_t keysz, const char **why);
+
+/*
+ * Does setting @key (@n bytes, as given to git -c or git config: section
+ * and name in any case) to @value (NULL: no value) set a key of the list,
+ * core.worktree aside (it depends on where the config lies)? jailrun's
+ * guardrails refuse such a git -c with it. Pure, thread-safe.
+ */
+bool jf_git_config_key_refused(const char *key, size_t n, const char *value);
 
 /* The refused keys, for tests and the documentation: the @i-th pattern
  * ("core.fsmonitor", "diff.*.textconv", "filter.*"), NULL past the end. The

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * git's config syntax, parsed as git parses it (config.c), and the keys the
- * host's git must not find in a config an agent wrote (fs/gitconfig.h says
+ * host's git must not find in a config an agent wrote (policy/gitconfig.h says
  * why).
  */
 #include <errno.h>
@@ -264,6 +264,38 @@ static bool key_matches(const struct refused *r, const struct key *k)
 	if (!r->sub)
 		return !k->sub;
 	return fnmatch(r->sub, k->sub ? k->sub : "", 0) == 0;
+}
+
+bool jf_git_config_key_refused(const char *key, size_t n, const char *value)
+{
+	char k[256], sub[256];
+	const char *first, *last;
+	struct key parts = {.full = k};
+
+	if (n >= sizeof(k))
+		return true;
+	memcpy(k, key, n);
+	k[n] = '\0';
+	first = strchr(k, '.');
+	last = strrchr(k, '.');
+	if (!first || first == k || last[1] == '\0')
+		return false; /* not a key git takes */
+	for (char *p = k; p < first; p++)
+		*p = g_lower(*p);
+	for (char *p = k + (last + 1 - k); *p; p++)
+		*p = g_lower(*p);
+	parts.sect_len = (size_t)(first - k);
+	parts.name = last + 1;
+	if (first != last) {
+		memcpy(sub, first + 1, (size_t)(last - first - 1));
+		sub[last - first - 1] = '\0';
+		parts.sub = sub;
+	}
+	for (size_t i = 0; i < N_REFUSED; i++)
+		if (refused[i].when != OUTSIDE_TREE && key_matches(&refused[i], &parts) &&
+		    value_refused(refused[i].when, value, ""))
+			return true;
+	return false;
 }
 
 /* ---- the parser: git's config.c, git_parse_source() ---- */
