@@ -23,8 +23,8 @@
 #    update; the submodule's config is validated too
 #  - git init and git clone into a subdirectory: hook samples without exec
 #    bits, no refusal; no hook planted (created, renamed from a sample, a
-#    directory moved onto hooks/), the new config validated, host git commit
-#    runs no hook
+#    directory moved onto hooks/, a clone's template: refused, the clone
+#    leaving nothing), the new config validated, host git commit runs no hook
 # A --read-only view refuses every write, the good ones too.
 # Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
 set -u
@@ -233,6 +233,10 @@ mv sub/.git/hooks/x.sample sub/.git/hooks/pre-commit"
 mv clone/.git/hooks clone/.git/old-hooks && mv myhooks clone/.git/hooks"
 	check "$m: a directory holding pre-commit moved to clone/.git/hooks is refused" \
 		test "$rc" != 0 -a ! -e "$src/clone/.git/hooks/pre-commit"
+	jr "$m" --shell -- "mkdir -p tpl/hooks && $hook >tpl/hooks/pre-commit && chmod +x tpl/hooks/pre-commit &&
+git clone -q --template=./tpl . dst"
+	check "$m: a clone whose template holds a hook is refused and leaves nothing" \
+		test "$rc" != 0 -a ! -e "$src/dst"
 	jr "$m" -- git -C sub config core.hooksPath ../myhooks
 	check "$m: core.hooksPath in the new repository's config is refused" \
 		test "$rc" != 0 -a -z "$(git -C "$src/sub" config core.hookspath)"
