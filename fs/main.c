@@ -7,6 +7,7 @@
 
 #include "audit-report.h"
 #include "jailfs.h"
+#include "status.h"
 
 int main(int argc, char **argv)
 {
@@ -19,6 +20,10 @@ int main(int argc, char **argv)
 			return jf_cmd_scan(argc, argv);
 		if (strcmp(argv[i], "--audit-report") == 0)
 			return jf_cmd_audit_report(argc, argv);
+		if (strcmp(argv[i], "--list") == 0)
+			return jf_cmd_list(argc, argv);
+		if (strcmp(argv[i], "--stop") == 0)
+			return jf_cmd_stop(argc, argv);
 	}
 	return jf_cmd_mount(argc, argv);
 }

@@ -34,6 +34,7 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "stats.h"
+#include "status.h"
 #include "tracked.h"
 #include "uring.h"
 #include "watch.h"
@@ -107,45 +108,15 @@ static int check_mountpoint(const char *mnt)
 	return 1;
 }
 
-/* Undo mountinfo's octal escapes in place (space, tab, newline and
- * backslash are written as \ooo, proc(5)). */
-static void unescape_octal(char *s)
+static int same_mountpoint(const struct jf_mount *m, void *mnt)
 {
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && strspn(s + 1, "01234567") >= 3) {
-			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = '\0';
+	return strcmp(m->mountpoint, mnt) == 0;
 }
 
-/* Is @mnt (canonical) the mountpoint of a fuse.jailfs mount already? In
- * /proc/self/mountinfo the fifth field is the mountpoint and the type
- * follows " - ". */
+/* Is @mnt (canonical) the mountpoint of a fuse.jailfs mount already? */
 static bool is_jailfs_mount(const char *mnt)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-
-	while (f && getline(&line, &cap, f) > 0) {
-		char *sep = strstr(line, " - "), *mp = line;
-
-		for (int field = 1; field < 5 && mp; field++)
-			mp = strchr(mp, ' ') ? strchr(mp, ' ') + 1 : NULL;
-		if (!sep || !mp || mp > sep || strncmp(sep + 3, "fuse.jailfs ", 12) != 0)
-			continue;
-		mp[strcspn(mp, " ")] = '\0';
-		unescape_octal(mp);
-		if (strcmp(mp, mnt) == 0)
-			return true;
-	}
-	return false;
+	return jf_mounts_foreach(same_mountpoint, (void *)mnt) > 0;
 }
 
 /* Mounting over files hides them until the unmount: say so. */
@@ -164,23 +135,31 @@ static void warn_not_empty(const char *mnt)
 		}
 }
 
-static int load_policy(const struct jf_options *o)
+static int load_policy(struct jf_options *o)
 {
+	_cleanup_free_ char *found = NULL;
+	const char *file = o->policy, *origin;
 	char err[512] = "";
-	int r;
+	int r = 0;
 
-	if (o->policy)
-		r = jf_policy_load(o->policy, &jf_fs.policy, err, sizeof(err));
-	else
+	if (!file)
+		r = jf_policy_locate(o->source, &found, &origin, err, sizeof(err));
+	if (!file)
+		file = found;
+	if (r == 0 && file)
+		r = jf_policy_load(file, &jf_fs.policy, err, sizeof(err));
+	else if (r == 0)
 		r = jf_policy_default(&jf_fs.policy);
 	if (r < 0) {
 		if (err[0])
 			fprintf(stderr, "jailfs: %s\n", err);
 		else
-			fprintf(stderr, "jailfs: %s: %s\n",
-				o->policy ? o->policy : "default policy", strerror(-r));
+			fprintf(stderr, "jailfs: %s: %s\n", file ? file : "default policy",
+				strerror(-r));
 		return 2;
 	}
+	if (file)
+		o->policy_abs = realpath(file, NULL); /* NULL: --list names it as given */
 	jf_policy_set_read_only(jf_fs.policy, o->read_only);
 	for (int z = JF_SAFE; z <= JF_DENIED; z++)
 		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.policy, (enum jf_zone)z);
@@ -561,7 +540,8 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs, false);
+		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
+				      o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r)

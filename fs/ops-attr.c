@@ -26,6 +26,7 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "probe.h"
+#include "status.h"
 #include "symlink.h"
 #include "zone.h"
 
@@ -451,7 +452,8 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	 * trusted.* attributes are never set through the view (docs/threat-model.md,
 	 * invariant 8). */
 	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
-	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0)
+	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0 ||
+	    strcmp(name, JF_INFO_XATTR) == 0)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
@@ -545,6 +547,12 @@ static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 	}
 	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_AUDIT_XATTR) == 0) {
 		audit_xattr(req, size);
+		return;
+	}
+	if (name && ino == FUSE_ROOT_ID && strcmp(name, JF_INFO_XATTR) == 0) {
+		char text[3 * PATH_MAX];
+
+		reply_xattr_text(req, size, text, jf_status_info(text, sizeof(text)));
 		return;
 	}
 	buf = size ? malloc(size) : NULL;

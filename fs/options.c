@@ -28,9 +28,12 @@ void jf_options_usage(const char *prog)
 	       "              fallocate) answers EROFS and nothing on disk changes\n"
 	       "  DENIED      invisible: lookup answers ENOENT, readdir leaves it out,\n"
 	       "              creating that name answers EACCES\n"
-	       "Without --policy the built-in default applies: profiles 'secrets' (keys,\n"
-	       ".env files, cloud credentials: DENIED) and 'project' (.git/hooks,\n"
-	       ".git/config, editor and agent config: RESTRICTED), everything else SAFE.\n"
+	       "Without --policy: SOURCE/.jailfs.ini, else ~/.config/jailfs/policy.ini\n"
+	       "($XDG_CONFIG_HOME), each only if yours and writable by nobody else (a\n"
+	       ".jailfs.ini is read-only in every view), else the built-in default:\n"
+	       "profiles 'secrets' (keys, .env files, cloud credentials: DENIED) and\n"
+	       "'project' (.git/hooks, .git/config, editor and agent config: RESTRICTED),\n"
+	       "everything else SAFE. jailfs --check names the file it finds.\n"
 	       "Preview a policy without mounting: jailfs --check / jailfs --scan.\n"
 	       "\n"
 	       "Options:\n"
@@ -40,6 +43,9 @@ void jf_options_usage(const char *prog)
 	       "  -f                   stay in the foreground (default: detach once the\n"
 	       "                       mount is ready; the parent exits 0 only then)\n"
 	       "  -d                   debug: foreground, print every FUSE request\n"
+	       "  -v, --verbose        start-up notices on every mount (otherwise the\n"
+	       "                       line on files tracked by git shown read-only is\n"
+	       "                       said once per SOURCE, and again when it changes)\n"
 	       "  --audit FILE         append a JSON Lines audit record per decision\n"
 	       "  --audit-level LEVEL  denied (default): refusals and hidden lookups;\n"
 	       "                       writes: + every mutation; all: + lookups, opens,\n"
@@ -88,6 +94,8 @@ void jf_options_usage(const char *prog)
 	       "       allow_other, allow_root, auto_unmount, max_read=N ... (FUSE, see\n"
 	       "       mount.fuse3(8)); suid and dev are ignored: the view is always\n"
 	       "       nosuid,nodev\n"
+	       "  --list               list the live views (yours; root's: all) and exit\n"
+	       "  --stop MOUNTPOINT    unmount a view and wait until its daemon has exited\n"
 	       "  -h, --help           show this help and exit\n"
 	       "  -V, --version        show the version and exit\n"
 	       "\n"
@@ -115,8 +123,9 @@ void jf_options_usage(const char *prog)
 	       "SOURCE are crossed, except pseudo filesystems (proc, sysfs, devtmpfs,\n"
 	       "...) and MOUNTPOINT itself, which are hidden.\n"
 	       "\n"
-	       "Stop: fusermount3 -u MOUNTPOINT (or umount as root), or SIGINT/SIGTERM to\n"
-	       "the daemon. SIGHUP reopens the audit file (logrotate).\n"
+	       "Stop: jailfs --stop MOUNTPOINT, fusermount3 -u MOUNTPOINT (or umount as\n"
+	       "root), or SIGINT/SIGTERM to the daemon. SIGHUP reopens the audit file\n"
+	       "(logrotate).\n"
 	       "\n"
 	       "Examples:\n"
 	       "  jailfs ~/proj /mnt/proj\n"
@@ -274,6 +283,8 @@ void jf_options_free(struct jf_options *o)
 	for (size_t i = 0; i < o->n_o_copies; i++)
 		free(o->o_copies[i]);
 	free(o->o_copies);
+	free(o->policy_abs);
+	o->policy_abs = NULL;
 	o->o_copies = NULL;
 	o->n_o_copies = 0;
 }
@@ -301,6 +312,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"audit-max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"audit-rate", required_argument, NULL, OPT_RATE},
 		{"stats", required_argument, NULL, OPT_STATS},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -311,13 +323,16 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 	o->entry_timeout = o->attr_timeout = o->negative_timeout = 300.0;
 	o->max_threads = 10;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "fdo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fdvo:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o->foreground = true;
 			break;
 		case 'd':
 			o->debug = o->foreground = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case 'o':
 			if (parse_o(o, optarg, &fuse) < 0)

@@ -16,8 +16,10 @@ struct jf_options {
 	const char *source;	/* SOURCE as given */
 	const char *mountpoint; /* MOUNTPOINT as given */
 	const char *policy;	/* --policy / -o policy=, NULL = built-in default */
+	char *policy_abs;	/* realpath of policy once loaded (owned), for --list */
 	bool foreground;	/* -f */
 	bool debug;		/* -d */
+	bool verbose;		/* -v: start-up notices on every mount */
 	bool read_only;		/* --read-only / -o read_only / -o ro */
 	bool help, version;
 	double entry_timeout;	 /* seconds, -o entry_timeout= */

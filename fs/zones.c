@@ -30,6 +30,7 @@
 #include "cleanup.h"
 #include "fsstate.h"
 #include "gitindex.h"
+#include "notice.h"
 #include "policy.h"
 #include "tracked.h"
 #include "zone.h"
@@ -294,10 +295,10 @@ static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
 
 /* The start-up line: how many tracked files are shown read-only although
  * their names are DENIED (not those a public content shows anyway). */
-static void report_tracked(int rootfd, long dropped)
+static void report_tracked(int rootfd, const char *source, long dropped, enum jf_tell tell)
 {
 	size_t shown = 0, n = jf_tracked_count();
-	char names[512] = "";
+	char names[512] = "", line[1024], more[128] = "";
 
 	for (size_t i = 0; i < n; i++) {
 		const struct jf_tracked *t = jf_tracked_at(i);
@@ -310,25 +311,27 @@ static void report_tracked(int rootfd, long dropped)
 	}
 	if (shown == 0 && dropped == 0)
 		return;
-	fprintf(stderr,
-		"jailfs: %zu file%s tracked by git shown read-only although the policy hides "
-		"%s name%s (hiding %s would make git record a deletion)%s%s%s",
-		shown, shown == 1 ? "" : "s", shown == 1 ? "its" : "their", shown == 1 ? "" : "s",
-		shown == 1 ? "it" : "them", shown ? ": " : "", names,
-		shown > SHOWN_NAMED ? ", ..." : "");
 	if (dropped > 0)
-		fprintf(stderr,
-			"; %ld more differ%s from the index or changed after it and stay%s hidden",
-			dropped, dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
-	fputc('\n', stderr);
+		snprintf(more, sizeof(more),
+			 "; %ld more differ%s from the index or changed after it and stay%s hidden",
+			 dropped, dropped == 1 ? "s" : "", dropped == 1 ? "s" : "");
+	snprintf(line, sizeof(line),
+		 "jailfs: %zu file%s tracked by git shown read-only although the policy hides "
+		 "%s name%s (hiding %s would make git record a deletion)%s%s%s%s",
+		 shown, shown == 1 ? "" : "s", shown == 1 ? "its" : "their", shown == 1 ? "" : "s",
+		 shown == 1 ? "it" : "them", shown ? ": " : "", names,
+		 shown > SHOWN_NAMED ? ", ..." : "", more);
+	/* checked last: a line not printed is not recorded as said */
+	if (tell == JF_TELL_ALWAYS || !jf_notice_said("tracked", source, line))
+		fprintf(stderr, "%s\n", line);
 }
 
-int jf_zones_load_tracked(int rootfd, const char *source, bool quiet)
+int jf_zones_load_tracked(int rootfd, const char *source, enum jf_tell tell)
 {
 	long dropped;
 	int r = jf_tracked_load(rootfd, source, tracked_verified, &dropped);
 
-	if (r == 0 && !quiet && (jf_tracked_count() || dropped > 0))
-		report_tracked(rootfd, dropped);
+	if (r == 0 && tell != JF_TELL_NEVER && (jf_tracked_count() || dropped > 0))
+		report_tracked(rootfd, source, dropped, tell);
 	return r;
 }

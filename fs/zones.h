@@ -43,8 +43,16 @@ bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t b
 bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
 			const struct jf_tracked *t);
 
+/* When to say how many tracked files are shown read-only. */
+enum jf_tell {
+	JF_TELL_NEVER,	/* --check, --scan: their output says it per file */
+	JF_TELL_ONCE,	/* a mount: the first time for SOURCE, and when it changes */
+	JF_TELL_ALWAYS, /* a mount with -v */
+};
+
 /* Load the files tracked by SOURCE's git index whose names are DENIED
  * (jf_tracked_load), keeping those whose content is still the indexed blob,
- * and unless @quiet say on stderr how many are shown read-only. Start-up
- * only, one thread. Returns what jf_tracked_load() returns. */
-int jf_zones_load_tracked(int rootfd, const char *source, bool quiet);
+ * and say on stderr how many are shown read-only as @tell says (once:
+ * jf_notice_said). Start-up only, one thread. Returns what jf_tracked_load()
+ * returns. */
+int jf_zones_load_tracked(int rootfd, const char *source, enum jf_tell tell);

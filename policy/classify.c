@@ -379,16 +379,34 @@ static void classify(const struct jf_policy *policy, const struct jf_group *dg, 
 	verdict(policy, best, out);
 }
 
+static const struct jf_rule policy_file_rule = {
+	.source = "policy-file", .pattern = JF_PROJECT_POLICY, .zone = JF_RESTRICTED};
+
+/* A name spelled JF_PROJECT_POLICY is never SAFE, whatever the policy says:
+ * it may be the policy of a later view (jf_policy_locate). */
+static void protect_policy_file(const char *path, size_t len, struct jf_verdict *out)
+{
+	size_t n = sizeof(JF_PROJECT_POLICY) - 1;
+
+	if (out->zone == JF_SAFE && len >= n && memcmp(path + len - n, JF_PROJECT_POLICY, n) == 0 &&
+	    (len == n || path[len - n - 1] == '/')) {
+		out->zone = JF_RESTRICTED;
+		out->rule = &policy_file_rule;
+	}
+}
+
 void jf_classify(const struct jf_policy *policy, const char *path, size_t len, bool is_dir,
 		 struct jf_verdict *out)
 {
 	classify(policy, &policy->groups[JF_DENIED], path, len, is_dir, out);
+	protect_policy_file(path, len, out);
 }
 
 void jf_classify_public(const struct jf_policy *policy, const char *path, size_t len,
 			struct jf_verdict *out)
 {
 	classify(policy, &policy->strict_denied, path, len, false, out);
+	protect_policy_file(path, len, out);
 }
 
 /* ---- index construction (load time) ---- */

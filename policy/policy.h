@@ -232,6 +232,24 @@ int jf_policy_default(struct jf_policy **out);
 /* Frees everything the policy owns, rules included. NULL is a no-op. */
 void jf_policy_free(struct jf_policy *policy);
 
+/* The project's own policy file, SOURCE/JF_PROJECT_POLICY, used when no
+ * --policy is given. A name of that spelling is RESTRICTED at every depth of
+ * every view unless DENIED (rule "policy-file", jf_classify), so that the
+ * jail never writes the policy of a later view. */
+#define JF_PROJECT_POLICY ".jailfs.ini"
+
+/* Where the policy of SOURCE comes from when no --policy is given, in this
+ * order: SOURCE/JF_PROJECT_POLICY; the user's $XDG_CONFIG_HOME/jailfs/
+ * policy.ini (default ~/.config/jailfs/policy.ini) unless it lies inside
+ * SOURCE; else the built-in one. A file is used only when it is a regular
+ * file (not a symlink) owned by the effective user and writable by nobody
+ * else. Sets *@path (malloc'd; NULL for the built-in policy) and *@origin
+ * ("project", "user" or "built-in", static). Returns 0, or -EPERM with a
+ * message in @err (a file that exists and may not be used: never silently
+ * skipped), or -ENOMEM. Reads the file system only; thread-safe. */
+int jf_policy_locate(const char *source, char **path, const char **origin, char *err,
+		     size_t errsize);
+
 /* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). Call before
  * sharing the policy between threads (it is a plain store). */
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
@@ -260,9 +278,10 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  *   allow_exec = name, ...       executables removed from the built-in denylist
  *   env        = NAME, NAME=VAL  variables passed or set
  *   expose     = /host/path      host paths bound read-only into the jail
+ *   home       = /host/path      the jail home's directory (at most one item)
  * Keys may repeat (values append). Items are comma-separated and trimmed, so a
  * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
- * expose entries must be absolute. An unset key gives an empty list; an
+ * expose and home entries must be absolute. An unset key gives an empty list; an
  * unknown key gives NULL.
  * Scalars: timeout_ms (milliseconds, 0 = unset); max_output, tmp_size, shm_size
  * (bytes, 0 = unset, UINT64_MAX = unlimited);

@@ -17,7 +17,10 @@
 #include "result.h"
 #include "text.h"
 
-const char jr_hint_no_net[] = "no network in the jail: pass --net or vendor the dependency";
+/* Each hint ends with "; see PAGE(N), SECTION", the heading of the manual
+ * that covers its case (tests/unit/test-man.sh checks that each exists). */
+const char jr_hint_no_net[] =
+	"no network in the jail: pass --net or vendor the dependency; see jailrun(1), THE WALL";
 
 /* ---- guardrail refusals ---- */
 
@@ -52,7 +55,7 @@ static void advice(const struct jr_verdict *v, bool view_denies, char *out, size
 {
 	const char *s = v->subject;
 
-	snprintf(out, size, "see jailrun(1), GUARDRAILS");
+	out[0] = '\0';
 	if (*s && view_denies) {
 		snprintf(out, size,
 			 "%s is denied by the view's own [run] deny_exec, which no --allow-exec "
@@ -85,7 +88,9 @@ void jr_hint_guard(const struct jr_verdict *v, bool view_denies, char *out, size
 	if (!v->denied)
 		return;
 	advice(v, view_denies, what, sizeof(what));
-	snprintf(out, size, "refused by the %s guardrail (%s): %s", v->rule, v->reason, what);
+	snprintf(out, size, "refused by the %s guardrail (%s): %s%ssee jailrun(1), %s", v->rule,
+		 v->reason, what, *what ? "; " : "",
+		 view_denies && *v->subject ? "A VIEW'S RULES" : "GUARDRAILS");
 }
 
 /* ---- refusals of the view ---- */
@@ -177,6 +182,18 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
 		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
 		       "are read-only in the jail; write elsewhere";
+	if (is(f->rule, "hardlink:outside"))
+		return "the file shares its content with another name, which the view does not "
+		       "show (outside the project, or linked on the host since the view "
+		       "started): its content, mode and times are read-only, while this name "
+		       "may be removed, renamed or replaced; to change the file, copy it "
+		       "(cp F F.new && mv F.new F) (jailfs(1), \"Hard links\")";
+	if (is(f->rule, "hardlink:denied"))
+		return "another name of this file is hidden by the policy, so this one is hidden "
+		       "too (jailfs(1), \"Hard links\")";
+	if (is(f->rule, "hardlink:policy"))
+		return "the policy hides every file with several names (hardlinks = deny, "
+		       "jailfs-policy(5))";
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "default"))
 		return "the view is read-only there (a --read-only view, or a read-only default "
 		       "zone); write elsewhere, e.g. under /tmp";
@@ -194,7 +211,22 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->zone, "DENIED"))
 		return "the policy hides that name: it cannot be created or used; pick another "
 		       "name";
-	return "see jailfs-policy(5), SEMANTICS";
+	return "the policy refused it";
+}
+
+/* The section of the manual that covers why(@f)'s case. */
+static const char *why_see(const struct jr_refusal *f)
+{
+	if (is(f->err, "EFBIG"))
+		return "jailfs-policy(5), SECTIONS AND KEYS";
+	if (is(f->err, "EPERM"))
+		return "jailfs(1), THE VIEW";
+	if (f->rule && strncmp(f->rule, "profile:", 8) == 0)
+		return is(f->zone, "DENIED") && new_name(f) &&
+				       content_name(f->path2 ? f->path2 : f->path)
+			       ? "jailfs-policy(5), NAMES SUBJECT TO CONTENT"
+			       : "jailfs-policy(5), PROFILES";
+	return "jailfs-policy(5), SEMANTICS";
 }
 
 void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
@@ -214,8 +246,8 @@ void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
 	else
 		snprintf(cause, sizeof(cause), "%s by %s, %s", f->zone ? f->zone : "?",
 			 f->rule ? f->rule : "default", f->err ? f->err : "refused");
-	snprintf(out, size, "the view refused %s %s (%s): %s", verb_of(f), target, cause,
-		 refused ? "use a plain name" : why(f));
+	snprintf(out, size, "the view refused %s %s (%s): %s; see %s", verb_of(f), target, cause,
+		 refused ? "use a plain name" : why(f), why_see(f));
 }
 
 /* ---- known failure patterns in the output ---- */

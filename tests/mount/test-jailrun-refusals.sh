@@ -239,11 +239,11 @@ for mode in "--source $P" "--root $M"; do
 	js=$(json $mode --json -- python3 net.py)
 	check "$mode: getaddrinfo fails: the no-network hint" \
 		[ "$(jq -c '[(.exit_code != 0), (.stderr | test("name resolution")), .hint]' <<<"$js")" = \
-			'[true,true,"no network in the jail: pass --net or vendor the dependency"]' ]
+			'[true,true,"no network in the jail: pass --net or vendor the dependency; see jailrun(1), THE WALL"]' ]
 	# shellcheck disable=SC2086
 	out=$("$J" $mode -- python3 net.py 2>&1)
 	check "$mode: ... on stderr too" \
-		grep -qx 'jailrun: hint: no network in the jail: pass --net or vendor the dependency' <<<"$out"
+		grep -qx 'jailrun: hint: no network in the jail: pass --net or vendor the dependency; see jailrun(1), THE WALL' <<<"$out"
 	# shellcheck disable=SC2086
 	js=$(json $mode --json --net -- python3 net.py)
 	check "$mode: with --net no such hint (whatever the host's network)" [ "$(jq -c .hint <<<"$js")" = null ]

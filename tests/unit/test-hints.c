@@ -188,6 +188,19 @@ static void test_result_fields(void **state)
 	(void)state;
 }
 
+/* @hint ends with "; see @section" (the manual section that covers it,
+ * test-man.sh checks that each exists), and names no other. */
+static void see_at_end(const char *hint, const char *section)
+{
+	char want[256];
+	size_t n = strlen(hint), w;
+
+	snprintf(want, sizeof(want), "see %s", section);
+	w = strlen(want);
+	if (n < w || strcmp(hint + n - w, want) != 0 || strstr(hint, "see ") != hint + n - w)
+		fail_msg("hint '%s' does not end with the one pointer '%s'", hint, want);
+}
+
 static void guard_hint(const char *rule, const char *subject, bool view_denies, const char *want)
 {
 	struct jr_verdict v = {.denied = true};
@@ -212,6 +225,7 @@ static void test_guard_hints(void **state)
 	guard_hint("exec-copy", "rm", false, "rm");
 	guard_hint("exec-copy", "shred", false, "a renamed copy of shred");
 	guard_hint("exec-denylist", "curl", true, "the view's own [run] deny_exec");
+	guard_hint("exec-denylist", "curl", true, "; see jailrun(1), A VIEW'S RULES");
 	guard_hint("inline-code", "", false, "write the program to a file");
 	guard_hint("metachar", "", false, "--shell");
 	guard_hint("git-alias", "", false, "run the command itself");
@@ -270,6 +284,7 @@ static void test_guard_hint_rules(void **state)
 				 want);
 		if (!strstr(out + strlen(want), rows[i].advice))
 			fail_msg("hint for %s: '%s' lacks '%s'", rows[i].rule, out, rows[i].advice);
+		see_at_end(out, "jailrun(1), GUARDRAILS");
 	}
 	(void)state;
 }
@@ -289,6 +304,47 @@ static void refusal_hint(const char *op, const char *path, const char *path2, co
 	jr_hint_refusal(&f, out, sizeof(out));
 	if (!strstr(out, want))
 		fail_msg("hint for %s %s: '%s' lacks '%s'", op, path, out, want);
+}
+
+/* The refusal's hint points at @section, the one that documents its case. */
+static void refusal_see(const char *op, const char *path, const char *zone, const char *rule,
+			const char *err, const char *section)
+{
+	struct jr_refusal f = {.op = (char *)op,
+			       .path = (char *)path,
+			       .zone = (char *)zone,
+			       .rule = (char *)rule,
+			       .err = (char *)err,
+			       .count = 1};
+	char out[1024];
+
+	jr_hint_refusal(&f, out, sizeof(out));
+	see_at_end(out, section);
+}
+
+static void test_refusal_sections(void **state)
+{
+	char out[1024];
+
+	refusal_see("open", ".git/config", "RESTRICTED", "profile:project", "EROFS",
+		    "jailfs-policy(5), PROFILES");
+	refusal_see("create", ".env", "DENIED", "profile:secrets", "EACCES",
+		    "jailfs-policy(5), PROFILES");
+	refusal_see("create", "ca.pem", "DENIED", "profile:secrets", "EACCES",
+		    "jailfs-policy(5), NAMES SUBJECT TO CONTENT");
+	refusal_see("unlink", "docs/a", "RESTRICTED", "p.ini:4", "EROFS",
+		    "jailfs-policy(5), SEMANTICS");
+	refusal_see("open", "src/a.c", "RESTRICTED", "default", "EROFS",
+		    "jailfs-policy(5), SEMANTICS");
+	refusal_see("create", "x", "DENIED", "p.ini:2", "EACCES", "jailfs-policy(5), SEMANTICS");
+	refusal_see("create", "x\\u001b", "DENIED", "control", "EACCES",
+		    "jailfs-policy(5), SEMANTICS");
+	refusal_see("open", "big.bin", "SAFE", "default", "EFBIG",
+		    "jailfs-policy(5), SECTIONS AND KEYS");
+	refusal_see("setxattr", "a", "SAFE", "default", "EPERM", "jailfs(1), THE VIEW");
+	jr_hint_run(NULL, true, out, sizeof(out));
+	see_at_end(out, "jailrun(1), THE WALL");
+	(void)state;
 }
 
 static void test_refusal_hints(void **state)
@@ -393,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_guard_hints),
 		cmocka_unit_test(test_guard_hint_rules),
 		cmocka_unit_test(test_refusal_hints),
+		cmocka_unit_test(test_refusal_sections),
 		cmocka_unit_test(test_run_hint),
 		cmocka_unit_test(test_net_failure),
 	};

@@ -8,7 +8,11 @@
 #     plants them at run time), and no secret's file name is installed;
 #   - every Documentation= target of the installed jailfs@.service exists
 #     in the stage (man: pages through man -w, file: URLs as files);
-#   - LICENSE is installed beside the documentation.
+#   - LICENSE is installed beside the documentation;
+#   - shell completion: bash's in bash-completion's completionsdir (its
+#     pkg-config file, else share/bash-completion/completions), each
+#     defining its function and `complete` for the program when bash sources
+#     it; zsh's _jailfs and _jailrun in share/zsh/site-functions.
 # Suite 'unit'. Needs scdoc (the pages are built only with it): with
 # CI=true a missing scdoc is a failure, never a skip.
 set -uo pipefail
@@ -94,5 +98,22 @@ else
 		esac
 	done
 fi
+
+# ---------------------------------------------------------------- completion
+bashdir=$(pkg-config --define-variable=datadir="$prefix/share" --variable=completionsdir \
+	bash-completion 2>/dev/null)
+[ -n "$bashdir" ] || bashdir=$prefix/share/bash-completion/completions
+for p in jailfs jailrun; do
+	f=$dest$bashdir/$p
+	if [ -s "$f" ] && bash -c '. "$1" && complete -p "$2" | grep -q -- "-F _$2 $2\$"' _ "$f" "$p"; then
+		ok "bash completion for $p installed in $bashdir, complete -F _$p"
+	else
+		bad "no bash completion for $p in $dest$bashdir"
+	fi
+	f=$dest$prefix/share/zsh/site-functions/_$p
+	[ -s "$f" ] && head -n1 "$f" | grep -qx "#compdef $p" &&
+		ok "zsh completion _$p installed in share/zsh/site-functions" ||
+		bad "no zsh completion $f"
+done
 
 tap_done

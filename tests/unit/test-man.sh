@@ -7,7 +7,9 @@
 #     names, is in the page, so a new option cannot go undocumented;
 #   - every option the page describes is one the program accepts (getopt
 #     answers "unrecognized option" otherwise), so a removed one cannot
-#     stay documented.
+#     stay documented;
+#   - every manual section a hint of jailrun points at (runner/hint.c:
+#     "PAGE(N), SECTION") is a heading (# or ##) of that page.
 # Suite 'unit'. Needs scdoc: with CI=true a missing scdoc is a failure.
 set -uo pipefail
 
@@ -89,5 +91,19 @@ for opt in $(documented jailfs.1); do
 done
 [ -z "$missing" ] && ok "jailfs accepts every option jailfs.1 describes" ||
 	bad "jailfs.1 describes options jailfs refuses:$missing"
+
+# The hints' pointers: "jailrun(1), GUARDRAILS" names a heading of man/jailrun.1.scd.
+mapfile -t o < <(grep -ohE '(jailfs|jailrun|jailfs-policy)\([15]\), [A-Z][A-Za-z'"'"' ]*[A-Za-z]' \
+	"$JF_SRCDIR/runner/hint.c" | sort -u)
+missing=""
+for p in "${o[@]}"; do
+	page=${p%%(*}
+	sec=${p#*(}
+	sec=${sec%%)*}
+	head=${p#*, }
+	grep -qxE "##? $head" "$JF_SRCDIR/man/$page.$sec.scd" || missing+=" '$p'"
+done
+[ ${#o[@]} -ge 6 ] && [ -z "$missing" ] && ok "every section the hints name exists (${#o[@]})" ||
+	bad "hints name sections the pages lack:$missing (found ${#o[@]} pointers)"
 
 tap_done

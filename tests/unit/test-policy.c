@@ -105,6 +105,32 @@ static char *repeat(char c, size_t n)
 
 /* ---- canonicalization ---- */
 
+/* A name spelled .jailfs.ini (the project's policy, jf_policy_locate) is
+ * never SAFE, whatever the policy: RESTRICTED at any depth by rule
+ * "policy-file", unless DENIED; other names ending so are not touched. */
+static void test_policy_file_protected(void **state)
+{
+	struct jf_policy *p = parse_ok("[safe]\n/\n*.ini\n");
+	struct jf_policy *d = parse_ok("[safe]\n/\n[denied]\n.jailfs.ini\n");
+	struct jf_policy *b = NULL;
+	struct jf_verdict v;
+
+	RESTRICTED_(p, ".jailfs.ini", "policy-file");
+	RESTRICTED_(p, "a/b/.jailfs.ini", "policy-file");
+	EXPECT(p, "sub/.jailfs.ini", true, JF_RESTRICTED, "policy-file");
+	SAFE_(p, "x.jailfs.ini", "t.ini:3");
+	SAFE_(p, ".jailfs.ini.bak", "t.ini:2");
+	DENIED_(d, ".jailfs.ini", "t.ini:4");
+	assert_int_equal(jf_policy_default(&b), 0);
+	RESTRICTED_(b, ".jailfs.ini", "policy-file");
+	jf_classify_public(b, "k/.jailfs.ini", strlen("k/.jailfs.ini"), &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	jf_policy_free(p);
+	jf_policy_free(d);
+	jf_policy_free(b);
+	(void)state;
+}
+
 static void test_canon_basic(void **state)
 {
 	(void)state;
@@ -1305,7 +1331,10 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
 		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, timeout, max_output, tmp_size or shm_size)");
+		  "expose, home, timeout, max_output, tmp_size or shm_size)");
+	PARSE_ERR("[run]\nhome = rel\n", "t.ini:2: home entry 'rel' is not an absolute path");
+	PARSE_ERR("[run]\nhome = /a, /b\n", "t.ini:2: home takes one path");
+	PARSE_ERR("[run]\nhome = /a\nhome = /b\n", "t.ini:3: home takes one path");
 	PARSE_ERR("[run]\ntmp_size = 0\n", "t.ini:2: tmp_size must be above 0 (or unlimited)");
 	PARSE_ERR("[run]\nshm_size = 1G\nshm_size = 2G\n",
 		  "t.ini:3: duplicate key 'shm_size' in [run]");
@@ -1330,10 +1359,10 @@ static void test_parse_errors(void **state)
  * same [run] lists and numbers; a policy without [run] gives "[run]\n". */
 static void test_run_format(void **state)
 {
-	struct jf_policy *p =
-		parse_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
-			 "deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
-			 "expose = /opt/sdk\ntimeout = 300\nmax_output = unlimited\n");
+	struct jf_policy *p = parse_ok(
+		"[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
+		"deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
+		"expose = /opt/sdk\nhome = /var/h\ntimeout = 300\nmax_output = unlimited\n");
 	struct jf_policy *q;
 	char *text = NULL;
 	int n;
@@ -1342,12 +1371,14 @@ static void test_run_format(void **state)
 	n = jf_policy_run_format(p, &text);
 	assert_true(n > 0);
 	assert_int_equal(n, strlen(text));
-	assert_string_equal(text, "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
-				  "env = A, B=x y#z\nexpose = /opt/sdk\ntimeout = 300\n"
-				  "max_output = unlimited\n");
+	assert_string_equal(text,
+			    "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
+			    "env = A, B=x y#z\nexpose = /opt/sdk\nhome = /var/h\ntimeout = 300\n"
+			    "max_output = unlimited\n");
 	q = parse_ok(text);
 	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
 	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
+	assert_string_equal(jf_policy_run_list(q, "home")[0], "/var/h");
 	assert_int_equal(jf_policy_run_number(q, "timeout_ms"), 300000);
 	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
 	free(text);
@@ -1594,6 +1625,7 @@ static void test_rule_git_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_file_protected),
 		cmocka_unit_test(test_canon_basic),
 		cmocka_unit_test(test_canon_root_componentwise),
 		cmocka_unit_test(test_canon_dotdot),
