@@ -266,6 +266,8 @@ static void put_body(struct jbuf *b, const struct jf_audit_event *ev, const char
 	if (ev->err)
 		put_field(b, "errno", jf_audit_errno_name(ev->err, ebuf, sizeof(ebuf)), false);
 	put_field(b, "rule", rule, false);
+	if (ev->detail)
+		put_field(b, "detail", ev->detail, false);
 	puts_(b, ",\"pid\":");
 	put_i64(b, ev->pid);
 	puts_(b, ",\"uid\":");
@@ -309,7 +311,7 @@ char *jf_audit_format(const struct jf_audit_event *ev, const struct timespec *ts
 		}
 	}
 	b.cap = FIXED_BOUND + 8 * (slen(ev->path) + slen(ev->path2)) +
-		6 * (slen(ev->op) + slen(rule)) + proc_len(proc);
+		6 * (slen(ev->op) + slen(rule) + slen(ev->detail)) + proc_len(proc);
 	b.p = malloc(b.cap + 1);
 	if (b.p) {
 		put_ts(&b, ts);

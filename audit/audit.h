@@ -47,7 +47,8 @@ struct jf_audit_event {
 	int err;		    /* positive errno answered, 0 if none */
 	const struct jf_rule *rule; /* deciding rule, NULL = default zone */
 	const char *refusal;	    /* jf_refusal_reason() when the name was refused, else NULL */
-	pid_t pid;		    /* from fuse_req_ctx(); 0 if unknown */
+	const char *detail; /* what in the content was refused (a git config key), or NULL */
+	pid_t pid;	    /* from fuse_req_ctx(); 0 if unknown */
 	uid_t uid;
 	int64_t bytes_read;    /* >= 0 only on "release" records */
 	int64_t bytes_written; /* >= 0 only on "release" records */

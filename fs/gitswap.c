@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A git index or packed-refs renamed into place, checked first
+ * A git index, packed-refs or config renamed into place, checked first
  * (fs/gitswap.h).
  */
 #include <errno.h>
@@ -99,9 +99,28 @@ static int open_same(int dfd, const char *name, const struct stat *sst)
 	return fd;
 }
 
-int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
-		const char *dname, bool *moved_away, const char **why)
+/* The check @kind of the @len bytes at @buf, a file of @dpath. */
+static int check(enum jf_git_check kind, const unsigned char *buf, size_t len, const char *dpath,
+		 struct jf_git_refusal *out)
 {
+	switch (kind) {
+	case JF_GIT_CHECK_INDEX:
+		return jf_git_index_check(buf, len, &out->why);
+	case JF_GIT_CHECK_PACKED_REFS:
+		return jf_git_packed_refs_check(buf, len, &out->why);
+	case JF_GIT_CHECK_CONFIG:
+		return jf_git_config_check(buf, len, dpath, out->key, sizeof(out->key), &out->why);
+	case JF_GIT_CHECK_NONE:
+		break;
+	}
+	return -EINVAL;
+}
+
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
+		const struct stat *sst, const char *dname, bool *moved_away,
+		struct jf_git_refusal *out)
+{
+	const char **why = &out->why;
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ unsigned char *buf = NULL;
 	struct stat st;
@@ -110,6 +129,7 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct
 
 	*moved_away = false;
 	*why = NULL;
+	out->key[0] = '\0';
 	fd = open_same(dfd, sname, sst);
 	if (fd < 0)
 		return fd;
@@ -126,9 +146,14 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct
 	r = read_all(fd, (size_t)st.st_size, &buf, &len);
 	if (r < 0)
 		return r;
-	if ((kind == JF_GIT_CHECK_INDEX ? jf_git_index_check(buf, len, why)
-					: jf_git_packed_refs_check(buf, len, why)) < 0)
+	r = check(kind, buf, len, dpath, out);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		if (!*why)
+			*why = "a content jailfs does not let through";
 		return -EROFS;
+	}
 	if (kind == JF_GIT_CHECK_INDEX)
 		len = jf_git_index_strip(buf, len);
 	if (renameat(dfd, sname, dfd, dname) < 0)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A new git index or packed-refs renamed into place (git writes index.lock
- * or packed-refs.lock, then renames it): the one way to change them through
- * the view. The profiles make both RESTRICTED, since the host's git writes
- * wherever an index's entries say ("git restore ." with an entry
- * .git/hooks/pre-commit) and takes a replace ref in packed-refs as the
- * object of a commit id, and ops-names.c lets such a rename through only by
+ * A new git index, packed-refs or config renamed into place (git writes
+ * index.lock, packed-refs.lock or config.lock, then renames it): the one way
+ * to change them through the view. The profiles make them RESTRICTED, since
+ * the host's git writes wherever an index's entries say ("git restore ."
+ * with an entry .git/hooks/pre-commit), takes a replace ref in packed-refs
+ * as the object of a commit id and runs the programs a config names, and
+ * ops-names.c lets such a rename through only by
  * way of this module, which checks the content (gitcheck.h) and leaves on
  * disk the bytes it checked.
  *
@@ -16,15 +17,23 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
+#include "gitconfig.h"
 #include "policy.h"
 
 /* The largest file the check reads, bytes (an index is about 100 bytes per
  * tracked file: 4 million files). */
 #define JF_GIT_SWAP_MAX (512u << 20)
 
+/* Why jf_git_swap() refused. */
+struct jf_git_refusal {
+	const char *why;	  /* static text, NULL when not refused for the content */
+	char key[JF_GIT_KEY_MAX]; /* the refused config key, or "" */
+};
+
 /*
- * Rename the regular file @sname of directory @dfd (@sst, as probed) to
- * @dname in the same directory when its content passes the check @kind.
+ * Rename the regular file @sname of directory @dfd (view path @dpath: the
+ * git directory a config's core.worktree is resolved from; @sst, as probed)
+ * to @dname in the same directory when its content passes the check @kind.
  * The file is read once into memory and checked (an index also loses its
  * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
  * is rewritten with those bytes, its times kept, so a write that reached it
@@ -32,9 +41,10 @@
  * rename meets a RESTRICTED name. A handle still open for writing then
  * (one that could write without the daemon, through passthrough) makes the
  * renamed file go again: *@moved_away is set, and the caller forgets the
- * name. Returns 0; -EROFS with *@why for a content that fails the check, a
- * file open for writing, or a file over JF_GIT_SWAP_MAX; another negative errno
- * of the system calls. Caller holds jf_fs.ns_lock.
+ * name. Returns 0; -EROFS with @out filled for a content that fails the
+ * check, a file open for writing, or a file over JF_GIT_SWAP_MAX; another
+ * negative errno of the system calls. Caller holds jf_fs.ns_lock.
  */
-int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
-		const char *dname, bool *moved_away, const char **why);
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
+		const struct stat *sst, const char *dname, bool *moved_away,
+		struct jf_git_refusal *out);

@@ -32,9 +32,9 @@ struct jf_file *jf_file_of(struct fuse_file_info *fi)
 	return (struct jf_file *)(uintptr_t)fi->fh;
 }
 
-void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *path2,
-		 enum jf_zone zone, const struct jf_rule *rule, enum jf_audit_decision d,
-		 bool mutation, int err)
+static void audit_event(fuse_req_t req, const char *op, const char *path, const char *path2,
+			enum jf_zone zone, const struct jf_rule *rule, enum jf_audit_decision d,
+			bool mutation, int err, const char *detail)
 {
 	if (!jf_audit_wants(d, mutation))
 		return;
@@ -48,6 +48,7 @@ void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *p
 		.mutation = mutation,
 		.err = err,
 		.rule = rule,
+		.detail = detail,
 		.pid = ctx ? ctx->pid : 0,
 		.uid = ctx ? ctx->uid : 0,
 		.bytes_read = -1,
@@ -56,12 +57,25 @@ void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *p
 	jf_audit_emit(&ev);
 }
 
+void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *path2,
+		 enum jf_zone zone, const struct jf_rule *rule, enum jf_audit_decision d,
+		 bool mutation, int err)
+{
+	audit_event(req, op, path, path2, zone, rule, d, mutation, err, NULL);
+}
+
 /* Refusal of a mutation on an existing object: audit and return -EROFS. */
 int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path2,
 	      enum jf_zone zone, const struct jf_rule *rule, int err)
 {
-	jf_audit_op(req, op, path, path2, zone, rule,
-		    err == -ENOENT ? JF_AUDIT_HIDE : JF_AUDIT_DENY, true, -err);
+	return jf_refuse_detail(req, op, path, path2, zone, rule, err, NULL);
+}
+
+int jf_refuse_detail(fuse_req_t req, const char *op, const char *path, const char *path2,
+		     enum jf_zone zone, const struct jf_rule *rule, int err, const char *detail)
+{
+	audit_event(req, op, path, path2, zone, rule,
+		    err == -ENOENT ? JF_AUDIT_HIDE : JF_AUDIT_DENY, true, -err, detail);
 	return err;
 }
 

@@ -30,6 +30,10 @@ void jf_audit_op(fuse_req_t req, const char *op, const char *path, const char *p
 /* Refusal of a mutation on an existing object: audit it and return @err. */
 int jf_refuse(fuse_req_t req, const char *op, const char *path, const char *path2,
 	      enum jf_zone zone, const struct jf_rule *rule, int err);
+/* jf_refuse(), the record's "detail" saying what in the content was refused
+ * (@detail, copied; NULL for none). */
+int jf_refuse_detail(fuse_req_t req, const char *op, const char *path, const char *path2,
+		     enum jf_zone zone, const struct jf_rule *rule, int err, const char *detail);
 /* Fill the view's attributes of @inode into @st (a backing stat). The mode
  * bits are the backing file's in every zone and open mode: a write outside
  * SAFE is refused by the daemon (EROFS), never by the kernel's mode check. */

@@ -214,8 +214,18 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	return r;
 }
 
-/* The change of a SAFE inode (@v, which jf_zone_links may make RESTRICTED:
- * -EROFS, audited by the caller). */
+/* A chmod of a git config (RESTRICTED, replaced by a checked rename): git
+ * init flips the exec bit of .git/config to learn whether the filesystem
+ * keeps it (core.fileMode). A mode of a config runs nothing, so it is let
+ * through, set-ID bits dropped as for every file. */
+static bool config_chmod(const struct jf_verdict *v, int to_set)
+{
+	return v->zone == JF_RESTRICTED && jf_rule_git_check(v->rule) == JF_GIT_CHECK_CONFIG &&
+	       !(to_set & ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_CTIME));
+}
+
+/* The change of a SAFE inode, or a config_chmod() (@v, which jf_zone_links
+ * may make RESTRICTED: -EROFS, audited by the caller). */
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi, struct jf_verdict *v, struct stat *out)
 {
@@ -236,7 +246,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		fd = pfd;
 	}
 	r = jf_zone_links(fd, v);
-	if (r < 0 || v->zone != JF_SAFE)
+	if (r < 0 || (v->zone != JF_SAFE && !config_chmod(v, to_set)))
 		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		mode_t mode = attr->st_mode & 07777;
@@ -249,6 +259,8 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		 * stay. */
 		if (inode->type != S_IFDIR)
 			mode &= ~(mode_t)(S_ISUID | S_ISGID);
+		if (inode->type == S_IFREG && jf_rule_git_sample(v->rule))
+			mode &= ~(mode_t)0111; /* a hook sample (jf_rule_git_sample()) */
 		jf_proc_fd_path(proc, sizeof(proc), fd);
 		if (chmod(proc, mode) < 0)
 			return -errno;
@@ -327,11 +339,11 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 	jf_zone_of(inode, &v);
 	if (v.zone == JF_RESTRICTED && same_size_only(inode, attr, to_set, out) == 0)
 		return 0;
-	if (v.zone != JF_SAFE)
+	if (v.zone != JF_SAFE && !config_chmod(&v, to_set))
 		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
 	r = do_setattr(inode, attr, to_set, fi, &v, out);
-	if (r == -EFBIG || v.zone != JF_SAFE)
+	if (r == -EFBIG || (v.zone != JF_SAFE && r < 0))
 		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
 	if (r == 0)
 		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,

@@ -282,6 +282,8 @@ static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mo
 	r = jf_check_new_name(req, "create", pi, dfd, dpath, name, S_IFREG, path, size, v);
 	/* No set-user/group-ID file through the view (docs/threat-model.md, invariant 8). */
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	if (r == 0 && jf_rule_git_sample(v->rule))
+		mode &= ~(mode_t)0111;
 	if (r == 0) {
 		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd < 0 && errno == EEXIST && !(oflags & O_EXCL)) {

@@ -97,6 +97,8 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 			      : kind == MK_SYMLINK ? S_IFLNK
 						   : mode & S_IFMT,
 			      path, sizeof(path), &v);
+	if (r == 0 && kind == MK_NOD && jf_rule_git_sample(v.rule))
+		mode &= ~(mode_t)0111; /* a hook sample (jf_rule_git_sample()) */
 	if (r == 0 && kind == MK_SYMLINK && jf_symlink_check_new(&sc, dpath, link) < 0) {
 		r = -EACCES;
 		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);
@@ -524,24 +526,27 @@ static void rename_update_table(struct rename_req *rr)
 static int swap_git_file(fuse_req_t req, struct rename_req *rr)
 {
 	char newpath[JF_PATH_MAX + 1];
-	const char *why;
+	struct jf_git_refusal no;
 	bool away;
 	int ofd = rr->dst_exists && (rr->src.st.st_ino != rr->dst.st.st_ino ||
 				     rr->src.st.st_dev != rr->dst.st.st_dev)
 			  ? open_orphan(rr->nfd, rr->newname, &rr->dst.st)
 			  : -1;
-	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->name, &rr->src.st,
-			    rr->newname, &away, &why);
+	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->dpath, rr->name,
+			    &rr->src.st, rr->newname, &away, &no);
 
 	keep_orphan(ofd, &rr->dst.st, r == 0 || away ? 0 : r);
 	if (away) { /* renamed, then removed: do_rename() records only a success */
 		rename_update_table(rr);
 		jf_detach_name(rr->npi, rr->newname, &rr->src.st);
 	}
-	if (r == -EROFS && why) {
+	if (r == -EROFS && no.why) {
+		char detail[JF_GIT_KEY_MAX + 128];
+
+		snprintf(detail, sizeof(detail), "%s%s%s", no.why, no.key[0] ? ": " : "", no.key);
 		jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname);
-		return jf_refuse(req, "rename", rr->src.path, newpath, JF_RESTRICTED, rr->git_rule,
-				 r);
+		return jf_refuse_detail(req, "rename", rr->src.path, newpath, JF_RESTRICTED,
+					rr->git_rule, r, detail);
 	}
 	return r;
 }

@@ -317,14 +317,23 @@ enum jf_git_check {
 	JF_GIT_CHECK_NONE = 0,
 	JF_GIT_CHECK_INDEX,	  /* index: every entry's path one git would add */
 	JF_GIT_CHECK_PACKED_REFS, /* packed-refs: no replace ref */
+	JF_GIT_CHECK_CONFIG,	  /* config, config.worktree: no key that runs a program */
 };
 
 /*
  * Is @r (NULL: the default) a built-in profile's rule for a git index
  * (.git/index, .git/worktrees/<name>/index; index and worktrees/<name>/index
- * of the gitdir profile) or packed-refs? Such a name is RESTRICTED, and
+ * of the gitdir profile), packed-refs, config or config.worktree? Such a name is RESTRICTED, and
  * jailfs still lets a SAFE file of the same directory be renamed onto it
  * once its content passes the check of that kind (fs/gitswap.h). Returns
  * the kind, JF_GIT_CHECK_NONE for every other rule. Pure, thread-safe.
  */
 enum jf_git_check jf_rule_git_check(const struct jf_rule *r);
+
+/*
+ * Is @r (NULL: the default) a built-in profile's rule for a hook sample
+ * (hooks/<name>.sample of a git directory, SAFE)? The daemon creates such a
+ * file, and changes its mode, without exec bits: git never runs a sample,
+ * and a sample is not a hook to run by hand. Pure, thread-safe.
+ */
+bool jf_rule_git_sample(const struct jf_rule *r);

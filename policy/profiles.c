@@ -74,11 +74,10 @@ static const char secrets_text[] = "[denied]\n"
 /*
  * Entries of a git directory that choose what git runs or where it reads
  * from, each after the prefix @P (string literal) that names the git
- * directory. hooks/ and config run code; config.worktree is config too;
+ * directory. hooks/ (its entries) and config run code; config.worktree is config too;
  * commondir names another directory whose config and hooks/ git then uses;
  * gitdir (in worktrees/<name>/) names the work tree's .git file, which
- * `git worktree repair` writes to; modules/<name>/ are submodules' git
- * directories with their own config and hooks/; objects/info/alternates
+ * `git worktree repair` writes to; objects/info/alternates
  * makes git read objects from elsewhere. Each lets a written file choose
  * what git runs on the host (Cursor CVE-2026-26268; found again by our red
  * team through commondir).
@@ -100,13 +99,36 @@ static const char secrets_text[] = "[denied]\n"
  * and check out another object in place of commit <id>. Git writes the
  * index and packed-refs only by renaming a .lock file onto them, which
  * jailfs lets through once it has checked the content (jf_rule_git_check()).
+ * config and config.worktree likewise: a config that sets none of the keys
+ * that run a program or read another file (policy/gitconfig.c) is let through.
  */
-#define GIT_RUNS_CODE(P)                                                                           \
-	P "hooks/\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P             \
-	  "modules/\n" P "objects/info/alternates\n" P "sequencer/opts\n" P                        \
-	  "rebase-merge/strategy\n" P "rebase-merge/strategy_opts\n" P                             \
-	  "rebase-merge/gpg_sign_opt\n" P "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P        \
-	  "remotes/\n" P "branches/*\n" P "index\n" P "packed-refs\n" P "refs/replace/\n"
+#define GIT_DIR_ENTRIES(P)                                                                         \
+	P "hooks/*\n" P "config\n" P "config.worktree\n" P "commondir\n" P "gitdir\n" P            \
+	  "objects/info/alternates\n" P "sequencer/opts\n" P "rebase-merge/strategy\n" P           \
+	  "rebase-merge/strategy_opts\n" P "rebase-merge/gpg_sign_opt\n" P                         \
+	  "rebase-apply/gpg_sign_opt\n" P "info/grafts\n" P "remotes/\n" P "branches/*\n" P        \
+	  "index\n" P "packed-refs\n" P "refs/replace/\n"
+
+/*
+ * A submodule's git directory, modules/<name>/ (a name may hold '/', and
+ * submodules nest: modules/a/modules/b/), is a git directory with the same
+ * entries; the rest of it is written by ordinary work in the submodule
+ * (commits, fetches, checkouts). "**" spans the name, so a ref of a
+ * submodule named like an entry (refs/heads/config) is RESTRICTED too.
+ */
+#define GIT_RUNS_CODE(P) GIT_DIR_ENTRIES(P) GIT_DIR_ENTRIES(P "modules/**/")
+
+/*
+ * What git init and git clone write in hooks/: the template's samples, which
+ * git never runs (it runs hooks/<event>, and renaming a sample to that name
+ * meets the [restricted] entry above). hooks/ itself is left to the default
+ * zone, so a new git directory can be made; a non-directory named hooks is
+ * still RESTRICTED (it lies above the entries rule), and a directory moved there
+ * cannot bring a hook (a directory holding a RESTRICTED name is not moved).
+ * The daemon creates a sample without its exec bits (jf_rule_git_sample()).
+ */
+#define GIT_SAMPLES(P) P "hooks/*.sample\n" P "modules/**/hooks/*.sample\n"
+#define GIT_DIR_SAMPLES(P) GIT_SAMPLES(P) GIT_SAMPLES(P "worktrees/*/")
 
 /*
  * A linked work tree's own git directory, worktrees/<name>/, has the same
@@ -134,29 +156,30 @@ static const char secrets_text[] = "[denied]\n"
  * (above), editors and agents: settings that auto-approve commands (Copilot
  * CVE-2025-53773, Claude Code CVE-2026-25725) and hook managers.
  */
-static const char project_text[] =
-	"[restricted]\n" GIT_DIR_RUNS_CODE("**/.git/") ".gitmodules\n"
-						       ".vscode/\n"
-						       ".idea/\n"
-						       ".claude/\n"
-						       ".claude.json\n"
-						       ".cursor/\n"
-						       ".gemini/\n"
-						       ".codex/\n"
-						       ".windsurf/\n"
-						       ".zed/\n"
-						       ".continue/\n"
-						       ".mcp.json\n"
-						       ".envrc\n"
-						       ".devcontainer/\n"
-						       ".husky/\n"
-						       ".pre-commit-config.yaml\n"
-						       ".yarnrc.yml\n" GIT_FILE;
+static const char project_text[] = "[safe]\n" GIT_DIR_SAMPLES(
+	"**/.git/") "[restricted]\n" GIT_DIR_RUNS_CODE("**/.git/") ".gitmodules\n"
+								   ".vscode/\n"
+								   ".idea/\n"
+								   ".claude/\n"
+								   ".claude.json\n"
+								   ".cursor/\n"
+								   ".gemini/\n"
+								   ".codex/\n"
+								   ".windsurf/\n"
+								   ".zed/\n"
+								   ".continue/\n"
+								   ".mcp.json\n"
+								   ".envrc\n"
+								   ".devcontainer/\n"
+								   ".husky/\n"
+								   ".pre-commit-config.yaml\n"
+								   ".yarnrc.yml\n" GIT_FILE;
 
 /* The main repository's git directory itself, shown to a linked work tree's
  * jail (jailrun): the same git entries, from its root, and .git files at
  * any depth (git run in the git directory looks for a .git there first). */
-static const char gitdir_text[] = "[restricted]\n" GIT_DIR_RUNS_CODE("/") GIT_FILE;
+static const char gitdir_text[] =
+	"[safe]\n" GIT_DIR_SAMPLES("/") "[restricted]\n" GIT_DIR_RUNS_CODE("/") GIT_FILE;
 
 /* For a view of the whole host ("/"). /etc keeps what programs need to run;
  * the entries of /etc are denied, not /etc itself, so exceptions can re-include them. */
@@ -234,7 +257,18 @@ enum jf_git_check jf_rule_git_check(const struct jf_rule *r)
 		return JF_GIT_CHECK_INDEX;
 	if (ends_with_name(r->pattern, "packed-refs"))
 		return JF_GIT_CHECK_PACKED_REFS;
+	if (ends_with_name(r->pattern, "config") || ends_with_name(r->pattern, "config.worktree"))
+		return JF_GIT_CHECK_CONFIG;
 	return JF_GIT_CHECK_NONE;
+}
+
+bool jf_rule_git_sample(const struct jf_rule *r)
+{
+	size_t n = r ? strlen(r->pattern) : 0;
+
+	return r && r->builtin && !r->negated && r->zone == JF_SAFE &&
+	       (strcmp(r->source, "project") == 0 || strcmp(r->source, "gitdir") == 0) && n >= 15 &&
+	       strcmp(r->pattern + n - 15, "/hooks/*.sample") == 0;
 }
 
 const char *jf_profile_text(const char *name)

@@ -9,11 +9,9 @@
  * design, like the rest of the guardrails: they catch the spellings that are
  * easy to reach for; the namespace is the wall (docs/threat-model.md).
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "gitconfig.h"
 #include "guard.h"
 #include "jailrun.h"
 
@@ -49,51 +48,15 @@ static bool deny_exec(struct walk *w, const char *name, const char *how)
 
 /* ---- git ---- */
 
-/* Does configuration @key (@n bytes) with value @val make git run a program? */
+/* Does configuration @key (@n bytes) with value @val make git run a program
+ * or read another file? The list the view checks a config with, but for an
+ * alias: given to one git command in the jail, it overrides no alias of the
+ * user's, so only "!command" (sh -c command) is refused. */
 static bool git_key_runs_code(const char *key, size_t n, const char *val)
 {
-	static const char *const keys[] = {
-		"core.fsmonitor",
-		"core.sshcommand",
-		"core.pager",
-		"core.editor",
-		"core.askpass",
-		"core.hookspath",
-		"core.gitproxy",
-		"diff.external",
-		"sequence.editor",
-		"gpg.program",
-		"gpg.*.program",
-		"credential.helper",
-		"credential.*.helper",
-		"filter.*.clean",
-		"filter.*.smudge",
-		"filter.*.process",
-		"diff.*.textconv",
-		"diff.*.command",
-		"merge.*.driver",
-		"pager.*",
-		"uploadpack.packobjectshook",
-		"remote.*.uploadpack",
-		"remote.*.receivepack",
-		"include.path",
-		"includeif.*.path",
-		"protocol.ext.allow",
-		NULL,
-	};
-	char k[256];
-
-	if (n >= sizeof(k))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		k[i] = (char)tolower((unsigned char)key[i]);
-	k[n] = '\0';
-	if (n > 6 && memcmp(k, "alias.", 6) == 0)
-		return val && val[strspn(val, " \t")] == '!'; /* !CMD runs sh -c CMD */
-	for (const char *const *p = keys; *p; p++)
-		if (fnmatch(*p, k, 0) == 0)
-			return true;
-	return false;
+	if (n > 6 && strncasecmp(key, "alias.", 6) == 0)
+		return val && val[strspn(val, " \t")] == '!';
+	return jf_git_config_key_refused(key, n, val);
 }
 
 bool jr_git_config_runs_code(const char *kv)
@@ -109,8 +72,12 @@ static const char *git_rule(const char *key)
 }
 
 /* git [OPTION]... config [OPTION]... [set] KEY VALUE, from argv[i] ("config"):
- * writing an alias or a key that runs a program is refused like git -c. */
-static bool check_git_config(struct walk *w, int argc, char *const argv[], int i)
+ * writing an alias or a key that runs a program is refused like git -c,
+ * except in the repository's own config (@own_dir: no --git-dir before
+ * "config"; no --file, --global, --system after it): the view checks every
+ * config written there and refuses such a key with EROFS, naming it
+ * (policy/gitconfig.c), which tells more than a refusal here. */
+static bool check_git_config(struct walk *w, int argc, char *const argv[], int i, bool own_dir)
 {
 	static const char *const queries[] = {
 		"get",		 "get-all", "get-regexp",     "get-urlmatch",	"get-color",
@@ -130,6 +97,10 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 			for (const char *const *q = queries; *q; q++)
 				if (!strcmp(o, *q))
 					return false; /* reads, removes or renames */
+			if (!strcmp(a, "-f") || !strncmp(a, "--file", 6) ||
+			    !strcmp(a, "--global") || !strcmp(a, "--system") ||
+			    !strncmp(a, "--blob", 6))
+				own_dir = false;
 			if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--blob") ||
 			    !strcmp(a, "-t") || !strcmp(a, "--type") || !strcmp(a, "--default") ||
 			    !strcmp(a, "--comment") || !strcmp(a, "--value"))
@@ -145,7 +116,7 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 	for (const char *const *q = queries; *q; q++)
 		if (!strcmp(ops[0], *q))
 			return false;
-	if (git_key_runs_code(ops[0], strlen(ops[0]), ops[1]))
+	if (!own_dir && git_key_runs_code(ops[0], strlen(ops[0]), ops[1]))
 		return jr_deny(w, git_rule(ops[0]), "git config %s '%s' makes git run a program",
 			       ops[0], ops[1]);
 	return false;
@@ -153,7 +124,7 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 
 bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[])
 {
-	bool sub = false;
+	bool sub = false, own_dir = true;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -169,6 +140,8 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 				return jr_deny(w, git_rule(kv), "git -c %s runs a program", kv);
 			continue;
 		}
+		if (!sub && (!strncmp(a, "--git-dir", 9) || !strncmp(a, "--work-tree", 11)))
+			own_dir = false;
 		if (!sub && strcmp(a, "-C") == 0 && i + 1 < argc) {
 			if (jr_check_path_arg(w, argv[++i]))
 				return true;
@@ -176,7 +149,7 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 		}
 		if (!sub && a[0] != '-') {
 			sub = true;
-			if (!strcmp(a, "config") && check_git_config(w, argc, argv, i))
+			if (!strcmp(a, "config") && check_git_config(w, argc, argv, i, own_dir))
 				return true;
 		}
 		if (jr_check_path_arg(w, a))

@@ -191,6 +191,15 @@ static bool content_name(const char *path)
 	return false;
 }
 
+/* Does @path name a git config (config, config.worktree)? */
+static bool git_config_path(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	return base && (strcmp(base, "config") == 0 || strcmp(base, "config.worktree") == 0);
+}
+
 /* Did @f refuse to give a new name (create, mknod, link, rename)? */
 static bool new_name(const struct jr_refusal *f)
 {
@@ -206,6 +215,11 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->err, "EPERM"))
 		return "trusted.* attributes, file capabilities and jailfs's own attributes are "
 		       "never set through the view";
+	if (f->detail && is(f->op, "rename"))
+		return "git writes its index, packed-refs and config by renaming a new file "
+		       "onto them, and jailfs lets one through only when its content is safe "
+		       "for the host's git; keys that make git run a program or read another "
+		       "file are set on the host, not in the jail";
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
 		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
 		       "are read-only in the jail; write elsewhere";
@@ -248,6 +262,8 @@ static const char *why_see(const struct jr_refusal *f)
 		return "jailfs-policy(5), SECTIONS AND KEYS";
 	if (is(f->err, "EPERM"))
 		return "jailfs(1), THE VIEW";
+	if (f->detail && is(f->op, "rename") && git_config_path(f->path2))
+		return "jailfs-policy(5), GIT CONFIG";
 	if (f->rule && strncmp(f->rule, "profile:", 8) == 0)
 		return is(f->zone, "DENIED") && new_name(f) &&
 				       content_name(f->path2 ? f->path2 : f->path)
@@ -259,7 +275,7 @@ static const char *why_see(const struct jr_refusal *f)
 void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
 {
 	const char *refused = name_refusal(f->rule);
-	char target[1024], cause[256];
+	char target[1024], cause[512];
 
 	if (f->path2)
 		snprintf(target, sizeof(target), "%s to %s", f->path, f->path2);
@@ -267,6 +283,9 @@ void jr_hint_refusal(const struct jr_refusal *f, char *out, size_t size)
 		snprintf(target, sizeof(target), "%s", f->path[0] ? f->path : ".");
 	if (refused)
 		snprintf(cause, sizeof(cause), "refused name: %s", refused);
+	else if (f->detail)
+		snprintf(cause, sizeof(cause), "%s by %s, %s: %s", f->zone ? f->zone : "?",
+			 f->rule ? f->rule : "default", f->err ? f->err : "refused", f->detail);
 	else
 		snprintf(cause, sizeof(cause), "%s by %s, %s", f->zone ? f->zone : "?",
 			 f->rule ? f->rule : "default", f->err ? f->err : "refused");

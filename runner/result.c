@@ -126,6 +126,8 @@ static json_t *refusal_json(const struct jr_refusal *f)
 	json_object_set_new(o, "zone", str_or_null(f->zone));
 	json_object_set_new(o, "rule", str_or_null(f->rule));
 	json_object_set_new(o, "errno", str_or_null(f->err));
+	if (f->detail)
+		json_object_set_new(o, "detail", json_string(f->detail));
 	json_object_set_new(o, "count", json_integer(f->count));
 	return o;
 }
@@ -254,6 +256,7 @@ static void note_refusal(struct jr_refusals *rf, json_t *o)
 		.zone = dup_or_null(jf_audit_str(o, "zone")),
 		.rule = dup_or_null(jf_audit_str(o, "rule")),
 		.err = dup_or_null(err),
+		.detail = dup_or_null(jf_audit_str(o, "detail")),
 		.count = 1,
 	};
 	if (!f->op || !f->path) {
@@ -263,6 +266,7 @@ static void note_refusal(struct jr_refusals *rf, json_t *o)
 		free(f->zone);
 		free(f->rule);
 		free(f->err);
+		free(f->detail);
 		rf->omitted++;
 		return;
 	}
@@ -375,6 +379,7 @@ void jr_refusals_free(struct jr_refusals *r)
 		free(f->zone);
 		free(f->rule);
 		free(f->err);
+		free(f->detail);
 	}
 	r->n = 0;
 }

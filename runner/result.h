@@ -21,7 +21,8 @@ struct jr_audit_counts {
  * and errno). Strings are malloc'ed (jr_refusals_free); path2 may be NULL. */
 struct jr_refusal {
 	char *op, *path, *path2, *zone, *rule, *err;
-	long count; /* records alike */
+	char *detail; /* what in the content was refused (audit "detail"), or NULL */
+	long count;   /* records alike */
 };
 
 /* The view's refusals during one command, from its audit log. */

@@ -364,6 +364,65 @@ static void test_escape_git_hooks(void **state)
 	assert_string_equal(mu_slurp(mu_s(m, ".git/hooks/pre-commit")), "#!/bin/sh\n");
 }
 
+/* Write @content to @rel through the view (a new file, as git's .lock). */
+static void view_write(const struct jf_mnt *m, const char *rel, const char *content, mode_t mode)
+{
+	int fd = open(mu_v(m, rel), O_CREAT | O_WRONLY | O_TRUNC, mode);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	assert_int_equal(close(fd), 0);
+}
+
+/* .git/config: replaced only by a rename of config.lock whose content sets
+ * no key that runs a program; hooks/: samples only, never executable. */
+static void test_escape_git_config(void **state)
+{
+	static const char *const bad[] = {
+		"[core]\n\tfsmonitor = ./x\n",
+		"[core]fsMonitor=./x",
+		"[diff.X]\n\ttextconv = \"./pay\\\nload\"\n",
+		"[alias]\n\tst = !sh\n",
+		"[include]\n\tpath = /tmp/c\n",
+		"[user]\n\tname = \"unterminated\n",
+	};
+	struct jf_mnt *m = *state;
+	struct stat st;
+
+	mu_write(m, ".git/config", "[core]\n\tbare = false\n");
+	view_write(m, ".git/config.lock", "[core]\n\tbare = false\n[user]\n\temail = a@b\n", 0644);
+	assert_int_equal(rename(mu_v(m, ".git/config.lock"), mu_v(m, ".git/config")), 0);
+	assert_string_equal(mu_slurp(mu_s(m, ".git/config")),
+			    "[core]\n\tbare = false\n[user]\n\temail = a@b\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		view_write(m, ".git/config.lock", bad[i], 0644);
+		assert_errno(rename(mu_v(m, ".git/config.lock"), mu_v(m, ".git/config")), EROFS);
+		assert_string_equal(mu_slurp(mu_s(m, ".git/config")),
+				    "[core]\n\tbare = false\n[user]\n\temail = a@b\n");
+		assert_int_equal(unlink(mu_v(m, ".git/config.lock")), 0);
+	}
+	assert_write_refused(mu_v(m, ".git/config"), O_WRONLY | O_APPEND);
+	/* git init's core.fileMode probe */
+	assert_int_equal(chmod(mu_v(m, ".git/config"), 0755), 0);
+	assert_int_equal(chmod(mu_v(m, ".git/config"), 0644), 0);
+	/* hooks: a sample is created without exec bits and stays without */
+	view_write(m, ".git/hooks/pre-push.sample", "#!/bin/sh\n", 0755);
+	assert_int_equal(stat(mu_s(m, ".git/hooks/pre-push.sample"), &st), 0);
+	assert_int_equal(st.st_mode & 0111, 0);
+	assert_int_equal(chmod(mu_v(m, ".git/hooks/pre-push.sample"), 0755), 0);
+	assert_int_equal(stat(mu_s(m, ".git/hooks/pre-push.sample"), &st), 0);
+	assert_int_equal(st.st_mode & 0111, 0);
+	assert_errno(rename(mu_v(m, ".git/hooks/pre-push.sample"), mu_v(m, ".git/hooks/pre-push")),
+		     EROFS);
+	assert_errno(open(mu_v(m, ".git/hooks/pre-push"), O_CREAT | O_WRONLY, 0755), EROFS);
+	assert_errno(stat(mu_s(m, ".git/hooks/pre-push"), &st), ENOENT);
+	/* a new git directory's hooks/ may be made */
+	assert_int_equal(mkdir(mu_v(m, "work/.git"), 0755), 0);
+	assert_int_equal(mkdir(mu_v(m, "work/.git/hooks"), 0755), 0);
+	assert_errno(open(mu_v(m, "work/.git/hooks/post-checkout"), O_CREAT | O_WRONLY, 0755),
+		     EROFS);
+}
+
 static void test_escape_dir_swap(void **state)
 {
 	struct jf_mnt *m = *state;
@@ -440,6 +499,8 @@ int main(int argc, char **argv)
 		mu_std_test(test_escape_rename_to_env),
 		mu_std_test(test_escape_mkdir_ssh),
 		mu_std_test(test_escape_git_hooks),
+		mu_std_test(test_escape_git_config),
+		mu_fast_open_test(test_escape_git_config),
 		mu_std_test(test_escape_dir_swap),
 		mu_std_test(test_escape_pseudo_fs),
 		mu_fast_open_test(test_symlink_system_target),

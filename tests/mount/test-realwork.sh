@@ -20,7 +20,9 @@
 # the host added; python3 -m venv and the
 # venv's python and pip; npm init and npm install ./pkg (offline); make and
 # make test; grep -r; a tar round trip; reading /usr/include/stdio.h; a
-# `cd sub && ... && cd ..` shell string; and refusals checked for their
+# `cd sub && ... && cd ..` shell string; git remote add and push -u to a
+# local bare repository, a submodule (init, a commit inside it, the
+# superproject's commit of it), git init in a subdirectory; and refusals checked for their
 # reason (--json `denied`, `rule`, `reason`): cat .env, writing
 # .git/hooks/pre-commit, cat ../../etc/passwd, curl denied by the policy;
 # then python3's sqlite3 (realwork-sqlite.py): a committed database read
@@ -107,6 +109,27 @@ cp -a /usr/lib/node_modules/npm/node_modules/ini "$tmpl/pkg" &&
 	printf '\n/* the user: work in progress */\n' >>tools/lib/string.c
 	echo "API_TOKEN=$secret" >.env
 ) || { echo "FAIL  cannot build the template repository"; exit 1; }
+# git beyond commit: a bare "up.git" to push to, and "nested/", a
+# superproject whose submodule "sub" is checked out (its git directory in
+# nested/.git/modules/sub); both inside the repository, left out of its git
+# status by .git/info/exclude.
+git_extras_setup() {
+	git init -q --bare -b main "$tmpl/up.git"
+	git init -q -b main "$work/sub-origin"
+	git -C "$work/sub-origin" -c user.name=u -c user.email=u@example.invalid \
+		commit -q --allow-empty -m "sub: first"
+	git init -q -b main "$tmpl/nested"
+	cd "$tmpl/nested"
+	git config user.name "Upstream Dev"
+	git config user.email dev@example.invalid
+	git -c protocol.file.allow=always submodule -q add "$work/sub-origin" sub
+	git commit -q -m "nested: add sub"
+	git -C sub config user.name "Upstream Dev"
+	git -C sub config user.email dev@example.invalid
+	git config --remove-section submodule.sub # the agent's git submodule init writes it
+	printf '/up.git/\n/nested/\n' >>"$tmpl/.git/info/exclude"
+}
+(set -e && git_extras_setup) || { echo "FAIL  cannot set up up.git and nested/"; exit 1; }
 policy=$work/curl-denied.ini
 printf '# the default zones, and no curl or wget in the jail\n[safe]\n/\n[run]\ndeny_exec = curl, wget\n' \
 	>"$policy"
@@ -294,6 +317,35 @@ chk_sql_truncate() { in_out -qx 'truncate ok 190' && db_ok db/truncate.db 190; }
 chk_sql_two_wal() { in_out -qx 'two wal ok 200' && db_ok db/two-wal.db 200; }
 chk_sql_two_del() { in_out -qx 'two delete ok 200' && db_ok db/two-delete.db 200; }
 
+# git beyond commit (git_extras)
+chk_remote_add() { [ "$(h config remote.up.url)" = ./up.git ]; }
+chk_push_u() {
+	[ "$(h config branch.agent-fix.remote)" = up ] &&
+		[ "$(git -C "$repo/up.git" rev-parse agent-fix)" = "$(h rev-parse agent-fix)" ]
+}
+chk_sub_init() { [ "$(git -C "$repo/nested" config submodule.sub.url)" = "$work/sub-origin" ]; }
+chk_sub_commit() { [ "$(git -C "$repo/nested/sub" log -1 --format=%s)" = "sub: agent" ]; }
+chk_sub_bump() {
+	[ "$(git -C "$repo/nested" log -1 --format=%s)" = "nested: bump sub" ] &&
+		[ -z "$(git -C "$repo/nested" status --porcelain)" ] && ! grep -q . "$work/jr.err"
+}
+chk_init_sub() {
+	[ -d "$repo/scratch/.git/objects" ] && [ -z "$(find "$repo/scratch/.git/hooks" -perm /111 -type f)" ]
+}
+
+# git_extras: git config writes (remote add, push -u's tracking), a submodule
+# (init, a commit inside it, the superproject's commit of it: no refusal on
+# jailrun's stderr) and git init in a subdirectory
+git_extras() {
+	step git-remote-add W chk_remote_add -- git remote add up ./up.git
+	step git-push-u D chk_push_u -- git push -q -u up agent-fix
+	step submodule-init W chk_sub_init -- git -C nested submodule init
+	step submodule-work W chk_sub_commit --shell -- \
+		'cd nested/sub && echo x >agent.txt && git add agent.txt && git commit -q -m "sub: agent"'
+	step submodule-bump D chk_sub_bump -- git -C nested commit -q -am "nested: bump sub"
+	step git-init-subdir W chk_init_sub -- git init -q scratch
+}
+
 session() {
 	step git-status R chk_status -- git status --porcelain=v1 -b
 	step git-switch W chk_switch -- git switch -c agent-fix
@@ -336,6 +388,7 @@ session() {
 	step sqlite-trunc W chk_sql_truncate -- python3 scripts/sqlite-session.py truncate
 	step sqlite-2-wal W chk_sql_two_wal -- python3 scripts/sqlite-session.py two wal
 	step sqlite-2-del W chk_sql_two_del -- python3 scripts/sqlite-session.py two delete
+	git_extras
 }
 
 # ---------------------------------------------------------------- the modes

@@ -136,7 +136,6 @@ out=$("$JAILFS" --scan --help) || fail "scan --help exit $?"
 # --- --scan: every non-SAFE entry, sorted, DENIED dirs not entered, no symlink followed ---
 want="DENIED${TAB}profile:secrets${TAB}.env
 RESTRICTED${TAB}profile:project${TAB}.git/config
-RESTRICTED${TAB}profile:project${TAB}.git/hooks/
 RESTRICTED${TAB}profile:project${TAB}.git/hooks/pre-commit
 DENIED${TAB}profile:secrets${TAB}.ssh/
 RESTRICTED${TAB}profile:project${TAB}.vscode/
@@ -145,7 +144,7 @@ DENIED${TAB}profile:secrets${TAB}ID_RSA
 REFUSED${TAB}control${TAB}bad\\x01name
 DENIED${TAB}profile:secrets${TAB}secrets/
 DENIED${TAB}profile:secrets${TAB}server.pem.
-# SAFE 14, RESTRICTED 5, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+# SAFE 15, RESTRICTED 4, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
 expect scan-default 0 "$want" -- "$JAILFS" --scan "$S"
 
 want="DENIED${TAB}$P:8${TAB}a.log

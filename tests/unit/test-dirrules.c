@@ -146,7 +146,7 @@ static void test_profiles_every_type(void **state)
 		jf_policy_free(p);
 	}
 	/* secrets: secrets/ .ssh/ .gnupg/ .aws/ gcloud/ .azure/; project and
-	 * gitdir: hooks/ modules/ (twice each) and the editors' directories;
+	 * gitdir: hooks/ (for .git/, worktrees/, modules/) and the editors' directories;
 	 * system: /usr/ /opt/ /home/ /var/log/ /etc/ssl/private/ */
 	assert_true(total >= 30);
 }
@@ -164,9 +164,12 @@ static void test_default_names(void **state)
 		{".cursor", JF_RESTRICTED},
 		{".husky", JF_RESTRICTED},
 		{".devcontainer", JF_RESTRICTED},
-		{".git/hooks", JF_RESTRICTED},
-		{"lib/.git/hooks", JF_RESTRICTED},
-		{"lib/.git/modules", JF_RESTRICTED},
+		{".git/hooks/pre-commit", JF_RESTRICTED},
+		{"lib/.git/hooks/post-checkout", JF_RESTRICTED},
+		/* a submodule's git directory has the zones of .git/ */
+		{"lib/.git/modules/sub/hooks/x", JF_RESTRICTED},
+		{"lib/.git/modules/lib/sub/hooks/x", JF_RESTRICTED},
+		{".git/modules/a/modules/b/hooks/x", JF_RESTRICTED},
 		{"a/b/.claude", JF_RESTRICTED},
 		{".ssh", JF_DENIED},
 		{"secrets", JF_DENIED},

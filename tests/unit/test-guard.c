@@ -220,8 +220,13 @@ static const struct row rows[] = {
 	ALLOW_ENV("GIT_SSH_COMMAND=ssh -o BatchMode=yes", "git", "fetch"),
 	ALLOW("env", "EDITOR=vim", "GIT_EXTERNAL_DIFF=./tools/difftool", "git", "diff"),
 	DENY("git-alias", "git", "config", "--global", "alias.x", "!rm -rf ."),
-	DENY("git-alias", "git", "config", "set", "alias.x", "!id"),
-	DENY("git-config", "git", "config", "core.pager", "id"),
+	DENY("git-alias", "git", "config", "--global", "set", "alias.x", "!id"),
+	DENY("git-config", "git", "config", "--system", "core.pager", "id"),
+	DENY("git-config", "git", "--git-dir=/tmp/g", "config", "core.pager", "id"),
+	/* the repository's own config: the view refuses these with EROFS, naming
+	 * the key (tests/mount/test-gitconfig.sh) */
+	ALLOW("git", "config", "set", "alias.x", "!id"),
+	ALLOW("git", "config", "core.pager", "id"),
 	DENY("git-config", "git", "config", "--file", "/tmp/home/.gitconfig", "core.hooksPath",
 	     "hooks"),
 	DENY("git-alias", "git", "-c", "alias.x=!sh", "x"),

@@ -352,6 +352,32 @@ static void refusal_see(const char *op, const char *path, const char *zone, cons
 	see_at_end(out, section);
 }
 
+/* A refused rename of a checked git file: the hint names what the content
+ * held (the key), and the section that lists the keys. */
+static void test_refusal_git_config_key(void **state)
+{
+	struct jr_refusal f = {.op = "rename",
+			       .path = "sub/.git/config.lock",
+			       .path2 = "sub/.git/config",
+			       .zone = "RESTRICTED",
+			       .rule = "profile:project",
+			       .err = "EROFS",
+			       .detail = "a key that makes git run a program: core.fsmonitor",
+			       .count = 1};
+	char out[1024];
+
+	(void)state;
+	jr_hint_refusal(&f, out, sizeof(out));
+	assert_non_null(strstr(out, "EROFS: a key that makes git run a program: core.fsmonitor)"));
+	see_at_end(out, "jailfs-policy(5), GIT CONFIG");
+	f.path = ".git/index.lock";
+	f.path2 = ".git/index";
+	f.detail = "an entry whose path git would not add";
+	jr_hint_refusal(&f, out, sizeof(out));
+	assert_non_null(strstr(out, "EROFS: an entry whose path git would not add)"));
+	see_at_end(out, "jailfs-policy(5), PROFILES");
+}
+
 static void test_refusal_sections(void **state)
 {
 	char out[1024];
@@ -481,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_guard_hint_rules),
 		cmocka_unit_test(test_refusal_hints),
 		cmocka_unit_test(test_refusal_sections),
+		cmocka_unit_test(test_refusal_git_config_key),
 		cmocka_unit_test(test_run_hint),
 		cmocka_unit_test(test_net_failure),
 	};

@@ -583,7 +583,16 @@ static void test_default_policy(void **state)
 	/* .git: config and hooks RESTRICTED, the rest SAFE */
 	RESTRICTED_(p, ".git/config", "profile:project");
 	RESTRICTED_(p, ".git/hooks/pre-commit", "profile:project");
-	EXPECT(p, ".git/hooks", true, JF_RESTRICTED, "profile:project");
+	/* hooks/ itself may be made (git init), its entries are RESTRICTED but
+	 * the samples of git's template */
+	EXPECT(p, ".git/hooks", true, JF_SAFE, "default");
+	EXPECT(p, ".git/hooks", false, JF_RESTRICTED, "profile:project");
+	SAFE_(p, ".git/hooks/pre-commit.sample", "profile:project");
+	SAFE_(p, "sub/.git/modules/m/hooks/update.sample", "profile:project");
+	SAFE_(p, ".git/worktrees/w/hooks/update.sample", "profile:project");
+	RESTRICTED_(p, ".git/hooks/pre-commit.SAMPLE", "profile:project");
+	RESTRICTED_(p, ".git/hooks/pre-commit.sample.x", "profile:project");
+	EXPECT(p, ".git/hooks/d", true, JF_RESTRICTED, "profile:project");
 	SAFE_(p, ".git/HEAD", "default");
 	SAFE_(p, ".git/objects/ab/cdef", "default");
 	/* .envrc is in both profiles: DENIED wins */
@@ -800,6 +809,19 @@ static void test_profile_project(void **state)
 	SAFE_(p, ".git/index.lock", "default");
 	SAFE_(p, ".git/logs/HEAD", "default");
 	SAFE_(p, ".git/COMMIT_EDITMSG", "default");
+	/* a submodule's git directory has the zones of .git/: work in it is SAFE */
+	SAFE_(p, ".git/modules/sub/HEAD", "default");
+	SAFE_(p, ".git/modules/sub/objects/ab/cdef0123", "default");
+	SAFE_(p, ".git/modules/sub/refs/heads/main", "default");
+	SAFE_(p, ".git/modules/lib/foo/index.lock", "default");
+	SAFE_(p, ".git/modules/a/modules/b/logs/HEAD", "default");
+	SAFE_(p, ".git/modules/sub/config.lock", "default");
+	RESTRICTED_(p, ".git/modules/lib/foo/hooks/post-checkout", "profile:project");
+	RESTRICTED_(p, ".git/modules/a/modules/b/config", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/index", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/commondir", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/objects/info/alternates", "profile:project");
+	RESTRICTED_(p, ".git/modules/sub/info/grafts", "profile:project");
 	/* the state git writes in every cherry-pick, rebase, am, merge, bisect */
 	SAFE_(p, ".git/sequencer/todo", "default");
 	SAFE_(p, ".git/sequencer/head", "default");
@@ -888,7 +910,9 @@ static void test_profile_gitdir(void **state)
 		RESTRICTED_(p, restricted[i], "profile:gitdir");
 	for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++)
 		SAFE_(p, safe[i], "default");
-	EXPECT(p, "hooks", true, JF_RESTRICTED, "profile:gitdir");
+	EXPECT(p, "hooks", true, JF_SAFE, "default");
+	EXPECT(p, "hooks", false, JF_RESTRICTED, "profile:gitdir");
+	SAFE_(p, "hooks/pre-commit.sample", "profile:gitdir");
 	EXPECT(p, "worktrees/wt", true, JF_SAFE, "default");
 	jf_policy_free(p);
 }
@@ -1544,18 +1568,24 @@ static void test_policy_load(void **state)
 	rmdir(dir);
 }
 
-/* The rules of a git index and packed-refs, which jailfs lets a checked
+/* The rules of a git index, packed-refs and config, which jailfs lets a checked
  * file be renamed onto: the profiles' own, not another rule naming the same
  * file. */
 static void test_rule_git_check(void **state)
 {
 	struct jf_policy *p = parse_ok("[options]\nprofiles = project, gitdir\ndefault = safe\n"
 				       "[restricted]\n/a/index\n");
-	static const char *const index[] = {".git/index", "sub/.git/index",
-					    ".git/worktrees/wt/index", "index",
-					    "worktrees/x/index"};
+	static const char *const index[] = {
+		".git/index", "sub/.git/index",	  ".git/modules/s/index", ".git/worktrees/wt/index",
+		"index",      "worktrees/x/index"};
 	static const char *const refs[] = {".git/packed-refs", "packed-refs",
 					   "sub/.git/packed-refs"};
+	static const char *const configs[] = {".git/config",
+					      "sub/.git/config",
+					      ".git/config.worktree",
+					      ".git/worktrees/wt/config.worktree",
+					      "config",
+					      "worktrees/x/config.worktree"};
 	struct jf_verdict v;
 
 	(void)state;
@@ -1570,7 +1600,17 @@ static void test_rule_git_check(void **state)
 		    jf_rule_git_check(v.rule) != JF_GIT_CHECK_PACKED_REFS)
 			fail_msg("'%s': not a packed-refs rule", refs[i]);
 	}
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		jf_classify(p, configs[i], strlen(configs[i]), false, &v);
+		if (v.zone != JF_RESTRICTED || jf_rule_git_check(v.rule) != JF_GIT_CHECK_CONFIG)
+			fail_msg("'%s': not a git config rule", configs[i]);
+	}
+	/* config stays RESTRICTED: only a checked rename replaces it */
 	jf_classify(p, ".git/config", strlen(".git/config"), false, &v);
+	assert_int_equal(v.zone, JF_RESTRICTED);
+	jf_classify(p, "a/config", strlen("a/config"), false, &v);
+	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
+	jf_classify(p, ".git/hooks/config", strlen(".git/hooks/config"), false, &v);
 	assert_int_equal(jf_rule_git_check(v.rule), JF_GIT_CHECK_NONE);
 	jf_classify(p, ".git/refs/replace/ab", strlen(".git/refs/replace/ab"), false, &v);
 	assert_int_equal(v.zone, JF_RESTRICTED);
