@@ -123,6 +123,27 @@ grep -qxF "jailfs: $B:2: invalid pattern 'foo[ab': unclosed or malformed '[' cla
 	fail "bad glob message: $(cat "$T.err")"
 expect check-missing-policy 2 "" -- "$JAILFS" --check --policy "$T/nope.ini" x
 grep -qxF "jailfs: $T/nope.ini: No such file or directory" "$T.err" || fail "missing policy message"
+# a file that makes nothing SAFE and names no default (written for its
+# [run] keys) is refused, saying why; with default = safe it is the built-in
+# default plus its lines; default = restricted makes a read-only view
+R=$T/run-only.ini
+printf '[run]\nexpose = /opt/tool\n' >"$R"
+expect check-run-only 2 "" -- "$JAILFS" --check --policy "$R" src/main.c
+grep -qxF "jailfs: $R: no rule and no 'default' makes anything SAFE, so the whole project would be read-only (the default zone of a policy file is restricted, that of the built-in default safe): add 'default = safe' under [options] for the built-in default's zones plus this file's rules, or 'default = restricted' for a read-only view" "$T.err" ||
+	fail "run-only policy message: $(cat "$T.err")"
+expect scan-run-only 2 "" -- "$JAILFS" --scan --policy "$R" "$S"
+printf '[denied]\n*.log\n' >"$R"
+expect check-denied-only 2 "" -- "$JAILFS" --check --policy "$R" src/main.c
+printf '[run]\nexpose = /opt/tool\n[options]\ndefault = safe\n' >"$R"
+want="SAFE${TAB}default${TAB}src/main.c
+DENIED${TAB}profile:secrets${TAB}.env
+RESTRICTED${TAB}profile:project${TAB}.git/config"
+expect check-run-default-safe 0 "$want" -- "$JAILFS" --check --policy "$R" --source "$S" \
+	src/main.c .env .git/config
+expect check-builtin-same 0 "$want" -- "$JAILFS" --check --source "$S" src/main.c .env .git/config
+printf '[run]\nexpose = /opt/tool\n[options]\ndefault = restricted\n' >"$R"
+expect check-run-default-restricted 0 "RESTRICTED${TAB}default${TAB}src/main.c" -- \
+	"$JAILFS" --check --policy "$R" --source "$S" src/main.c
 expect check-no-path 2 "" -- "$JAILFS" --check
 expect check-bad-option 2 "" -- "$JAILFS" --check --frobnicate x
 expect check-bad-source 1 "" -- "$JAILFS" --check --source "$T/nope" x
@@ -266,7 +287,7 @@ RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts"
 		fail "git cannot make a SHA-256 repository"
 	fi
 	# a policy that hides .git/objects: tracked files stay hidden
-	printf '[denied]\n.git/\n' >"$T/nogit.ini"
+	printf '[denied]\n.git/\n[options]\ndefault = safe\n' >"$T/nogit.ini"
 	expect check-git-hidden 0 "DENIED${TAB}profile:secrets${TAB}id_rsa" -- \
 		"$JAILFS" --check --policy "$T/nogit.ini" --source "$G" id_rsa
 	# the tracked file changed since the commit: not the indexed blob, hidden
