@@ -179,7 +179,7 @@ sed 's/^/        /' "$work/planted" | head -n 60
 phase "jailfs --scan"
 "$JAILFS" --scan "$src" >"$work/scan" 2>"$work/scan.err" ||
 	bad "jailfs --scan failed: $(head -c 300 "$work/scan.err")"
-# --scan lists every DENIED (and RESTRICTED) path with its rule, one per
+# --scan lists every DENIED path with its rule (RESTRICTED ones counted), one per
 # line: ZONE<TAB>RULE<TAB>PATH (the --check format). Hidden = DENIED paths
 # and, for a DENIED directory, everything under it (--scan may list a
 # hidden directory alone or with its contents: count each entry once).

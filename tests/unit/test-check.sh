@@ -154,7 +154,19 @@ out=$("$JAILFS" --check --help) || fail "check --help exit $?"
 out=$("$JAILFS" --scan --help) || fail "scan --help exit $?"
 [[ $out == *"Usage: jailfs --scan"* ]] || fail "scan --help text"
 
-# --- --scan: every non-SAFE entry, sorted, DENIED dirs not entered, no symlink followed ---
+# --- --scan: DENIED and REFUSED entries listed, sorted, DENIED dirs not
+# entered, no symlink followed; RESTRICTED entries counted by rule ---
+want="DENIED${TAB}profile:secrets${TAB}.env
+DENIED${TAB}profile:secrets${TAB}.ssh/
+DENIED${TAB}profile:secrets${TAB}ID_RSA 
+REFUSED${TAB}control${TAB}bad\\x01name
+DENIED${TAB}profile:secrets${TAB}secrets/
+DENIED${TAB}profile:secrets${TAB}server.pem.
+# RESTRICTED 5 by profile:project
+# (--all lists each RESTRICTED entry)
+# SAFE 14, RESTRICTED 5, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-summary 0 "$want" -- "$JAILFS" --scan "$S"
+# with --all (or -v): every non-SAFE entry
 want="DENIED${TAB}profile:secrets${TAB}.env
 RESTRICTED${TAB}profile:project${TAB}.git/config
 RESTRICTED${TAB}profile:project${TAB}.git/hooks/
@@ -167,7 +179,27 @@ REFUSED${TAB}control${TAB}bad\\x01name
 DENIED${TAB}profile:secrets${TAB}secrets/
 DENIED${TAB}profile:secrets${TAB}server.pem.
 # SAFE 14, RESTRICTED 5, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
-expect scan-default 0 "$want" -- "$JAILFS" --scan "$S"
+expect scan-all 0 "$want" -- "$JAILFS" --scan --all "$S"
+expect scan-v 0 "$want" -- "$JAILFS" --scan -v "$S"
+expect check-all 2 "" -- "$JAILFS" --check --all x
+# counts by rule: most first, then by rule; a policy file's rules by line
+P2=$T/counts.ini
+printf '[safe]\n/\n[restricted]\n*.md\ndocs/\n[options]\nprofiles = secrets\n' >"$P2"
+mkdir -p "$T/counts/docs"
+touch "$T/counts/a.md" "$T/counts/b.md" "$T/counts/docs/x" "$T/counts/.env" "$T/counts/main.c"
+want="DENIED${TAB}profile:secrets${TAB}.env
+# RESTRICTED 2 by $P2:4
+# RESTRICTED 2 by $P2:5
+# (--all lists each RESTRICTED entry)
+# SAFE 1, RESTRICTED 4, DENIED 1 (0 directories not entered), REFUSED 0; 6 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-counts 0 "$want" -- "$JAILFS" --scan --policy "$P2" "$T/counts"
+touch "$T/counts/docs/y"
+want="DENIED${TAB}profile:secrets${TAB}.env
+# RESTRICTED 3 by $P2:5
+# RESTRICTED 2 by $P2:4
+# (--all lists each RESTRICTED entry)
+# SAFE 1, RESTRICTED 5, DENIED 1 (0 directories not entered), REFUSED 0; 7 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-counts-order 0 "$want" -- "$JAILFS" --scan --policy "$P2" "$T/counts"
 
 want="DENIED${TAB}$P:8${TAB}a.log
 # SAFE 2, RESTRICTED 0, DENIED 1 (0 directories not entered), REFUSED 0; 3 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
@@ -200,7 +232,7 @@ want="RESTRICTED${TAB}profile:project${TAB}.claude
 RESTRICTED${TAB}profile:project${TAB}.vscode
 DENIED${TAB}profile:secrets${TAB}secrets
 # SAFE 1, RESTRICTED 2, DENIED 1 (0 directories not entered), REFUSED 0; 4 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
-expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan "$D"
+expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan --all "$D"
 
 # --- C1 controls and bidi overrides: refused like C0, escaped as \xHH ---
 U=$T/unsafe
@@ -258,7 +290,8 @@ DENIED${TAB}profile:secrets (unless its content is public)${TAB}absent.pem"
 	expect check-content-git 0 "$want" -- "$JAILFS" --check --source "$G" cacert.pem \
 		priv.pem server.key guide.asc id_rsa tests/.ssh tests/.ssh/known_hosts \
 		tests/.ssh/id_ed25519 absent.pem
-	scan_out=$("$JAILFS" --scan "$G" 2>&1 | grep -v '^RESTRICTED.*profile:project')
+	# files shown despite a DENIED name are listed without --all
+	scan_out=$("$JAILFS" --scan "$G" 2>&1)
 	want="DENIED${TAB}profile:secrets${TAB}.env
 SAFE${TAB}default (public content: profile:secrets set aside)${TAB}cacert.pem
 SAFE${TAB}default (public content: profile:secrets set aside)${TAB}guide.asc
