@@ -842,6 +842,18 @@ void jf_policy_set_read_only(struct jf_policy *policy, bool read_only)
 	policy->read_only = read_only;
 }
 
+bool jf_policy_can_write(const struct jf_policy *policy)
+{
+	if (policy->read_only)
+		return false;
+	if (policy->def == JF_SAFE)
+		return true;
+	for (size_t i = 0; i < policy->nrules; i++)
+		if (policy->rules[i].zone == JF_SAFE)
+			return true;
+	return false;
+}
+
 enum jf_zone jf_policy_default_zone(const struct jf_policy *policy)
 {
 	return policy->def;

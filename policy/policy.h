@@ -241,6 +241,13 @@ void jf_policy_free(struct jf_policy *policy);
  * sharing the policy between threads (it is a plain store). */
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
 
+/* Can any name be SAFE under @policy? False with jf_policy_set_read_only,
+ * and when no rule is a [safe] one and the default zone is not SAFE (a
+ * public content, a git index or a hard link only ever lower a verdict to
+ * what the other rules give): such a view can write nothing, like a
+ * --read-only one. Thread-safe. */
+bool jf_policy_can_write(const struct jf_policy *policy);
+
 /* [options] default: the zone of a path no rule matches. RESTRICTED when a
  * file does not set it; SAFE for jf_policy_default(). Thread-safe. */
 enum jf_zone jf_policy_default_zone(const struct jf_policy *policy);

@@ -1521,6 +1521,21 @@ static void test_no_default(void **state)
 	p = load_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl\n");
 	assert_int_equal(jf_policy_default_zone(p), JF_RESTRICTED);
 	jf_policy_free(p);
+	/* a view nothing can write: no [safe] rule, a default that is not safe */
+	p = load_ok("[restricted]\n/\n[denied]\ncore\n[options]\ndefault = restricted\n");
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	p = load_ok("[options]\ndefault = denied\nprofiles = secrets, system\n");
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	p = load_ok("[safe]\nsrc/\n[options]\ndefault = denied\n");
+	assert_true(jf_policy_can_write(p));
+	jf_policy_set_read_only(p, true);
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	assert_int_equal(jf_policy_default(&builtin), 0);
+	assert_true(jf_policy_can_write(builtin));
+	jf_policy_free(builtin);
 	/* a buffer is not a file: the [run] rules a view answers parse alone */
 	p = parse_ok("[run]\ndeny_exec = curl\n");
 	jf_policy_free(p);
