@@ -27,6 +27,7 @@
 #include "cleanup.h"
 #include "fsstate.h"
 #include "gitindex.h"
+#include "hardlinks.h"
 #include "jailfs.h"
 #include "policy.h"
 #include "text.h"
@@ -64,7 +65,11 @@ static const char check_usage[] =
 	"A file DENIED only by a rule subject to content (*.pem, *.key, *.asc of the\n"
 	"secrets profile) is judged by its content when --source has it; without it\n"
 	"RULE says '(unless its content is public)'. Files tracked by SOURCE's git\n"
-	"index with DENIED names print RESTRICTED, rule git-index.\n"
+	"index with DENIED names print RESTRICTED, rule git-index. With --source, a\n"
+	"file with several names is judged as the view judges it after the daemon's\n"
+	"walk of SOURCE: DENIED, rule hardlink:denied, when another name is DENIED;\n"
+	"RESTRICTED, rule hardlink:outside (content read-only, the name may be\n"
+	"removed or renamed), when a name lies outside SOURCE.\n"
 	"\n"
 	"Exit status: 0 all paths classified (whatever their zone), 1 runtime error,\n"
 	"2 usage or policy error (message: jailfs: FILE:LINE: problem).\n"
@@ -86,8 +91,10 @@ static const char scan_usage[] =
 	"listed once and not entered: it and everything in it is hidden. Files shown\n"
 	"despite a DENIED name are listed with the reason after their rule: a public\n"
 	"content (a certificate named *.pem), or tracked by git (rule git-index,\n"
-	"RESTRICTED). Other RESTRICTED (read-only) entries are counted by rule, most\n"
-	"first, in lines starting with '#':\n"
+	"RESTRICTED). Files with several names are judged as the view judges them\n"
+	"(rules hardlink:denied and hardlink:outside, see jailfs --check --help).\n"
+	"Other RESTRICTED (read-only) entries are counted by rule, most first, in\n"
+	"lines starting with '#':\n"
 	"  # RESTRICTED n by RULE\n"
 	"and listed one by one with --all. The last line is a summary:\n"
 	"  # SAFE n, RESTRICTED n, DENIED n (n directories not entered), REFUSED n,\n"
@@ -270,6 +277,67 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 	return -1;
 }
 
+static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
+
+/*
+ * --check and --scan judge objects with the daemon's own code (zones.c,
+ * tracked.c, hardlinks.c), which reads the policy from jf_fs: give it @pol,
+ * and with a source (@srcfd >= 0, named @source) the files git tracks there
+ * and the index of files with several names.
+ */
+
+static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
+{
+	struct stat st;
+	int r;
+
+	jf_fs.policy = pol;
+	jf_fs.hardlinks = jf_policy_hardlinks(pol);
+	if (srcfd < 0)
+		return;
+	jf_zones_load_tracked(srcfd, source, true);
+	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
+		return;
+	/* the daemon's start-up walk of files with several names */
+	jf_fs.root_fd = srcfd;
+	jf_fs.root.dev = st.st_dev;
+	jf_fs.root.ino = st.st_ino;
+	jf_fs.source_abs = (char *)source;
+	links_indexed = true;
+	r = jf_hardlinks_build();
+	if (r < 0)
+		fprintf(stderr,
+			"jailfs: %s: indexing hard links: %s; files with several names "
+			"are hidden\n",
+			source, strerror(-r));
+}
+
+static void daemon_view_end(void)
+{
+	jf_hardlinks_free();
+	jf_tracked_free();
+	jf_fs.policy = NULL;
+	jf_fs.source_abs = NULL;
+	links_indexed = false;
+}
+
+/* Does a regular file need its stat for links_verdict()? */
+static bool links_matter(void)
+{
+	if (jf_fs.hardlinks == JF_HARDLINKS_RESTRICTED)
+		return links_indexed && !jf_hardlinks_empty();
+	return jf_fs.hardlinks == JF_HARDLINKS_DENY;
+}
+
+/* What the view makes of a name of the existing object @st (hard links,
+ * jf_effective_zone), with the daemon's index of SOURCE; without one
+ * (--check without --source) the name's own verdict stands. */
+static void links_verdict(const struct stat *st, struct jf_verdict *v)
+{
+	if (links_indexed || jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED)
+		jf_effective_zone(st, v, false);
+}
+
 struct checker {
 	const struct jf_policy *pol;
 	int srcfd; /* -1 without --source */
@@ -306,6 +374,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 		const char *slash = memrchr(c.path, '/', c.len);
 
 		jf_zone_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+		links_verdict(&st, &v);
 	}
 	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
 		    c.len, false);
@@ -322,24 +391,6 @@ static char *absolute(const char *dir)
 	if (!cwd || asprintf(&out, "%s/%s", cwd, dir) < 0)
 		return NULL;
 	return out;
-}
-
-/*
- * --check and --scan judge objects with the daemon's own code (zones.c,
- * tracked.c), which reads the policy from jf_fs: give it @pol, and with a
- * source (@srcfd >= 0, named @source) the files git tracks there.
- */
-static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
-{
-	jf_fs.policy = pol;
-	if (srcfd >= 0)
-		jf_zones_load_tracked(srcfd, source, true);
-}
-
-static void daemon_view_end(void)
-{
-	jf_tracked_free();
-	jf_fs.policy = NULL;
 }
 
 static int check_stdin(const struct checker *ck)
@@ -610,8 +661,13 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	named = v;
 	/* what the object holds may decide, as in the daemon */
 	if (jf_zone_may_refine(s->path, s->len, &v) &&
-	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0))
+	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
 		jf_zone_refine(dfd, name, s->path, s->len, &st, &v);
+		type = DT_UNKNOWN; /* st is filled */
+	}
+	if (v.zone != JF_DENIED && (type == DT_REG || type == DT_UNKNOWN) && links_matter() &&
+	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0))
+		links_verdict(&st, &v);
 	s->zone[v.zone]++;
 	why = verdict_note(&named, &v, true, note, sizeof(note));
 	if (v.zone == JF_RESTRICTED && !why && !s->all)

@@ -28,7 +28,15 @@
  * default): a known DENIED name hides it; all st_nlink names found and all
  * SAFE keeps it SAFE (pnpm's store inside the project, git's local clones);
  * anything else (a name outside SOURCE, a directory we could not read, a
- * link made after the walk) is RESTRICTED.
+ * link made after the walk) is RESTRICTED by rule hardlink:outside.
+ *
+ * hardlink:outside protects the content, which the other name shares, not
+ * the name, which is SAFE by the policy: the name may be removed, renamed
+ * or replaced by a rename (jf_hardlink_name_only), since that changes
+ * nothing the other names show. git gc deletes and replaces the packs a
+ * git clone --local linked to its origin's; cp then mv changes such a file.
+ * Its content, mode, owner and times (which every name shares) stay
+ * read-only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -257,6 +265,19 @@ static void *hl_main(void *arg)
 	return NULL;
 }
 
+int jf_hardlinks_build(void)
+{
+	int r = jf_hardlinks_index(NULL);
+
+	hl_finish(r);
+	return r;
+}
+
+bool jf_hardlinks_empty(void)
+{
+	return atomic_load(&hl_ready) && !hl_failed && hl_count == 0;
+}
+
 void jf_hardlinks_skip(void)
 {
 	hl_finish(0);
@@ -291,6 +312,13 @@ void jf_hardlinks_stop(void)
 	hl_started = false;
 }
 
+const struct jf_rule jf_hardlink_outside_rule = {
+	.source = "hardlink:outside", .pattern = "", .zone = JF_RESTRICTED};
+const struct jf_rule jf_hardlink_denied_rule = {
+	.source = "hardlink:denied", .pattern = "", .zone = JF_DENIED};
+const struct jf_rule jf_hardlink_policy_rule = {
+	.source = "hardlink:policy", .pattern = "", .zone = JF_DENIED};
+
 enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone)
 {
 	const struct hl_entry *e = NULL;
@@ -323,20 +351,47 @@ void jf_hardlinks_free(void)
 	hl_any_denied = false;
 }
 
-/* @safe_links: the inode was hard-linked through the view between SAFE names. */
-enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool safe_links)
+/* The zone @zone of @v's name becomes @eff, and the rule names why. */
+static void set_effective(struct jf_verdict *v, enum jf_zone eff, const struct jf_rule *why)
 {
-	if (zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
-		return zone;
+	if (eff == v->zone)
+		return;
+	v->zone = eff;
+	v->rule = why;
+	v->by_content = false;
+}
+
+void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_links)
+{
+	if (v->zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
+		return;
 	switch (jf_fs.hardlinks) {
 	case JF_HARDLINKS_DENY:
-		return JF_DENIED;
+		set_effective(v, JF_DENIED, &jf_hardlink_policy_rule);
+		return;
 	case JF_HARDLINKS_ZONE:
-		return zone;
+		return;
 	case JF_HARDLINKS_RESTRICTED:
 	default:
 		if (safe_links)
-			return zone;
-		return jf_hardlink_zone(st, zone); /* the start-up index (hardlinks.c) */
+			return;
+		/* the start-up index (above) */
+		switch (jf_hardlink_zone(st, v->zone)) {
+		case JF_DENIED:
+			set_effective(v, JF_DENIED,
+				      hl_failed ? &jf_hardlink_policy_rule
+						: &jf_hardlink_denied_rule);
+			return;
+		case JF_RESTRICTED:
+			set_effective(v, JF_RESTRICTED, &jf_hardlink_outside_rule);
+			return;
+		default:
+			return;
+		}
 	}
+}
+
+bool jf_hardlink_name_only(const struct jf_verdict *v)
+{
+	return v->zone == JF_RESTRICTED && v->rule == &jf_hardlink_outside_rule;
 }

@@ -27,6 +27,14 @@ int jf_hardlinks_index(struct jf_hardlink_stats *stats);
 /* Run jf_hardlinks_index() in a thread of its own (start after any fork):
  * 0 or -EAGAIN... from pthread_create(3). Main thread only. */
 int jf_hardlinks_start(void);
+/* jf_hardlinks_index() in the calling thread, then mark the index complete
+ * (failed on error: every multiply-linked file is then DENIED). For
+ * --check and --scan, which judge SOURCE as the daemon would. 0 or
+ * -ENOMEM, -errno of opening SOURCE. */
+int jf_hardlinks_build(void);
+/* The walk ended and found no file with several names: no regular file
+ * needs a stat for its links. Any thread. */
+bool jf_hardlinks_empty(void);
 /* No walk (policy hardlinks = zone or deny): mark the index complete. */
 void jf_hardlinks_skip(void);
 /* Block until the walk ended (at once once it has, or after
@@ -43,8 +51,22 @@ enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone);
 bool jf_hardlink_any_denied(void);
 void jf_hardlinks_free(void);
 
-/* Effective zone of an existing backing object @st reached by a name of
- * zone @zone, after the policy's hardlinks setting (jf_fs.hardlinks);
- * @safe_links: the inode was hard-linked through the view between SAFE
- * names. Lock-free. */
-enum jf_zone jf_effective_zone(const struct stat *st, enum jf_zone zone, bool safe_links);
+/* The rules of a verdict decided by a file's other names: RESTRICTED
+ * because a name may lie where the daemon did not look (outside SOURCE, or
+ * made since the walk); DENIED because another name is DENIED; DENIED by
+ * policy hardlinks = deny or because the index could not be built. */
+extern const struct jf_rule jf_hardlink_outside_rule;
+extern const struct jf_rule jf_hardlink_denied_rule;
+extern const struct jf_rule jf_hardlink_policy_rule;
+
+/* The verdict @v of a name of the existing backing object @st, after the
+ * policy's hardlinks setting (jf_fs.hardlinks) and the start-up index: a
+ * zone made stricter gets one of the rules above. @safe_links: the inode
+ * was hard-linked through the view between SAFE names. Lock-free; waits for
+ * the walk for a file with several names. */
+void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_links);
+/* Is @v RESTRICTED only because the content is shared with a name the
+ * daemon did not see (jf_hardlink_outside_rule)? The name itself is SAFE:
+ * unlink, rename and rename onto it are allowed; changes of the inode are
+ * not. */
+bool jf_hardlink_name_only(const struct jf_verdict *v);

@@ -518,6 +518,11 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
 
+	/* no_opendir: the kernel sends none, but a handle of 0 owns nothing */
+	if (!d) {
+		fuse_reply_err(req, 0);
+		return;
+	}
 	dir_unlink(d);
 	if (d->dp)
 		closedir(d->dp);
@@ -529,9 +534,9 @@ void jf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void jf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct jf_dir *d = (struct jf_dir *)(uintptr_t)fi->fh;
-	/* Not serialized with readdir by the kernel: never touch d->dp here. */
-	_cleanup_close_ int fd = jf_open_inode(d->inode, O_RDONLY | O_DIRECTORY, NULL);
+	/* No handle in no_opendir mode (fh 0), and one that is not serialized
+	 * with readdir otherwise: the directory is opened for this request. */
+	_cleanup_close_ int fd = jf_open_inode(jf_inode_get(ino), O_RDONLY | O_DIRECTORY, NULL);
 
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);

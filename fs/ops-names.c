@@ -272,7 +272,9 @@ struct move_walk {
 /*
  * Zone of the entry @name (@st) of @dirfd if its view directory were @dir:
  * JF_DENIED when it would be hidden (a DENIED name, the mountpoint, a
- * symlink whose target would leave the view from there). A visible symlink
+ * symlink whose target would leave the view from there). A file hard-linked
+ * through the view between SAFE names, or RESTRICTED only for its content
+ * (jf_hardlink_name_only), moves as SAFE. A visible symlink
  * with an absolute target counts as RESTRICTED: the view shows it as a
  * relative text computed for its directory, which the kernel caches per
  * inode and may still use at the old place, so it never changes directory.
@@ -281,6 +283,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 {
 	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	struct jf_inode_info known = {.safe_links = false};
 	struct jf_verdict v;
 	int len = jf_join(path, sizeof(path), dir, name);
 	ssize_t n;
@@ -289,7 +292,11 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 		return JF_DENIED;
 	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
 	jf_zone_refine(dirfd, name, path, (size_t)len, st, &v);
-	v.zone = jf_effective_zone(st, v.zone, false);
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+		jf_inode_info(st->st_dev, st->st_ino, &known);
+	jf_effective_zone(st, &v, known.safe_links);
+	if (jf_hardlink_name_only(&v))
+		return JF_SAFE; /* the name moves; the content stays read-only */
 	if (v.zone == JF_DENIED || !S_ISLNK(st->st_mode))
 		return v.zone;
 	n = readlinkat(dirfd, name, target, sizeof(target) - 1);

@@ -154,7 +154,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 
 		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1)
 			jf_inode_info(p->st.st_dev, p->st.st_ino, &known);
-		p->v.zone = jf_effective_zone(&p->st, p->v.zone, known.safe_links);
+		jf_effective_zone(&p->st, &p->v, known.safe_links);
 		if (p->v.zone == JF_DENIED)
 			return 0;
 	}
@@ -233,7 +233,7 @@ int jf_zone_links(int fd, struct jf_verdict *v)
 	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
 		return 0;
 	jf_inode_info(st.st_dev, st.st_ino, &known);
-	v->zone = jf_effective_zone(&st, v->zone, known.safe_links);
+	jf_effective_zone(&st, v, known.safe_links);
 	return 0;
 }
 
@@ -250,5 +250,5 @@ int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, st
 	if (jf_inode_info(p->st.st_dev, p->st.st_ino, &known) && known.zone > p->v.zone &&
 	    !(known.safe_links && p->v.zone == JF_SAFE))
 		p->v.zone = known.zone;
-	return p->v.zone == JF_SAFE ? 0 : -EROFS;
+	return p->v.zone == JF_SAFE || jf_hardlink_name_only(&p->v) ? 0 : -EROFS;
 }

@@ -36,8 +36,10 @@ struct probe {
  */
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
 		   unsigned char dtype, bool want_stat, struct probe *p);
-/* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
- * -ENOENT when absent or hidden, -EROFS otherwise. */
+/* Probe an existing, visible name for a mutation of the name (unlink,
+ * rename, the target of a rename): fills @p; 0 when SAFE or when only the
+ * content is read-only (jf_hardlink_name_only), -ENOENT when absent or
+ * hidden, -EROFS otherwise. */
 int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p);
 /* The zone of @inode at its current name into @v: the cached one, or, when
  * a rename moved the inode or an ancestor since it was computed, one
@@ -57,6 +59,6 @@ int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v);
  * zone was computed (a hard link made on the host, which no rename of the
  * inode announces) gets the zone of all its names (jf_effective_zone), so
  * writes through the SAFE name do not change a file that also has a
- * RESTRICTED one. Updates @v->zone. 0 or -errno of fstat(2); takes
+ * RESTRICTED one. Updates @v (zone and rule). 0 or -errno of fstat(2); takes
  * jf_fs.lock briefly for files with several names only. */
 int jf_zone_links(int fd, struct jf_verdict *v);

@@ -8,6 +8,7 @@
  *              profiles = NAME, NAME, -secrets
  *              hardlinks = restricted|zone|deny
  *   [run]      deny_exec, allow_exec, env, expose = a, b, c   (lists)
+ *              home = /path (one item)
  *              timeout = SECONDS (units.h duration), max_output, tmp_size, shm_size = SIZE
  *
  * Lines: leading blanks ignored, '#' starts a comment line, trailing blanks
@@ -50,8 +51,8 @@ static const char *const section_names[] = {
 	[SEC_LIMITS] = "limits", [SEC_OPTIONS] = "options",	  [SEC_RUN] = "run",
 };
 
-static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
-							 "expose"};
+static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env", "expose",
+							 "home"};
 /* [run] keys holding a size; tmp_size and shm_size bound tmpfs mounts, so 0
  * is refused there (a tmpfs of size 0 would be unbounded) */
 static const char *const run_size_keys[JF_RUN_NSIZES] = {"max_output", "tmp_size", "shm_size"};
@@ -308,9 +309,12 @@ static int list_add(struct pstate *st, int li, const char *item, size_t len)
 	if (li == 2 && !env_name_ok(item, len))
 		return perr(st, "invalid env entry '%s' (expected NAME or NAME=VALUE)",
 			    shown(q, sizeof(q), item, len));
-	if (li == 3 && item[0] != '/')
-		return perr(st, "expose entry '%s' is not an absolute path",
+	if (li >= 3 && item[0] != '/')
+		return perr(st, "%s entry '%s' is not an absolute path", run_list_keys[li],
 			    shown(q, sizeof(q), item, len));
+	/* one jail home: a second would silently win or lose */
+	if (li == 4 && st->nlists[li] > 0)
+		return perr(st, "home takes one path");
 	v[st->nlists[li]] = strndup(item, len);
 	if (!v[st->nlists[li]])
 		return -ENOMEM;
@@ -365,7 +369,7 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 			return parse_run_size(st, si, v, vlen);
 	return perr(st,
 		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, env, expose, "
-		    "timeout, max_output, tmp_size or shm_size)",
+		    "home, timeout, max_output, tmp_size or shm_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 

@@ -82,7 +82,7 @@ struct jf_group {
 	bool chained;	/* any rule in suffix[] or prefix[] */
 };
 
-#define JF_RUN_NLISTS 4
+#define JF_RUN_NLISTS 5 /* deny_exec, allow_exec, env, expose, home */
 #define JF_RUN_NSIZES 3 /* max_output, tmp_size, shm_size */
 
 struct jf_policy {

@@ -272,9 +272,10 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  *   allow_exec = name, ...       executables removed from the built-in denylist
  *   env        = NAME, NAME=VAL  variables passed or set
  *   expose     = /host/path      host paths bound read-only into the jail
+ *   home       = /host/path      the jail home's directory (at most one item)
  * Keys may repeat (values append). Items are comma-separated and trimmed, so a
  * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
- * expose entries must be absolute. An unset key gives an empty list; an
+ * expose and home entries must be absolute. An unset key gives an empty list; an
  * unknown key gives NULL.
  * Scalars: timeout_ms (milliseconds, 0 = unset); max_output, tmp_size, shm_size
  * (bytes, 0 = unset, UINT64_MAX = unlimited);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The command's environment: an allowlist of jailrun's own (PATH LANG LC_*
- * TERM TZ USER), never a secret-looking name unless named exactly, HOME in
- * the jail's private /tmp, then what the view's and the policy's [run] env
- * and --env add.
+ * TERM TZ USER), never a secret-looking name unless named exactly, HOME
+ * (the jail home, home.c), then what the view's and the policy's [run] env
+ * and --env add. PATH passes as it is: its entries in the user's toolchain
+ * directories lead to the same paths in the jail.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -79,12 +80,13 @@ static int env_pass(struct env *e, const char *item)
 	return 0;
 }
 
-char **jr_env_build(const char *const *const lists[], size_t nlists, int max)
+char **jr_env_build(const char *home, const char *const *const lists[], size_t nlists, int max)
 {
 	extern char **environ;
 	struct env e = {.v = calloc(max + 1, sizeof(char *)), .cap = max};
+	char *h;
 
-	if (!e.v)
+	if (!e.v || asprintf(&h, "HOME=%s", home) < 0)
 		return NULL;
 	for (char **p = environ; *p; p++) {
 		size_t len = strcspn(*p, "=");
@@ -94,7 +96,7 @@ char **jr_env_build(const char *const *const lists[], size_t nlists, int max)
 	}
 	if (!getenv("PATH"))
 		env_set(&e, "PATH=/usr/local/bin:/usr/bin:/bin");
-	env_set(&e, "HOME=/tmp/home");
+	env_set(&e, h);
 	for (size_t k = 0; k < nlists; k++)
 		for (const char *const *p = lists[k]; p && *p; p++)
 			if (env_pass(&e, *p) < 0)

@@ -172,6 +172,18 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "profile:project"))
 		return "files that make git or editors run code (.git/config, hooks, .vscode...) "
 		       "are read-only in the jail; write elsewhere";
+	if (is(f->rule, "hardlink:outside"))
+		return "the file shares its content with another name, which the view does not "
+		       "show (outside the project, or linked on the host since the view "
+		       "started): its content, mode and times are read-only, while this name "
+		       "may be removed, renamed or replaced; to change the file, copy it "
+		       "(cp F F.new && mv F.new F) (jailfs(1), \"Hard links\")";
+	if (is(f->rule, "hardlink:denied"))
+		return "another name of this file is hidden by the policy, so this one is hidden "
+		       "too (jailfs(1), \"Hard links\")";
+	if (is(f->rule, "hardlink:policy"))
+		return "the policy hides every file with several names (hardlinks = deny, "
+		       "jailfs-policy(5))";
 	if (is(f->zone, "RESTRICTED") && is(f->rule, "default"))
 		return "the view is read-only there (a --read-only view, or a read-only default "
 		       "zone); write elsewhere, e.g. under /tmp";

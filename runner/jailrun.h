@@ -15,7 +15,9 @@
  *   guard.h    internals shared by the guard*.c files
  *   view.c     --root mountinfo check, the one-shot jailfs mount
  *   gitdir.c   the main repository's git directory of a linked work tree
+ *   home.c     the jail's home directory, the toolchains exposed in it
  *   sandbox.c  namespaces, mounts, pivot_root, caps, seccomp, rlimits
+ *   mountfd.c  mounts attached through fds, without following a symlink
  *   capture.c  bounded output capture, timeout, tree kill
  *   termfilter.c  terminal escape sequences kept or dropped (termfilter.h)
  *   result.c   exit statuses and the --json result
@@ -43,6 +45,8 @@
 #define JR_JSON_DENIED (-100)
 #define JR_JSON_TIMEOUT (-101)
 
+struct jr_home;
+
 /*
  * The project as the jail shows it. The child sees the view at @project (the
  * project's own absolute path, i.e. the jailfs SOURCE); jailrun reaches the
@@ -61,6 +65,8 @@ struct jr_view {
 	/* paths where the jail's read-only root holds an empty file: the .git
 	 * files of the repository's other work trees, NULL-terminated or NULL */
 	char *const *placeholders;
+	/* the jail's home and what it masks (home.c), or NULL for none */
+	const struct jr_home *home;
 };
 
 /* ---- resolve.c ---- */
@@ -194,17 +200,79 @@ int jr_pwsh_param(const char *word);
 /*
  * The command's environment: jailrun's PATH LANG LC_* TERM TZ USER (names
  * holding TOKEN SECRET KEY PASSWORD CREDENTIAL or starting AWS_ GITHUB_
- * SSH_AUTH_SOCK left out), PATH when unset, HOME=/tmp/home, then each of the
+ * SSH_AUTH_SOCK left out), PATH when unset, HOME=@home, then each of the
  * @nlists NULL-terminated lists in order: NAME passes jailrun's value,
  * NAME=VALUE sets (a later value wins). At most @max entries. Returns a
  * malloc'ed NULL-terminated array whose strings point into environ, the
  * lists or small allocations (jailrun keeps them until it exits), or NULL
  * when out of memory.
  */
-char **jr_env_build(const char *const *const lists[], size_t nlists, int max);
+char **jr_env_build(const char *home, const char *const *const lists[], size_t nlists, int max);
 
 /* The value of @name in @envp, or NULL. */
 const char *jr_env_get(char *const *envp, const char *name);
+
+/* ---- home.c ---- */
+
+#define JR_HOME_EXPOSE 64 /* exposed directories: toolchains and [run] expose */
+#define JR_HOME_MASKS 64  /* DENIED entries masked in them */
+
+/* An entry of an exposed directory the jail shows empty (DENIED). */
+struct jr_mask {
+	char path[PATH_MAX]; /* absolute, the same in the jail and on the host */
+	bool is_dir;
+};
+
+struct jr_home {
+	char user[PATH_MAX]; /* the user's home on the host (canonical) */
+	char jail[PATH_MAX]; /* HOME in the jail: @user, or /tmp/home where @user cannot be */
+	/* the directory on the host bound at @jail (canonical); "" when the
+	 * default place could not be made: @jail is then the jail's own /tmp/home */
+	char host[PATH_MAX];
+	/* what the jail binds read-only at the same path: the toolchains that
+	 * exist, then [run] expose; NULL-terminated, malloc'ed strings */
+	char *expose[JR_HOME_EXPOSE + 1];
+	int nexpose;
+	struct jr_mask masks[JR_HOME_MASKS];
+	int nmasks;
+};
+
+/*
+ * Choose and make the jail home of @project (absolute, canonical): @dir
+ * (--home or [run] home) or the default, $XDG_STATE_HOME/jailrun/homes/
+ * NAME-HASH (~/.local/state/... without it; NAME the project's last
+ * component, HASH of its path). Created with mode 0700 where missing; it
+ * must be a directory of the caller's uid, not a symlink, and lie neither
+ * inside nor around @project or @mnt (the view's mountpoint, or NULL); its
+ * mode is set to 0700. Fills h->user, h->jail, h->host. Returns 0, or
+ * -EINVAL with a message in @err. When the default place fails, says so on
+ * stderr and returns 0 with h->host "" (a home emptied after the command).
+ * Not thread-safe (getpwuid).
+ */
+int jr_home_setup(struct jr_home *h, const char *project, const char *mnt, const char *dir,
+		  char *err, size_t errsz);
+
+/*
+ * Fill h->expose with the user's toolchain directories that exist
+ * (~/.rustup ~/.cargo/bin ~/.pyenv ~/.nvm ~/.local/bin) and then @extra
+ * ([run] expose; NULL-terminated, or NULL), leaving out each that the
+ * secrets profile or @policy (or NULL) makes DENIED, and h->masks with the
+ * DENIED entries found in the two levels below each (more than
+ * JR_HOME_MASKS: that directory is left out). Says what it leaves out on
+ * stderr. Returns 0 or -ENOMEM. Free with jr_home_release().
+ */
+int jr_home_expose(struct jr_home *h, const struct jf_policy *policy, const char *const *extra);
+
+/* Free what jr_home_expose() allocated. Idempotent. */
+void jr_home_release(struct jr_home *h);
+
+/*
+ * A command @name (no '/') the jail does not have: is it in a directory of
+ * @host_path (jailrun's own PATH, ':'-separated; relative entries are
+ * skipped) as an executable? Writes that directory to @dir (@size bytes).
+ * Returns 0, or -ENOENT.
+ */
+int jr_home_missing(const char *name, const char *host_path, char *dir, size_t size);
 
 /* ---- view.c ---- */
 
@@ -227,6 +295,15 @@ int jr_view_check_root(const char *mnt, char *source, char *mnt_out);
  * user without allow_other).
  */
 int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t errsz);
+
+/*
+ * Is the daemon of the jailfs view mounted at @mnt gone? Asks getxattr on the
+ * view's root, which always reaches the daemon (stat may be answered from the
+ * kernel's cache). Returns -ENOTCONN or -ECONNABORTED when the daemon is gone
+ * (its mount answers so from then on), else 0. Blocks while a live daemon
+ * does not answer. Thread-safe.
+ */
+int jr_view_gone(const char *mnt);
 
 /*
  * The git work tree holding @dir (absolute, canonical): the nearest directory
@@ -470,6 +547,30 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
  */
 int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
 		     int *status_fd);
+
+/* ---- mountfd.c: mounts below the jail home (run by the jail's pid 1,
+ * with the new root as the cwd) ---- */
+
+/*
+ * Open the mount point @path (an absolute jail path, taken below the cwd)
+ * O_PATH, making what is missing (directories 0755; the last component an
+ * empty file 0644 unless @is_dir), without following a symlink at any
+ * component. Returns the fd (O_CLOEXEC, the caller's) or a negative errno:
+ * ENOTDIR or ELOOP where a symlink or another type of file stands.
+ */
+int jr_mountpoint_open(const char *path, bool is_dir);
+
+/* A detached recursive clone of the mount at @src_fd with MOUNT_ATTR_*
+ * @attrs set. Returns its fd (O_CLOEXEC) or a negative errno. */
+int jr_mount_clone(int src_fd, uint64_t attrs);
+
+/* A detached empty read-only tmpfs (nosuid, nodev, noexec, mode 0555).
+ * Returns its fd (O_CLOEXEC) or a negative errno. */
+int jr_mount_empty_dir(void);
+
+/* Attach the detached mount @tree at jr_mountpoint_open(@path, @is_dir).
+ * Closes @tree. Returns 0 or a negative errno. */
+int jr_mount_attach(int tree, const char *path, bool is_dir);
 
 /* Status record pid-1 writes to the status pipe. */
 struct jr_status_msg {

@@ -32,7 +32,7 @@
 #define MAX_LIST 256
 
 struct opts {
-	const char *root, *source, *policy_file, *cwd, *audit, *request;
+	const char *root, *source, *policy_file, *cwd, *audit, *request, *home;
 	bool shell, net, json, check_only, plain_root, no_git_root;
 	uint64_t timeout_ms, max_output, grace_ms;
 	bool timeout_set, max_output_set;
@@ -89,7 +89,10 @@ static const char usage_text[] =
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the built-in profiles secrets + project);\n"
 	"                      its [run] section adds deny_exec, allow_exec, env,\n"
-	"                      expose, timeout, max_output\n"
+	"                      expose, home, timeout, max_output\n"
+	"  --home DIR          the host directory shown as HOME (default: [run] home,\n"
+	"                      else one per project, kept between commands, in\n"
+	"                      $XDG_STATE_HOME/jailrun/homes/ or ~/.local/state/...)\n"
 	"  --cwd DIR           working directory inside the view (relative to the\n"
 	"                      view's root, or absolute under the project path);\n"
 	"                      default: see --source, or the root with --root\n"
@@ -172,7 +175,11 @@ static const char usage_text[] =
 	"The jail: the project at its own path (rw per the policy, nosuid, nodev),\n"
 	"a linked work tree's main git directory (see --source),\n"
 	"/usr /bin /sbin /lib* read-only, a reduced /etc, fresh /proc, minimal /dev,\n"
-	"private /tmp (HOME=/tmp/home), no home directory, no host sockets.\n"
+	"private /tmp, no host sockets. HOME is the project's own jail home, at the\n"
+	"user's home path, kept between commands (caches, logs); of the host's home\n"
+	"only ~/.rustup ~/.cargo/bin ~/.pyenv ~/.nvm ~/.local/bin, read-only, and\n"
+	"never a DENIED entry. A command only the host has: exit 127, and how to\n"
+	"expose it.\n"
 	"no_new_privs, no capabilities, seccomp (mount, unshare, setns, ptrace, bpf,\n"
 	"keyctl, io_uring, kexec, modules, open_by_handle_at... fail with EPERM).\n"
 	"Environment: only PATH LANG LC_* TERM TZ USER, HOME, and --env / [run] env;\n"
@@ -304,6 +311,7 @@ enum {
 	OPT_RL_FSIZE,
 	OPT_PLAIN_ROOT,
 	OPT_NO_GIT_ROOT,
+	OPT_HOME,
 };
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -312,6 +320,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"source", required_argument, NULL, OPT_SOURCE},
 		{"no-git-root", no_argument, NULL, OPT_NO_GIT_ROOT},
+		{"home", required_argument, NULL, OPT_HOME},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"cwd", required_argument, NULL, OPT_CWD},
@@ -414,6 +423,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_GIT_ROOT:
 			o->no_git_root = true;
+			break;
+		case OPT_HOME:
+			o->home = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -551,10 +563,10 @@ static const char *const *run_list(const struct jf_policy *policy, const char *k
 }
 
 static char **build_env(const struct opts *o, const struct jf_policy *mount_run,
-			const struct jf_policy *policy)
+			const struct jf_policy *policy, const char *home)
 {
 	const char *const *lists[] = {run_list(mount_run, "env"), run_list(policy, "env"), o->env};
-	char **envp = jr_env_build(lists, ARRAY_SIZE(lists), MAX_LIST * 3);
+	char **envp = jr_env_build(home, lists, ARRAY_SIZE(lists), MAX_LIST * 3);
 
 	if (!envp)
 		die("out of memory");
@@ -579,6 +591,7 @@ struct run {
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
 	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
 	struct jr_oneshot gitdir_oneshot;
+	struct jr_home home; /* the jail home, the toolchains and [run] expose */
 };
 
 /* Is the git work tree @top too wide to become the view: / or the home
@@ -702,6 +715,26 @@ static void setup_view(struct run *r)
 	merge_expose(r);
 	if (!r->o.root)
 		setup_gitdir(r);
+}
+
+/* The jail home: --home, else [run] home of --policy, else of the view
+ * (--root), else the default; the toolchains and [run] expose on top. */
+static void setup_home(struct run *r)
+{
+	const char *dir = r->o.home;
+	char err[PATH_MAX * 2 + 160];
+
+	if (!dir)
+		dir = run_list(r->policy, "home")[0];
+	if (!dir)
+		dir = run_list(r->mount_run, "home")[0];
+	if (jr_home_setup(&r->home, r->view.project, r->o.root ? r->view.host : NULL, dir, err,
+			  sizeof(err)) < 0)
+		die("%s", err);
+	if (jr_home_expose(&r->home, r->policy, r->expose) < 0)
+		die("out of memory");
+	r->view.home = &r->home;
+	r->view.expose = (const char *const *)r->home.expose;
 }
 
 static void setup_cwd(struct run *r)
@@ -839,6 +872,30 @@ static void abort_views(struct run *r, struct jr_outcome *oc)
 	snprintf(oc->broken + n, sizeof(oc->broken) - n, "; the view was aborted");
 }
 
+/*
+ * --root: the view's daemon is not our child, so its death does not end the
+ * run (a one-shot's does, jr_spawn.view_pidfds); once the command has ended,
+ * a mount that answers ENOTCONN says the daemon died under it, and whatever
+ * the command did since then failed for that reason. The daemon is not asked
+ * to flush its audit log (nothing answers); what it wrote is still read.
+ */
+static void check_root_view(struct run *r, struct jr_outcome *oc)
+{
+	int e;
+
+	if (!r->o.root || oc->broken[0] || oc->stuck)
+		return;
+	e = jr_view_gone(r->view.host);
+	if (e == 0)
+		return;
+	/* the reason first: a long mountpoint is cut, not the reason */
+	snprintf(oc->broken, sizeof(oc->broken),
+		 "the jailfs daemon of the --root view is gone under the command (%s); "
+		 "unmount %.120s and mount it again",
+		 strerror(-e), r->view.host);
+	r->log.mnt = NULL;
+}
+
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
@@ -969,6 +1026,28 @@ static void setup_command(struct run *r)
 	r->argc = r->o.argc;
 }
 
+/* The command is nowhere in the jail's PATH: when the host has it, say where
+ * and how to show it (exit 127, as a shell's "not found"); -1 to go on
+ * otherwise (exec then reports it). */
+static int report_missing(const struct run *r, const char *name)
+{
+	char dir[PATH_MAX], msg[PATH_MAX * 2 + 512];
+	struct jr_report rep = {.error = msg, .error_status = 127};
+
+	if (jr_home_missing(name, getenv("PATH"), dir, sizeof(dir)) < 0 ||
+	    jr_map(&r->view, dir, msg, sizeof(msg)) == 0)
+		return -1;
+	snprintf(msg, sizeof(msg),
+		 "%s: not in the jail: the host has it in %s, which the jail does not show; "
+		 "to run it there, expose that directory read-only with 'expose = %s' in the "
+		 "[run] section of the policy (jailfs-policy(5), [run])",
+		 name, dir, dir);
+	say("%s", msg);
+	if (r->o.json)
+		jr_result_print(&rep);
+	return 127;
+}
+
 /* Run the guardrails; fills @exec_path with the file the jail will execve
  * ("" when not found: execvp reports it). Returns -1 to go on, else the exit
  * status to return (refused, or --check). */
@@ -977,7 +1056,7 @@ static int decide(struct run *r, char *exec_path)
 	struct jr_guard g = {.view = &r->view,
 			     .cwd = r->cwd,
 			     .path_env = jr_env_get(r->envp, "PATH"),
-			     .home = "/tmp/home",
+			     .home = r->home.jail,
 			     .envp = r->envp,
 			     .shell = r->o.shell,
 			     .deny = r->deny,
@@ -1003,8 +1082,11 @@ static int decide(struct run *r, char *exec_path)
 			fprintf(stderr, "jailrun: allowed\n");
 		return 0;
 	}
-	if (jr_find_exec(&r->view, r->cwd, g.path_env, r->argv[0], exec_path, NULL) < 0)
+	if (jr_find_exec(&r->view, r->cwd, g.path_env, r->argv[0], exec_path, NULL) < 0) {
 		exec_path[0] = '\0';
+		if (!r->o.shell)
+			return report_missing(r, r->argv[0]);
+	}
 	return -1;
 }
 
@@ -1073,9 +1155,10 @@ int main(int argc, char **argv)
 	load_policy(&r);
 	setup_command(&r);
 	setup_view(&r);
+	setup_home(&r);
 	apply_defaults(&r);
 	setup_cwd(&r);
-	r.envp = build_env(&r.o, r.mount_run, r.policy);
+	r.envp = build_env(&r.o, r.mount_run, r.policy, r.home.jail);
 	build_lists(&r);
 	e = decide(&r, exec_path);
 	if (e >= 0)
@@ -1117,6 +1200,7 @@ int main(int argc, char **argv)
 	e = jr_run(&s, r.o.timeout_ms, r.o.grace_ms, r.o.max_output, !r.o.json, oc);
 	if (oc->stuck)
 		abort_views(&r, oc);
+	check_root_view(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	e = finish(&r, oc, e);
@@ -1126,6 +1210,7 @@ int main(int argc, char **argv)
 	jf_policy_free(r.policy);
 	jf_policy_free(r.mount_run);
 	jr_gitdir_release(&r.gitdir);
+	jr_home_release(&r.home);
 	json_decref(request);
 	return e;
 }

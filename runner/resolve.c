@@ -12,8 +12,10 @@
  *   main git directory
  *   jf_system_dirs (sysdirs.h) -> the same host path (read-only binds)
  *   /etc/<jr_etc_entries>    -> the same host path
- *   exposed paths            -> the same host path
- *   anything else            -> not visible (home, /run, host /tmp, sockets)
+ *   exposed paths            -> the same host path, but for their masked
+ *                               (DENIED) entries
+ *   the jail's HOME          -> the jail home's directory on the host
+ *   anything else            -> not visible (/run, host /tmp, sockets)
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -96,9 +98,18 @@ int jr_map(const struct jr_view *v, const char *jail, char *host, size_t size)
 		}
 		return -ENOENT;
 	}
+	for (int i = 0; v->home && i < v->home->nmasks; i++)
+		if (jr_path_under(jail, v->home->masks[i].path))
+			return -EACCES;
 	for (const char *const *x = v->expose; x && *x; x++)
 		if (jr_path_under(jail, *x))
 			goto same;
+	if (v->home && v->home->host[0] && jr_path_under(jail, v->home->jail)) {
+		if ((size_t)snprintf(host, size, "%s%s", v->home->host,
+				     jail + strlen(v->home->jail)) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
 	return -ENOENT;
 same:
 	if ((size_t)snprintf(host, size, "%s", jail) >= size)

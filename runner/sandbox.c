@@ -14,13 +14,22 @@
  *                           (bounded like /tmp, by shm_size)
  *   /proc                   a fresh proc of the new PID namespace; /proc/sys,
  *                           sysrq-trigger, irq, bus, fs read-only
- *   /tmp                    private tmpfs (HOME is /tmp/home) of at most
- *                           tmp_size bytes (tmpfs_options)
+ *   /tmp                    private tmpfs of at most tmp_size bytes
+ *                           (tmpfs_options)
+ *   HOME                    the jail home (home.c), read-write, nosuid,nodev,
+ *                           at the user's own home path (or /tmp/home)
  *   PROJECT                 the jailfs view at the project's own path, nosuid,nodev
  *   COMMON                  when the project is a linked work tree: the view of
  *                           the main repository's git directory at its own path
  *   other work trees' .git  empty files in the read-only root (placeholders)
- *   [run] expose            read-only binds at the same path
+ *   toolchains, [run] expose  read-only binds at the same path, their DENIED
+ *                           entries covered by an empty read-only tmpfs (a
+ *                           directory) or /dev/null (a file)
+ *
+ * What is mounted below HOME (the project, toolchains, placeholders...)
+ * lands in a directory the command writes to and that outlives it: those
+ * mounts go through mountfd.c, never a path that could follow a symlink the
+ * command left there.
  *
  * The tmpfs root is made read-only at the end. Binds take their source from
  * O_PATH fds opened before anything is mounted, so a project or mountpoint
@@ -87,6 +96,10 @@ struct bind {
 struct plan {
 	struct bind b[64];
 	int n;
+	/* the home first, then the exposed paths: opened before anything is
+	 * mounted, bound after the project */
+	struct bind late[JR_HOME_EXPOSE + 1];
+	int nlate;
 	int status_fd;
 	int gitdir_fd; /* O_PATH fd of the git directory's view, or -1 */
 };
@@ -115,27 +128,28 @@ _printf_(2, 3) static _Noreturn void fail(int fd, const char *fmt, ...)
 	_exit(JR_EXIT_ERROR);
 }
 
-static void plan_add(struct plan *p, const char *jail, const char *host, bool ro)
+/* Add a bind of @host at @jail to @v (@n entries of at most @max). */
+static void bind_add(struct bind *v, int *n, int max, const char *jail, const char *host, bool ro)
 {
 	struct bind *b;
 	struct stat st;
 
-	if (p->n >= (int)ARRAY_SIZE(p->b) || lstat(host, &st) < 0)
+	if (*n >= max || lstat(host, &st) < 0)
 		return;
-	b = &p->b[p->n++];
+	b = &v[(*n)++];
 	memset(b, 0, sizeof(*b));
 	snprintf(b->path, sizeof(b->path), "%s", jail);
 	b->ro = ro;
 	b->fd = -1;
 	if (S_ISLNK(st.st_mode) && strncmp(jail, "/etc/", 5) != 0) {
-		ssize_t n = readlink(host, b->link, sizeof(b->link) - 1);
+		ssize_t len = readlink(host, b->link, sizeof(b->link) - 1);
 
-		b->link[n > 0 ? n : 0] = '\0';
+		b->link[len > 0 ? len : 0] = '\0';
 		return;
 	}
 	b->fd = open(host, O_PATH | O_CLOEXEC);
 	if (b->fd < 0 || fstat(b->fd, &st) < 0) {
-		p->n--;
+		(*n)--;
 		return;
 	}
 	b->is_dir = S_ISDIR(st.st_mode);
@@ -150,6 +164,11 @@ static void plan_add(struct plan *p, const char *jail, const char *host, bool ro
 			b->copy = true;
 		}
 	}
+}
+
+static void plan_add(struct plan *p, const char *jail, const char *host, bool ro)
+{
+	bind_add(p->b, &p->n, ARRAY_SIZE(p->b), jail, host, ro);
 }
 
 static void mkdir_p(const char *path, mode_t mode)
@@ -229,6 +248,70 @@ static void do_bind(const struct plan *p, const struct bind *b, uint64_t attrs)
 		return; /* device nodes: flags of a bound node change nothing */
 	if (set_attr(target, attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0), true) < 0)
 		fail(p->status_fd, "remount %s", b->path);
+}
+
+/* Bind @b below the jail home (mountfd.c): the mount point found without
+ * following a symlink, the attributes set before the mount is attached. */
+static void bind_below_home(const struct plan *p, const struct bind *b, uint64_t attrs)
+{
+	int tree, e;
+
+	if (b->link[0] || b->copy)
+		return; /* a symlink would be left in the home for good: not shown */
+	tree = jr_mount_clone(b->fd, attrs | (b->ro ? MOUNT_ATTR_RDONLY : 0));
+	if (tree < 0) {
+		errno = -tree;
+		fail(p->status_fd, "clone %s", b->path);
+	}
+	e = jr_mount_attach(tree, b->path, b->is_dir);
+	if (e < 0) {
+		errno = -e;
+		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
+		     b->path);
+	}
+}
+
+/* Cover the DENIED entry @m of an exposed directory: an empty read-only
+ * tmpfs over a directory, the jail's /dev/null over a file. */
+static void mask(const struct plan *p, const struct jr_mask *m)
+{
+	struct bind null = {.fd = -1, .ro = true};
+	int tree, e;
+
+	if (!m->is_dir) {
+		null.fd = open("./dev/null", O_PATH | O_CLOEXEC);
+		snprintf(null.path, sizeof(null.path), "%s", m->path);
+		if (null.fd < 0)
+			fail(p->status_fd, "open /dev/null");
+		bind_below_home(p, &null, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+		close(null.fd);
+		return;
+	}
+	tree = jr_mount_empty_dir();
+	if (tree < 0) {
+		errno = -tree;
+		fail(p->status_fd, "tmpfs over %s", m->path);
+	}
+	e = jr_mount_attach(tree, m->path, true);
+	if (e < 0) {
+		errno = -e;
+		fail(p->status_fd, "mount point %s (a symlink or another type of file there?)",
+		     m->path);
+	}
+}
+
+/* Is a directory of the host bound as the jail home (plan.late[0])? */
+static bool home_bound(const struct jr_spawn *s)
+{
+	return s->view->home && s->view->home->host[0];
+}
+
+/* Does the jail path @path lie below the jail home (where the command
+ * writes)? */
+static bool below_home(const struct jr_spawn *s, const char *path)
+{
+	return s->view->home && jr_path_under(path, s->view->home->jail) &&
+	       strcmp(path, s->view->home->jail) != 0;
 }
 
 /* Could a process of our uid and groups, without capabilities, read @st?
@@ -334,6 +417,7 @@ static void etc_check(bool *left_out)
 
 static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc_left_out)
 {
+	const struct jr_home *h = s->view->home;
 	char jail[PATH_MAX];
 
 	for (const char *const *d = jf_system_dirs; *d; d++)
@@ -350,6 +434,13 @@ static void plan_build(struct plan *p, const struct jr_spawn *s, const bool *etc
 		snprintf(jail, sizeof(jail), "/dev/%s", *e);
 		plan_add(p, jail, jail, false);
 	}
+	if (h && h->host[0]) {
+		bind_add(p->late, &p->nlate, ARRAY_SIZE(p->late), h->jail, h->host, false);
+		if (p->nlate != 1 || !p->late[0].is_dir)
+			fail(p->status_fd, "open the jail home %s", h->host);
+	}
+	for (const char *const *x = s->view->expose; x && *x; x++)
+		bind_add(p->late, &p->nlate, ARRAY_SIZE(p->late), *x, *x, true);
 }
 
 /*
@@ -414,14 +505,21 @@ static void mount_proc(const struct plan *p)
 
 /* Empty files at @paths (best effort: a path the root cannot hold is left
  * out; git then only takes that work tree for a deleted one). */
-static void make_placeholders(char *const *paths)
+static void make_placeholders(const struct jr_spawn *s)
 {
 	char target[PATH_MAX + 2];
 
-	for (; paths && *paths; paths++) {
+	for (char *const *paths = s->view->placeholders; paths && *paths; paths++) {
 		char *slash;
 		int fd;
 
+		if (below_home(s, *paths)) {
+			/* the file stays in the home: made like a mount point */
+			fd = jr_mountpoint_open(*paths, false);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		snprintf(target, sizeof(target), ".%s", *paths);
 		slash = strrchr(target, '/');
 		*slash = '\0';
@@ -463,25 +561,22 @@ static void build_root(struct plan *p, const struct jr_spawn *s, int view_fd)
 	if (mount("tmpfs", "./tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		fail(p->status_fd, "tmpfs /tmp");
 	mkdir("./tmp/home", 0700);
+	if (home_bound(s))
+		do_bind(p, &p->late[0], sys_attrs);
 	snprintf(proj.path, sizeof(proj.path), "%s", s->view->project);
-	do_bind(p, &proj, sys_attrs);
+	(below_home(s, proj.path) ? bind_below_home : do_bind)(p, &proj, sys_attrs);
 	if (p->gitdir_fd >= 0) {
 		struct bind gd = {.fd = p->gitdir_fd, .is_dir = true, .ro = false};
 
 		snprintf(gd.path, sizeof(gd.path), "%s", s->view->gitdir->project);
-		do_bind(p, &gd, sys_attrs);
+		(below_home(s, gd.path) ? bind_below_home : do_bind)(p, &gd, sys_attrs);
 	}
-	make_placeholders(s->view->placeholders);
-	for (const char *const *x = s->view->expose; x && *x; x++) {
-		struct plan one = {.status_fd = p->status_fd};
-
-		plan_add(&one, *x, *x, true);
-		if (one.n == 1) {
-			do_bind(&one, &one.b[0], sys_attrs);
-			if (one.b[0].fd >= 0)
-				close(one.b[0].fd);
-		}
-	}
+	make_placeholders(s);
+	for (int i = home_bound(s) ? 1 : 0; i < p->nlate; i++)
+		(below_home(s, p->late[i].path) ? bind_below_home : do_bind)(p, &p->late[i],
+									     sys_attrs);
+	for (int i = 0; s->view->home && i < s->view->home->nmasks; i++)
+		mask(p, &s->view->home->masks[i]);
 	/* pivot_root(".", "."): the old root ends up on top, detach it */
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
 		fail(p->status_fd, "pivot_root");
@@ -822,6 +917,9 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	for (int i = 0; i < p->n; i++)
 		if (p->b[i].fd >= 0)
 			close(p->b[i].fd);
+	for (int i = 0; i < p->nlate; i++)
+		if (p->late[i].fd >= 0)
+			close(p->late[i].fd);
 	close(view_fd);
 	if (p->gitdir_fd >= 0)
 		close(p->gitdir_fd);

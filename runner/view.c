@@ -147,6 +147,14 @@ int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t
 	return jf_policy_parse(name, text, (size_t)n, out, err, errsz);
 }
 
+int jr_view_gone(const char *mnt)
+{
+	if (getxattr(mnt, JF_RUN_XATTR, NULL, 0) < 0 &&
+	    (errno == ENOTCONN || errno == ECONNABORTED))
+		return -errno;
+	return 0;
+}
+
 int jr_view_git_top(const char *dir, char *top)
 {
 	char cur[PATH_MAX], probe[PATH_MAX + 8];

@@ -16,7 +16,7 @@ sanitize=$2
 : "${JF_SRCDIR:?}" "${JF_BUILDDIR:?}"
 dir=$JF_BUILDDIR/sanitize-$name
 reports=$dir/sanitizer-reports
-tests=${JF_SANITIZE_TESTS:-mount mount-posix-safe mount-escape mount-lifecycle mount-bigtree mount-watch mount-handles race mount-audit}
+tests=${JF_SANITIZE_TESTS:-mount mount-posix-safe mount-escape mount-lifecycle mount-bigtree mount-watch mount-handles mount-nullfh race mount-audit}
 start=$SECONDS
 
 if [ -n "${JF_SANITIZE_NESTED:-}" ]; then

@@ -43,7 +43,7 @@ kill -TERM $$
 EOF
 printf 'printf "\\377\\376ok"\n' >"$P/badutf8.sh"
 cat >"$P/secret.sh" <<EOF
-cat "$T/host-secret"; cat /proc/1/environ; ls /root /home /run 2>&1; echo; ls /proc | grep -c '^[0-9]'
+cat "$T/host-secret"; cat /proc/1/environ; ls -A /root /home /run 2>&1; echo; ls /proc | grep -c '^[0-9]'
 EOF
 cat >"$P/spawn.sh" <<'EOF'
 setsid sleep 601 >/dev/null 2>&1 &
@@ -253,7 +253,7 @@ out=$("$J" "${R[@]}" -- sh secret.sh 2>&1)
 check "the host's /proc/1/environ is unreachable" bash -c '! grep -q hostmarker1234 <<<"$1"' _ "$out"
 nproc=$(grep -E '^[0-9]+$' <<<"$out" | tail -n 1)
 check "only the jail's processes are visible ($nproc)" eval '[ -n "$nproc" ] && [ "$nproc" -lt 10 ]'
-check "no /root, /home, /run" eval '[ $(grep -cE "access .(/root|/home|/run).: No such file" <<<"$out") -eq 3 ]'
+check "no /home, /run; /root is the jail home, not the host's" eval '[ $(grep -cE "access .(/home|/run).: No such file" <<<"$out") -eq 2 ] && ! grep -qx ".ssh" <<<"$out"'
 out=$("$J" "${R[@]}" -- sh wall.sh 9</etc/hostname 2>/dev/null)
 check "read-only system, no unshare/mount/sysctl, no shadow, no docker.sock" bash -c '! grep -qE "WROTE|UNSHARE OK|MOUNT OK|SYSCTL OK|SHADOW|DOCKER" <<<"$1"' _ "$out"
 check "no leaked fd (only 0 1 2 and ls's own)" grep -q "^0 1 2 3 CapEff" <<<"$out"
@@ -266,7 +266,7 @@ check "--net keeps the host's interfaces" bash -c '[ "$(tail -n 1 <<<"$1" | wc -
 
 # ---- environment ----
 out=$(MY_API_TOKEN=t1 AWS_REGION=x LC_SECRET_KEY=z FOO=1 LANG=C.UTF-8 "$J" "${R[@]}" -- sh env.sh)
-check "env: allowlist only, HOME private" bash -c 'grep -q "^LANG=C.UTF-8" <<<"$1" && grep -q "^HOME=/tmp/home" <<<"$1" && ! grep -qE "^(MY_API_TOKEN|AWS_REGION|LC_SECRET_KEY|FOO)=" <<<"$1"' _ "$out"
+check "env: allowlist only, HOME the jail home at the user's path" bash -c 'grep -q "^LANG=C.UTF-8" <<<"$1" && grep -qx "HOME=$(realpath ~)" <<<"$1" && ! grep -qE "^(MY_API_TOKEN|AWS_REGION|LC_SECRET_KEY|FOO)=" <<<"$1"' _ "$out"
 out=$(MY_API_TOKEN=t1 "$J" "${R[@]}" --env MY_API_TOKEN --env FOO=bar -- sh env.sh)
 check "--env NAME passes a secret-looking name named exactly; NAME=VALUE sets" bash -c 'grep -q "^MY_API_TOKEN=t1" <<<"$1" && grep -q "^FOO=bar" <<<"$1"' _ "$out"
 
@@ -417,6 +417,25 @@ check "--root on a stale mount: 125 with a reason ($err)" eval '[ $rc -eq 125 ] 
 js=$("$J" --json --root "$S" -- true 2>/dev/null)
 check "... and under --json a result with error" [ "$(jq -c '[.exit_code, (.error | test("gone"))]' <<<"$js")" = '[125,true]' ]
 umount -l "$S"
+# a --root view whose daemon dies under the command: the result says so
+D=$T/dies
+mkdir -p "$D"
+"$F" -f "$P2" "$D" &
+dpid=$!
+for _ in $(seq 50); do mountpoint -q "$D" && break; sleep 0.1; done
+printf 'sleep 2\nls >/dev/null 2>&1\ntrue\n' >"$P2/dies.sh"
+(cd "$P2" && "$J" --root "$D" --json -- sh dies.sh >"$T/dies.json" 2>/dev/null; echo $? >"$T/dies.rc") &
+jpid=$!
+sleep 1
+kill -KILL $dpid
+wait $dpid 2>/dev/null
+wait $jpid
+js=$(cat "$T/dies.json")
+check "--root, its daemon killed under the command: exit 125, error names ENOTCONN ($js)" \
+	[ "$(cat "$T/dies.rc")" = 125 -a "$(jq -c '[.exit_code, (.error // "" | test("gone.*not connected"))]' <<<"$js")" = '[125,true]' ]
+(cd "$P2" && "$J" --root "$D" -- true) 2>"$T/dies.err"
+check "... and --root on it afterwards says the daemon is gone" grep -q "daemon of this mount is gone" "$T/dies.err"
+umount -l "$D"
 "$J" --bogus -- true >/dev/null 2>&1
 check "an unknown option exits 2" [ $? -eq 2 ]
 js=$("$J" --json --timeout x -- true 2>/dev/null); rc=$?

@@ -181,6 +181,33 @@ static void test_hardlink_index(void **state)
 	assert_string_equal(mu_slurp(mu_s(&t, "store/a/x")), "pkg\nw");
 	assert_string_equal(mu_slurp(mu_v(&t, "ext")), "ext\n");
 	assert_write_refused(mu_v(&t, "ext"), O_WRONLY);
+	/* its inode is shared with the name outside SOURCE: read-only; its
+	 * name in SOURCE is SAFE and may go (git gc of a local clone) */
+	assert_errno(chmod(mu_v(&t, "ext"), 0666), EROFS);
+	assert_errno(truncate(mu_v(&t, "ext"), 0), EROFS);
+	assert_ok(rename(mu_v(&t, "ext"), mu_v(&t, "ext2")));
+	mu_write(&t, "repl", "new\n");
+	assert_ok(rename(mu_v(&t, "repl"), mu_v(&t, "ext2")));
+	assert_string_equal(mu_slurp(mu_v(&t, "ext2")), "new\n");
+	assert_string_equal(mu_slurp(pol), "ext\n");
+	assert_ok(link(pol, mu_s(&t, "ext")));
+	assert_ok(unlink(mu_v(&t, "ext")));
+	assert_ok(stat(pol, &st));
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	/* rustc's incremental cache: a file linked through the view into a
+	 * session directory, which is then renamed (mv would copy on EXDEV) */
+	assert_ok(mkdir(mu_v(&t, "s0"), 0755));
+	assert_ok(mkdir(mu_v(&t, "s1-working"), 0755));
+	assert_ok(mu_sh("echo obj > '%s'", mu_v(&t, "s0/dep-graph.bin")));
+	assert_ok(link(mu_v(&t, "s0/dep-graph.bin"), mu_v(&t, "s1-working/dep-graph.bin")));
+	assert_ok(rename(mu_v(&t, "s1-working"), mu_v(&t, "s1")));
+	assert_string_equal(mu_slurp(mu_v(&t, "s1/dep-graph.bin")), "obj\n");
+	/* a directory holding a file linked outside SOURCE moves too */
+	assert_ok(mkdir(mu_v(&t, "d"), 0755));
+	assert_ok(link(pol, mu_s(&t, "d/ext")));
+	assert_ok(rename(mu_v(&t, "d"), mu_v(&t, "d2")));
+	assert_write_refused(mu_v(&t, "d2/ext"), O_WRONLY);
 	mu_umount(&t, SIGTERM);
 	/* hardlinks = zone keeps its meaning: no index, the name's own zone */
 	snprintf(pol, sizeof(pol), "%s/zone.ini", t.dir);

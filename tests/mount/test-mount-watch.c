@@ -4,7 +4,7 @@
  * creates, deletes and renames made on the host behind the view show
  * through kernel caches that would otherwise hold for 10 minutes; -o nowatch
  * keeps serving the cache; the watch limit; a file the host replaces right
- * after the view wrote it.
+ * after the view wrote it; what an inotify watcher in the view sees.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -355,6 +356,78 @@ static void test_watch_limit_warns(void **state)
  * the new file within moments instead of ESTALE until entry_timeout (red
  * team: ESTALE for 10 s and more with fast_open).
  */
+/* Within 1 s (50 tries, 20 ms apart): what README promises a poller. */
+#define WITHIN_1S(cond)                                                                            \
+	({                                                                                         \
+		bool _ok = false;                                                                  \
+		for (int _i = 0; _i < 50 && !(_ok = (cond)); _i++)                                 \
+			usleep(20000);                                                             \
+		_ok;                                                                               \
+	})
+
+/* The union of the masks of the inotify events pending on @ifd. */
+static uint32_t pending_events(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint32_t mask = 0;
+	ssize_t n;
+
+	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			mask |= ev->mask;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return mask;
+}
+
+/*
+ * A file watcher in the view (inotify on the view's inodes, as inotifywait,
+ * chokidar or watchdog use) sees the changes made through the mount, by any
+ * process (another jailrun --root session on the same mount): the kernel
+ * makes those events itself. It sees none of the host's: the daemon's FUSE
+ * notifications (inval_entry, inval_inode) drop the kernel's caches and
+ * make no fsnotify event, and the kernel has no notification that would
+ * (FUSE_NOTIFY_DELETE's d_delete() makes none either). A poller (stat,
+ * readdir) sees the host's changes within a second, through the watch.
+ */
+static void test_watcher_in_view(void **state)
+{
+	struct jf_mnt *m = *state;
+	int fd = cache_work_f(m);
+	int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	const uint32_t want = IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO |
+			      IN_MOVED_FROM | IN_ATTRIB;
+	uint32_t got;
+
+	close(fd);
+	assert_true(ifd >= 0);
+	assert_true(inotify_add_watch(ifd, mu_v(m, "work"), want) >= 0);
+	assert_true(absent(mu_v(m, "work/hostnew")));
+	assert_true(present(mu_v(m, "work/gone")));
+	mu_write(m, "work/hostnew", "new\n");
+	mu_write(m, "work/f", "edited on the host\n");
+	assert_int_equal(unlink(mu_s(m, "work/gone")), 0);
+	assert_true(WITHIN_1S(present(mu_v(m, "work/hostnew"))));
+	assert_true(WITHIN_1S(has_size(mu_v(m, "work/f"), 19)));
+	assert_true(WITHIN_1S(absent(mu_v(m, "work/gone"))));
+	assert_true(WITHIN_1S(mu_dir_has(mu_v(m, "work"), "hostnew")));
+	usleep(300000);
+	got = pending_events(ifd);
+	print_message("host changes: inotify mask %#x\n", got);
+	assert_int_equal(got & want, 0);
+	/* another process, through the view */
+	assert_int_equal(mu_sh("echo v > '%s' && echo more >> '%s' && rm '%s'",
+			       mu_v(m, "work/viewnew"), mu_v(m, "work/f"), mu_v(m, "work/hostnew")),
+			 0);
+	assert_true(EVENTUALLY(((got |= pending_events(ifd)) &
+				(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE)) ==
+			       (IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE)));
+	close(ifd);
+}
+
 static void test_host_replaces_own_file(void **state)
 {
 	struct jf_mnt *m = *state;
@@ -392,6 +465,9 @@ int main(int argc, char **argv)
 						mu_std_teardown),
 		cmocka_unit_test(test_watch_limit_warns),
 		mu_std_test(test_host_replaces_own_file),
+		cmocka_unit_test_setup_teardown(test_watcher_in_view, watch_setup, mu_std_teardown),
+		cmocka_unit_test_setup_teardown(test_watcher_in_view, watch_fast_setup,
+						mu_std_teardown),
 		mu_fast_open_test(test_host_replaces_own_file),
 	};
 

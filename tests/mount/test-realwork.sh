@@ -22,7 +22,10 @@
 # make test; grep -r; a tar round trip; reading /usr/include/stdio.h; a
 # `cd sub && ... && cd ..` shell string; and refusals checked for their
 # reason (--json `denied`, `rule`, `reason`): cat .env, writing
-# .git/hooks/pre-commit, cat ../../etc/passwd, curl denied by the policy.
+# .git/hooks/pre-commit, cat ../../etc/passwd, curl denied by the policy;
+# then python3's sqlite3 (realwork-sqlite.py): a committed database read
+# (every mode, --read-only too), the WAL, DELETE and TRUNCATE journal modes and two processes writing one database at once
+# (WAL and DELETE), each database checked by the host's sqlite3 after.
 # Every step runs in every mode even after a failure; a table of passes and
 # failures per mode ends the output, and any failure fails the test.
 # Environment: JF_REALWORK_MODES (space-separated subset of the modes).
@@ -52,6 +55,11 @@ done
 [ -f "$tarball" ] || { echo "FAIL  $tarball missing: apt-get install linux-source-6.1"; exit 1; }
 /usr/bin/python3 -c 'import ensurepip' 2>/dev/null ||
 	{ echo "FAIL  python3 -m venv needs ensurepip: apt-get install python3-venv"; exit 1; }
+
+sqlite_script=$(dirname "${BASH_SOURCE[0]}")/realwork-sqlite.py
+sqlite_script=$(realpath "$sqlite_script")
+/usr/bin/python3 -c 'import sqlite3' 2>/dev/null ||
+	{ echo "FAIL  python3 has no sqlite3 module"; exit 1; }
 
 # Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
 work=$(mktemp -d /var/tmp/jf-realwork.XXXXXX)
@@ -88,6 +96,8 @@ cp -a /usr/lib/node_modules/npm/node_modules/ini "$tmpl/pkg" &&
 	git add .gitignore tools/lib tools/scripts lib include pkg
 	git commit -q -m "import tools/lib and the bootconfig parser"
 	mv "$work/$lx/scripts" "$work/$lx/arch" .
+	cp "$sqlite_script" scripts/sqlite-session.py
+	python3 scripts/sqlite-session.py make scripts/sample.db
 	git add tools/bootconfig scripts arch
 	git commit -q -m "import tools/bootconfig, scripts/diffconfig and two defconfigs"
 	git switch -q -c upstream-fix
@@ -265,6 +275,24 @@ chk_grep_secret() { [ "$(field exit_code)" = 1 ] && [ -z "$(field stdout)" ] && 
 chk_hook() { failed_cleanly && erofs && [ ! -e "$repo/.git/hooks/pre-commit" ]; }
 chk_escape() { refused path-outside-view && ! in_any -q '^root:'; }
 chk_curl() { refused exec-denylist && [[ $(field reason) == *curl* ]]; }
+# db_ok FILE ROWS: the host's sqlite3 finds FILE intact and holding ROWS rows.
+db_ok() {
+	[ "$(/usr/bin/python3 - "$repo/$1" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+print(con.execute("PRAGMA integrity_check").fetchone()[0],
+      con.execute("SELECT count(*) FROM t").fetchone()[0])
+PY
+)" = "ok $2" ]
+}
+chk_sql_read() { in_out -qx 'read ok 150'; }
+chk_sql_wal() { in_out -qx 'wal ok 190' && db_ok db/wal.db 190; }
+chk_sql_delete() {
+	in_out -qx 'delete ok 190' && db_ok db/delete.db 190 && [ ! -e "$repo/db/delete.db-journal" ]
+}
+chk_sql_truncate() { in_out -qx 'truncate ok 190' && db_ok db/truncate.db 190; }
+chk_sql_two_wal() { in_out -qx 'two wal ok 200' && db_ok db/two-wal.db 200; }
+chk_sql_two_del() { in_out -qx 'two delete ok 200' && db_ok db/two-delete.db 200; }
 
 session() {
 	step git-status R chk_status -- git status --porcelain=v1 -b
@@ -300,6 +328,14 @@ session() {
 	step hook-write X chk_hook -- cp tools/bootconfig/Makefile .git/hooks/pre-commit
 	step escape X chk_escape -- cat ../../../../../../../../etc/passwd
 	step curl X chk_curl --policy "$policy" -- curl -sS http://example.invalid/
+	# SQLite fsyncs the database's directory (a FSYNCDIR without a handle
+	# in a view's zero-message listings) and locks through the view
+	step sqlite-read R chk_sql_read -- python3 scripts/sqlite-session.py read scripts/sample.db
+	step sqlite-wal W chk_sql_wal -- python3 scripts/sqlite-session.py wal
+	step sqlite-delete W chk_sql_delete -- python3 scripts/sqlite-session.py delete
+	step sqlite-trunc W chk_sql_truncate -- python3 scripts/sqlite-session.py truncate
+	step sqlite-2-wal W chk_sql_two_wal -- python3 scripts/sqlite-session.py two wal
+	step sqlite-2-del W chk_sql_two_del -- python3 scripts/sqlite-session.py two delete
 }
 
 # ---------------------------------------------------------------- the modes

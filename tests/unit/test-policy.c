@@ -1281,7 +1281,10 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
 		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, env, "
-		  "expose, timeout, max_output, tmp_size or shm_size)");
+		  "expose, home, timeout, max_output, tmp_size or shm_size)");
+	PARSE_ERR("[run]\nhome = rel\n", "t.ini:2: home entry 'rel' is not an absolute path");
+	PARSE_ERR("[run]\nhome = /a, /b\n", "t.ini:2: home takes one path");
+	PARSE_ERR("[run]\nhome = /a\nhome = /b\n", "t.ini:3: home takes one path");
 	PARSE_ERR("[run]\ntmp_size = 0\n", "t.ini:2: tmp_size must be above 0 (or unlimited)");
 	PARSE_ERR("[run]\nshm_size = 1G\nshm_size = 2G\n",
 		  "t.ini:3: duplicate key 'shm_size' in [run]");
@@ -1306,10 +1309,10 @@ static void test_parse_errors(void **state)
  * same [run] lists and numbers; a policy without [run] gives "[run]\n". */
 static void test_run_format(void **state)
 {
-	struct jf_policy *p =
-		parse_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
-			 "deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
-			 "expose = /opt/sdk\ntimeout = 300\nmax_output = unlimited\n");
+	struct jf_policy *p = parse_ok(
+		"[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
+		"deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
+		"expose = /opt/sdk\nhome = /var/h\ntimeout = 300\nmax_output = unlimited\n");
 	struct jf_policy *q;
 	char *text = NULL;
 	int n;
@@ -1318,12 +1321,14 @@ static void test_run_format(void **state)
 	n = jf_policy_run_format(p, &text);
 	assert_true(n > 0);
 	assert_int_equal(n, strlen(text));
-	assert_string_equal(text, "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
-				  "env = A, B=x y#z\nexpose = /opt/sdk\ntimeout = 300\n"
-				  "max_output = unlimited\n");
+	assert_string_equal(text,
+			    "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
+			    "env = A, B=x y#z\nexpose = /opt/sdk\nhome = /var/h\ntimeout = 300\n"
+			    "max_output = unlimited\n");
 	q = parse_ok(text);
 	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
 	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
+	assert_string_equal(jf_policy_run_list(q, "home")[0], "/var/h");
 	assert_int_equal(jf_policy_run_number(q, "timeout_ms"), 300000);
 	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
 	free(text);

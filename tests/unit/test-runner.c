@@ -878,6 +878,71 @@ static void test_resolve(void **state)
 	(void)state;
 }
 
+/* The jail home (home.c): where it is, what it refuses, what the jail maps
+ * there, the exposed directories' DENIED entries, a command only the host
+ * has. */
+static void test_home(void **state)
+{
+	static struct jr_home h;
+	struct jr_view v = view;
+	char base[] = "/var/tmp/jf-home-unit-XXXXXX", p[PATH_MAX], host[PATH_MAX],
+	     err[PATH_MAX * 3];
+	const char *extra[3] = {p, NULL, NULL};
+	char ssh[PATH_MAX];
+	struct stat st;
+
+	assert_non_null(mkdtemp(base));
+	setenv("HOME", base, 1);
+	/* inside the project: refused */
+	snprintf(p, sizeof(p), "%s/h", proj);
+	assert_int_equal(jr_home_setup(&h, proj, NULL, p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "inside the project"));
+	/* the default: $XDG_STATE_HOME/jailrun/homes/NAME-HASH, 0700; HOME in the
+	 * jail is the user's own (outside /tmp, which the jail makes itself) */
+	snprintf(p, sizeof(p), "%s/state", base);
+	setenv("XDG_STATE_HOME", p, 1);
+	assert_int_equal(jr_home_setup(&h, proj, NULL, NULL, err, sizeof(err)), 0);
+	unsetenv("XDG_STATE_HOME");
+	assert_string_equal(h.jail, base);
+	snprintf(p, sizeof(p), "%s/state/jailrun/homes/%s-", base, strrchr(proj, '/') + 1);
+	assert_true(strncmp(h.host, p, strlen(p)) == 0 && strlen(h.host) == strlen(p) + 16);
+	assert_int_equal(stat(h.host, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* a directory holding a DENIED entry: masked; a DENIED one: left out */
+	snprintf(p, sizeof(p), "%s/tool", base);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(ssh, sizeof(ssh), "%s/tool/secrets", base);
+	assert_int_equal(mkdir(ssh, 0755), 0);
+	snprintf(ssh, sizeof(ssh), "%s/.ssh", base);
+	assert_int_equal(mkdir(ssh, 0700), 0);
+	extra[1] = ssh;
+	assert_int_equal(jr_home_expose(&h, policy, extra), 0);
+	assert_int_equal(h.nexpose, 1);
+	assert_string_equal(h.expose[0], p);
+	assert_int_equal(h.nmasks, 1);
+	assert_true(h.masks[0].is_dir);
+	v.home = &h;
+	v.expose = (const char *const *)h.expose;
+	/* what the jail maps: HOME to the home's directory, masks hidden */
+	snprintf(err, sizeof(err), "%s/.npm/x", base);
+	assert_int_equal(jr_map(&v, err, host, sizeof(host)), 0);
+	snprintf(err, sizeof(err), "%s/.npm/x", h.host);
+	assert_string_equal(host, err);
+	assert_int_equal(jr_map(&v, h.masks[0].path, host, sizeof(host)), -EACCES);
+	snprintf(err, sizeof(err), "%s/bin", p);
+	assert_int_equal(jr_map(&v, err, host, sizeof(host)), 0);
+	assert_string_equal(host, err);
+	/* a command only the host has */
+	assert_int_equal(jr_home_missing("ls", "rel:/nonexistent:/usr/bin:/bin", p, sizeof(p)), 0);
+	assert_string_equal(p, "/usr/bin");
+	assert_int_equal(jr_home_missing("./ls", "/usr/bin", p, sizeof(p)), -ENOENT);
+	assert_int_equal(jr_home_missing("no-such-cmd-x", "/usr/bin", p, sizeof(p)), -ENOENT);
+	jr_home_release(&h);
+	snprintf(err, sizeof(err), "rm -rf '%s'", base);
+	assert_int_equal(system(err), 0);
+	(void)state;
+}
+
 static void utf8_case(const char *in, size_t n, const char *want)
 {
 	size_t len = 0;
@@ -1018,6 +1083,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strip_version),
+		cmocka_unit_test(test_home),
 		cmocka_unit_test(test_seed_denylist),
 		cmocka_unit_test(test_seed_interpreters),
 		cmocka_unit_test(test_metachars),
