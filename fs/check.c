@@ -93,8 +93,8 @@ static const char scan_usage[] =
 	"content (a certificate named *.pem), or tracked by git (rule git-index,\n"
 	"RESTRICTED). Files with several names are judged as the view judges them\n"
 	"(rules hardlink:denied and hardlink:outside, see jailfs --check --help).\n"
-	"Other RESTRICTED (read-only) entries are counted by rule, most first, in\n"
-	"lines starting with '#':\n"
+	"Other RESTRICTED (read-only) entries, judged by their name alone, are\n"
+	"counted by rule, most first, in lines starting with '#':\n"
 	"  # RESTRICTED n by RULE\n"
 	"and listed one by one with --all. The last line is a summary:\n"
 	"  # SAFE n, RESTRICTED n, DENIED n (n directories not entered), REFUSED n,\n"
@@ -670,7 +670,9 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 		links_verdict(&st, &v);
 	s->zone[v.zone]++;
 	why = verdict_note(&named, &v, true, note, sizeof(note));
-	if (v.zone == JF_RESTRICTED && !why && !s->all)
+	/* Counted only where the name alone decided: what the object holds (a
+	 * public content, git's index, its other names) is told per file. */
+	if (v.zone == JF_RESTRICTED && !why && v.rule == named.rule && !s->all)
 		count_rule(s, v.rule);
 	else if (v.zone != JF_SAFE || v.by_content)
 		put_verdict(stdout, &v, why, s->path, s->len, dir);
