@@ -82,10 +82,11 @@ static const char check_usage[] =
 	"  RESTRICTED\tprofile:project\t.git/config\n";
 
 static const char scan_usage[] =
-	"Usage: jailfs --scan [--policy FILE] [--read-only] SOURCE\n"
+	"Usage: jailfs --scan [--policy FILE] [--read-only] [--all] SOURCE\n"
 	"\n"
-	"Walk SOURCE as an agent would see it and list every entry that is not SAFE,\n"
-	"one tab-separated line each, sorted by path within each directory:\n"
+	"Walk SOURCE as an agent would see it and list what it does not see: every\n"
+	"DENIED and REFUSED entry, one tab-separated line each, sorted by path within\n"
+	"each directory:\n"
 	"  ZONE  RULE  PATH\n"
 	"(PATH relative to SOURCE, directories with a trailing '/'; REFUSED lines are\n"
 	"names the view never shows, RULE is then the reason.) A DENIED directory is\n"
@@ -94,8 +95,10 @@ static const char scan_usage[] =
 	"content (a certificate named *.pem), or tracked by git (rule git-index,\n"
 	"RESTRICTED). Files with several names are judged as the view judges them\n"
 	"(rules hardlink:denied and hardlink:outside, see jailfs --check --help).\n"
-	"The last line\n"
-	"is a summary starting with '#':\n"
+	"Other RESTRICTED (read-only) entries, judged by their name alone, are\n"
+	"counted by rule, most first, in lines starting with '#':\n"
+	"  # RESTRICTED n by RULE\n"
+	"and listed one by one with --all. The last line is a summary:\n"
 	"  # SAFE n, RESTRICTED n, DENIED n (n directories not entered), REFUSED n,\n"
 	"  # ... n entries, n pseudo-filesystem mounts skipped, n unreadable\n"
 	"\n"
@@ -105,6 +108,7 @@ static const char scan_usage[] =
 	"Options:\n"
 	"  -p, --policy FILE   policy file (default: built-in, see jailfs --check --help)\n"
 	"  -r, --read-only     preview a read-only mount (SAFE becomes RESTRICTED)\n"
+	"  -a, --all, -v       list every RESTRICTED entry too, not only their counts\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"Exit status: 0 scan complete, 1 SOURCE or some entry could not be read,\n"
@@ -116,7 +120,8 @@ static const struct option long_opts[] = {
 	{"check", no_argument, NULL, OPT_MODE},	  {"scan", no_argument, NULL, OPT_MODE},
 	{"policy", required_argument, NULL, 'p'}, {"source", required_argument, NULL, 's'},
 	{"read-only", no_argument, NULL, 'r'},	  {"stdin", no_argument, NULL, OPT_STDIN},
-	{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+	{"help", no_argument, NULL, 'h'},	  {"all", no_argument, NULL, 'a'},
+	{"verbose", no_argument, NULL, 'v'},	  {NULL, 0, NULL, 0},
 };
 
 struct opts {
@@ -124,6 +129,7 @@ struct opts {
 	const char *source;
 	bool read_only;
 	bool use_stdin;
+	bool all; /* --scan: list RESTRICTED entries, not only count them */
 };
 
 static void policy_freep(struct jf_policy **p)
@@ -139,7 +145,7 @@ static int parse_opts(int argc, char **argv, bool scan, struct opts *o)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:s:rh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:s:rhav", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_MODE:
 			break;
@@ -158,6 +164,12 @@ static int parse_opts(int argc, char **argv, bool scan, struct opts *o)
 			if (scan)
 				goto bad;
 			o->use_stdin = true;
+			break;
+		case 'a':
+		case 'v':
+			if (!scan)
+				goto bad;
+			o->all = true;
 			break;
 		case 'h':
 			fputs(scan ? scan_usage : check_usage, stdout);
@@ -462,12 +474,83 @@ int jf_cmd_check(int argc, char **argv)
 
 /* ---- --scan ---- */
 
+/* RESTRICTED entries not listed, by the deciding rule as printed (rules of
+ * one profile print alike: they are counted together). */
+struct rule_count {
+	char *rule;
+	uint64_t n;
+};
+
 struct scan {
 	const struct jf_policy *pol;
+	bool all;
 	char path[JF_PATH_MAX + 1];
 	size_t len;
 	uint64_t zone[3], refused, not_entered, skipped, unreadable, entries;
+	struct rule_count *counts;
+	size_t ncounts, capcounts;
+	uint64_t uncounted; /* past an allocation failure of counts */
 };
+
+static void count_rule(struct scan *s, const struct jf_rule *rule)
+{
+	char text[PATH_MAX + 32];
+	struct rule_count *nc;
+
+	jf_rule_format(rule, text, sizeof(text));
+	for (size_t i = 0; i < s->ncounts; i++)
+		if (strcmp(s->counts[i].rule, text) == 0) {
+			s->counts[i].n++;
+			return;
+		}
+	if (s->ncounts == s->capcounts) {
+		size_t cap = s->capcounts ? 2 * s->capcounts : 16;
+
+		nc = realloc(s->counts, cap * sizeof(*nc));
+		if (!nc) {
+			s->uncounted++;
+			return;
+		}
+		s->counts = nc;
+		s->capcounts = cap;
+	}
+	s->counts[s->ncounts].rule = strdup(text);
+	if (!s->counts[s->ncounts].rule) {
+		s->uncounted++;
+		return;
+	}
+	s->counts[s->ncounts++].n = 1;
+}
+
+/* Most first, then by the rule's text, so the order is the same every run. */
+static int cmp_counts(const void *a, const void *b)
+{
+	const struct rule_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->rule, y->rule);
+}
+
+/* Prints the counts, most first, and frees them. */
+static void put_counts(struct scan *s)
+{
+	qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_counts);
+	for (size_t i = 0; i < s->ncounts; i++) {
+		printf("# RESTRICTED %llu by ", (unsigned long long)s->counts[i].n);
+		jf_fput_escaped(stdout, s->counts[i].rule, strlen(s->counts[i].rule));
+		putc('\n', stdout);
+		free(s->counts[i].rule);
+	}
+	if (s->uncounted)
+		printf("# RESTRICTED %llu by rules not counted (out of memory)\n",
+		       (unsigned long long)s->uncounted);
+	if (s->ncounts || s->uncounted)
+		printf("# (--all lists each RESTRICTED entry)\n");
+	free(s->counts);
+	s->counts = NULL;
+	s->ncounts = s->capcounts = 0;
+}
 
 /* Names are stored as one byte of d_type followed by the NUL-terminated name. */
 static int cmp_names(const void *a, const void *b)
@@ -562,6 +645,7 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	struct jf_verdict v, named;
 	bool dir = type == DT_DIR;
 	char note[PATH_MAX + 64];
+	const char *why;
 	struct stat st;
 
 	s->entries++;
@@ -601,9 +685,13 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0))
 		links_verdict(&st, &v);
 	s->zone[v.zone]++;
-	if (v.zone != JF_SAFE || v.by_content)
-		put_verdict(stdout, &v, verdict_note(&named, &v, true, note, sizeof(note)), s->path,
-			    s->len, dir);
+	why = verdict_note(&named, &v, true, note, sizeof(note));
+	/* Counted only where the name alone decided: what the object holds (a
+	 * public content, git's index, its other names) is told per file. */
+	if (v.zone == JF_RESTRICTED && !why && v.rule == named.rule && !s->all)
+		count_rule(s, v.rule);
+	else if (v.zone != JF_SAFE || v.by_content)
+		put_verdict(stdout, &v, why, s->path, s->len, dir);
 	if (v.zone == JF_DENIED && dir)
 		s->not_entered++;
 	else if (dir)
@@ -665,6 +753,7 @@ int jf_cmd_scan(int argc, char **argv)
 		return 1;
 	}
 	s->pol = pol;
+	s->all = o.all;
 	jf_classify(pol, "", 0, true, &v);
 	if (v.zone != JF_SAFE)
 		put_verdict(stdout, &v, NULL, "", 0, true);
@@ -674,6 +763,7 @@ int jf_cmd_scan(int argc, char **argv)
 	else
 		scan_dir(s, fd, st.st_dev);
 	daemon_view_end();
+	put_counts(s);
 	printf("# SAFE %llu, RESTRICTED %llu, DENIED %llu (%llu %s not entered), REFUSED %llu; "
 	       "%llu entries, %llu pseudo-filesystem mounts skipped, %llu unreadable\n",
 	       (unsigned long long)s->zone[JF_SAFE], (unsigned long long)s->zone[JF_RESTRICTED],

@@ -258,7 +258,9 @@ static int add_mount_options(struct jf_options *o)
 /*
  * Zero-message opens (FUSE no_open) unless -o fast_open / -o nofast_open
  * says otherwise: on a read-only view (the kernel's MS_RDONLY, or with an
- * audit log the daemon, refuses every mutation) and on the mount of a
+ * audit log the daemon, refuses every mutation), on a view whose policy
+ * makes no name SAFE (share.ini: every write meets EROFS at its mutation,
+ * so OPEN would only cost a round trip per file) and on the mount of a
  * daemon without the privilege passthrough needs that only its user's
  * processes may enter (no allow_other, allow_root). Root's default mount
  * keeps OPEN for passthrough. jf_init still turns it off at the audit
@@ -267,7 +269,8 @@ static int add_mount_options(struct jf_options *o)
 static void choose_open_mode(struct jf_options *o)
 {
 	if (!o->fast_open_given)
-		o->fast_open = o->read_only || (!o->allow_others && !jf_pt_privileged());
+		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.policy) ||
+			       (!o->allow_others && !jf_pt_privileged());
 }
 
 static char *audit_abs; /* absolute audit path, owned here */

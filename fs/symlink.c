@@ -16,7 +16,9 @@
  * is when ctx->host_check says where it leads on the host stays in the
  * system directories and is a regular file (systarget.c): the caller's
  * kernel resolves it in the caller's namespace, a jail's read-only system
- * file or the host's same file. Everything else is hidden.
+ * file or the host's same file. An absolute target naming one of the
+ * standard device nodes exactly (device_target) is shown as it is.
+ * Everything else is hidden.
  *
  * Why not fold ".." lexically: with s/u -> .. and s/w -> u/../.., folding
  * says s/w stays inside, but the kernel resolves u first (to the root) and
@@ -189,6 +191,37 @@ static bool system_target(const struct jf_symlink_ctx *ctx, const char *target, 
 	return true;
 }
 
+/*
+ * The standard device nodes, by their exact names, so that autoconf's probe
+ * (ln -s /dev/null conftest.sym) and its like work. Whoever follows such a
+ * link, in a jail or on the host, reaches what it reaches by the name
+ * itself: a device that reads nothing or zeroes or random bytes, its own
+ * terminal, or its own open fds (/dev/stdin and /dev/fd/N are the
+ * follower's fds, nothing the view holds). Nothing below any of them: a
+ * component after /dev/fd/N would descend into whatever directory the
+ * follower's fd N is, and any other device (/dev/sda, /dev/mem) or name
+ * under /dev (/dev/shm) is a different thing entirely.
+ */
+static bool device_target(const char *target, char *out, size_t size)
+{
+	static const char *const nodes[] = {"/dev/null",   "/dev/zero",	  "/dev/urandom",
+					    "/dev/random", "/dev/tty",	  "/dev/stdin",
+					    "/dev/stdout", "/dev/stderr", NULL};
+	const char *fd = "/dev/fd/";
+	size_t n = strlen(fd);
+
+	bool known = false;
+
+	for (const char *const *d = nodes; *d; d++)
+		known = known || strcmp(target, *d) == 0;
+	if (!known && strncmp(target, fd, n) == 0 && target[n])
+		known = strspn(target + n, "0123456789") == strlen(target + n);
+	if (!known || strlen(target) >= size)
+		return false;
+	memcpy(out, target, strlen(target) + 1);
+	return true;
+}
+
 int jf_symlink_view(const struct jf_symlink_ctx *ctx, const char *dir, const char *target,
 		    char *out, size_t size)
 {
@@ -199,6 +232,8 @@ int jf_symlink_view(const struct jf_symlink_ctx *ctx, const char *dir, const cha
 	if (target[0] == '/') {
 		r = rewrite_absolute(ctx, dir, target, out, size);
 		if (r < 0 && system_target(ctx, target, out, size))
+			return 0;
+		if (r < 0 && device_target(target, out, size))
 			return 0;
 		if (r < 0)
 			return r;

@@ -82,6 +82,7 @@ struct pstate {
 	size_t errsz;
 	/* [options], [limits], [run] */
 	bool seen_default, seen_profiles, seen_hardlinks, seen_timeout;
+	bool seen_safe_rule;
 	bool seen_max[3], seen_run_size[JF_RUN_NSIZES];
 	enum jf_zone def;
 	enum jf_hardlinks hardlinks;
@@ -186,6 +187,7 @@ static int parse_pattern(struct pstate *st, const char *s, size_t len)
 		return perr(st, "invalid pattern '%s': %s", shown(q, sizeof(q), s, len), why);
 	if (r < 0)
 		return r;
+	st->seen_safe_rule = st->seen_safe_rule || st->sec == SEC_SAFE;
 	sp.pattern = strndup(s, len);
 	sp.line = st->builtin ? ++st->entry : st->line;
 	if (!sp.pattern || specs_push(st->out, &sp) < 0) {
@@ -712,8 +714,30 @@ oom:
 	return -ENOMEM;
 }
 
-int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_policy **out,
-		    char *err, size_t errsz)
+/*
+ * A policy file's default zone is restricted and the built-in default's is
+ * safe: a file written only to add [run] keys (expose) or a [denied] line would
+ * silently make the whole project read-only. Such a file must say which it
+ * means; one with a [safe] rule has said it (the rest is read-only).
+ */
+static int check_says_default(struct pstate *st)
+{
+	if (st->seen_default || st->seen_safe_rule)
+		return 0;
+	if (st->err && st->errsz)
+		snprintf(st->err, st->errsz,
+			 "%s: no rule and no 'default' makes anything SAFE, so the whole project "
+			 "would be read-only (the default zone of a policy file is restricted, "
+			 "that of the built-in default safe): add 'default = safe' under "
+			 "[options] for the built-in default's zones plus this file's rules, or "
+			 "'default = restricted' for a read-only view",
+			 st->name);
+	return -EINVAL;
+}
+
+/* jf_policy_parse, and with @is_file a policy file's check (check_says_default). */
+static int parse_policy(const char *name, const char *buf, size_t len, bool is_file,
+			struct jf_policy **out, char *err, size_t errsz)
 {
 	struct specs file = {0}, all = {0};
 	struct pstate st = {.name = name,
@@ -730,6 +754,8 @@ int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_pol
 	r = parse_text(&st, buf, len);
 	if (r == 0)
 		r = load_profiles(&st, &all);
+	if (r == 0 && is_file)
+		r = check_says_default(&st);
 	for (size_t i = 0; r == 0 && i < file.n; i++) {
 		r = specs_push(&all, &file.v[i]);
 		if (r == 0) {
@@ -745,6 +771,12 @@ int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_pol
 	specs_free(&all);
 	state_free(&st);
 	return r;
+}
+
+int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_policy **out,
+		    char *err, size_t errsz)
+{
+	return parse_policy(name, buf, len, false, out, err, errsz);
 }
 
 int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t errsz)
@@ -783,7 +815,7 @@ int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t e
 			break;
 		got += n;
 	}
-	return jf_policy_parse(file, buf, got, out, err, errsz);
+	return parse_policy(file, buf, got, true, out, err, errsz);
 sys:
 	r = -errno;
 	if (err && errsz)
@@ -812,6 +844,18 @@ int jf_rule_format(const struct jf_rule *rule, char *buf, size_t size)
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only)
 {
 	policy->read_only = read_only;
+}
+
+bool jf_policy_can_write(const struct jf_policy *policy)
+{
+	if (policy->read_only)
+		return false;
+	if (policy->def == JF_SAFE)
+		return true;
+	for (size_t i = 0; i < policy->nrules; i++)
+		if (policy->rules[i].zone == JF_SAFE)
+			return true;
+	return false;
 }
 
 enum jf_zone jf_policy_default_zone(const struct jf_policy *policy)

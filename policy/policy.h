@@ -210,7 +210,10 @@ void jf_classify_public(const struct jf_policy *policy, const char *path, size_t
  */
 bool jf_content_public(enum jf_content kind, const char *buf, size_t len);
 
-/* Load a policy file (format: jailfs-policy(5)). On error returns negative
+/* Load a policy file (format: jailfs-policy(5)). A file that has no
+ * "default =" and no [safe] rule is refused (-EINVAL): it would make the
+ * whole project read-only, where the built-in default makes it SAFE, which
+ * is never what a file written for its [run] keys means. On error returns negative
  * errno (-EINVAL for a syntax or semantic error, -ENOENT etc. from open,
  * -EISDIR, -EFBIG over 16 MiB, -ENOMEM) and writes a one-line message
  * "FILE:LINE: problem" (or "FILE: strerror") into @err (may be NULL), and
@@ -218,7 +221,9 @@ bool jf_content_public(enum jf_content kind, const char *buf, size_t len);
  * jf_policy_free(). Not async-signal-safe; safe to call from any thread. */
 int jf_policy_load(const char *file, struct jf_policy **out, char *err, size_t errsz);
 
-/* Same, from a buffer of @len bytes; @name is used in messages and rules. */
+/* Same, from a buffer of @len bytes, without the check of "default =" (a
+ * view's [run] rules are parsed back this way); @name is used in messages
+ * and rules. */
 int jf_policy_parse(const char *name, const char *buf, size_t len, struct jf_policy **out,
 		    char *err, size_t errsz);
 
@@ -253,6 +258,13 @@ int jf_policy_locate(const char *source, char **path, const char **origin, char 
 /* Make every non-DENIED verdict RESTRICTED (jailfs --read-only). Call before
  * sharing the policy between threads (it is a plain store). */
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
+
+/* Can any name be SAFE under @policy? False with jf_policy_set_read_only,
+ * and when no rule is a [safe] one and the default zone is not SAFE (a
+ * public content, a git index or a hard link only ever lower a verdict to
+ * what the other rules give): such a view can write nothing, like a
+ * --read-only one. Thread-safe. */
+bool jf_policy_can_write(const struct jf_policy *policy);
 
 /* [options] default: the zone of a path no rule matches. RESTRICTED when a
  * file does not set it; SAFE for jf_policy_default(). Thread-safe. */

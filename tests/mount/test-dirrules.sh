@@ -187,7 +187,7 @@ host_made() {
 	check "$mode: host/secrets not listed" eval '! ls -a "$mnt/host" | grep -qx secrets'
 	out=$("$JAILFS" --check --source "$src" host/.claude host/secrets | cut -f1 | tr '\n' ' ')
 	check "$mode: --check agrees: $out" [ "$out" = "RESTRICTED DENIED " ]
-	out=$("$JAILFS" --scan "$src" | grep -c '^RESTRICTED.*host/.claude$\|^DENIED.*host/secrets$')
+	out=$("$JAILFS" --scan --all "$src" | grep -c '^RESTRICTED.*host/.claude$\|^DENIED.*host/secrets$')
 	check "$mode: --scan agrees" [ "$out" = 2 ]
 }
 

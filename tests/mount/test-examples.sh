@@ -59,6 +59,9 @@ mkdir -p "$t/.git/hooks" "$t/vendor/patches" "$t/.vscode" "$t/node_modules/x"
 : >"$t/.git/config"; : >"$t/.git/HEAD"; : >"$t/.git/hooks/pre-commit"
 : >"$t/vendor/lib.c"; : >"$t/vendor/patches/fix.patch"; : >"$t/.vscode/settings.json"
 : >"$t/node_modules/x/index.js"; : >"$t/build.log"; : >"$t/db.sqlite3"
+# core dumps, and directories named core holding source (net/core in Linux)
+mkdir -p "$t/net/core" "$t/sound/core.d"
+: >"$t/net/core/dev.c"; : >"$t/core"; : >"$t/core.1234"; : >"$t/sound/core.d/pcm.c"
 
 expect_zones() { # POLICY(or -) SOURCE ZONE:PATH...
 	local pol=$1 src=$2 want path got args=()
@@ -92,6 +95,23 @@ expect_zones "$ex/share.ini" "$t" \
 	RESTRICTED:src/main.c RESTRICTED:.env.example RESTRICTED:Makefile DENIED:.env \
 	DENIED:keys/server.pem DENIED:home/.ssh/id_ed25519 DENIED:.git/HEAD \
 	DENIED:.git/config DENIED:node_modules/x/index.js DENIED:build.log
+expect_zones "$ex/share.ini" "$t" \
+	DENIED:core DENIED:core.1234 RESTRICTED:net/core RESTRICTED:net/core/dev.c \
+	RESTRICTED:sound/core.d/pcm.c
+# The same through a mount of share.ini: a directory named core is listed
+# and read, a core dump is not.
+if mount_view "$tmp/share-mnt" --policy "$ex/share.ini" "$t"; then
+	if [ "$(cat "$tmp/share-mnt/net/core/dev.c" 2>&1)" = "" ] &&
+		ls "$tmp/share-mnt/net" | grep -qx core && ! ls "$tmp/share-mnt" | grep -qx core &&
+		[ ! -e "$tmp/share-mnt/core" ] && [ ! -e "$tmp/share-mnt/core.1234" ]; then
+		ok "share.ini mount: net/core/ listed and read, core and core.1234 hidden"
+	else
+		bad "share.ini mount: net/core/ hidden or a core dump shown: $(ls "$tmp/share-mnt" "$tmp/share-mnt/net" 2>&1 | tr '\n' ' ')"
+	fi
+	umount_view "$tmp/share-mnt" || bad "share.ini mount: unmount"
+else
+	bad "share.ini mount: jailfs did not mount"
+fi
 
 expect_zones "$ex/audit.ini" "$t" \
 	SAFE:src/main.c SAFE:.env.example SAFE:.git/hooks/pre-commit SAFE:.vscode/settings.json \

@@ -51,7 +51,7 @@ chmod +x "$T/hostbin/onlyhost-cmd"
 printf '#!/bin/sh\necho tool-ok\n' >"$T/tool/bin/mytool"
 chmod +x "$T/tool/bin/mytool"
 echo TOOLSECRET >"$T/tool/secrets/token"
-printf '[run]\nexpose = %s\n' "$T/tool" >"$T/expose.ini"
+printf '[options]\ndefault = safe\n[run]\nexpose = %s\n' "$T/tool" >"$T/expose.ini"
 export XDG_STATE_HOME=$T/state
 homes=$T/state/jailrun/homes
 
@@ -84,7 +84,7 @@ out=$(cd "$P" && "$J" --source "$P" --home "$T/other" -- sh read.sh 2>&1)
 check "--home DIR: that directory is the home ($out)" grep -qx v-other <<<"$out"
 check "--home DIR is created 0700" [ "$(stat -c %a "$T/other" 2>/dev/null)" = 700 ]
 check "the default home is not that one" grep -qx v-audit "$home/persist"
-printf '[run]\nhome = %s\n' "$T/other" >"$T/home.ini"
+printf '[options]\ndefault = safe\n[run]\nhome = %s\n' "$T/other" >"$T/home.ini"
 out=$(cd "$P" && "$J" --source "$P" --policy "$T/home.ini" -- sh read.sh 2>&1)
 check "[run] home: that directory is the home ($out)" grep -qx v-other <<<"$out"
 out=$(cd "$P" && "$J" --source "$P" --home "$P/h" -- true 2>&1)

@@ -265,7 +265,7 @@ for mode in "--source $P" "--root $M"; do
 	check "$mode: build/ is still there" [ -f "$P/build/main.o" ]
 done
 umount_view "$M"
-printf '[run]\ndeny_exec = rm\n' >"$T/deny-rm.ini"
+printf '[options]\ndefault = safe\n[run]\ndeny_exec = rm\n' >"$T/deny-rm.ini"
 M=$T/denyrm
 mount_view "$M" --policy "$T/deny-rm.ini" "$P" || bad "jailfs --policy deny-rm.ini did not mount"
 js=$(json --root "$M" --allow-exec rm --json -- rm -rf build)

@@ -199,7 +199,7 @@ out=$("$J" "${R[@]}" -- sh esc.sh 2>&1 | od -An -c | tr -d " \n")
 check "not a terminal: the bytes pass as they are" grep -qF '033]52;c;' <<<"$out"
 
 # ---- /tmp and /dev/shm ----
-printf '[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
+printf '[options]\ndefault = safe\n[run]\ntmp_size = 1M\nshm_size = 2M\n' >"$T/small.ini"
 out=$("$J" "${R[@]}" --policy "$T/small.ini" -- python3 fill.py 8 2>&1)
 check "tmp_size = 1M: ENOSPC after 1 MiB in /tmp" grep -qx "/tmp ENOSPC 1048576" <<<"$out"
 check "shm_size = 2M: ENOSPC after 2 MiB in /dev/shm" grep -qx "/dev/shm ENOSPC 2097152" <<<"$out"
@@ -209,14 +209,30 @@ def_k=$(((def + 4095) / 4096 * 4))
 out=$("$J" "${R[@]}" -- sh mounts.sh 2>&1)
 check "default: /tmp and /dev/shm hold at most min(1 GiB, RAM/4) (size=${def_k}k)" \
 	eval '[ "$(grep -c "size=${def_k}k" <<<"$out")" -eq 2 ]'
-printf '[run]\ntmp_size = unlimited\n' >"$T/unl.ini"
+printf '[options]\ndefault = safe\n[run]\ntmp_size = unlimited\n' >"$T/unl.ini"
 out=$("$J" "${R[@]}" --policy "$T/unl.ini" -- sh mounts.sh 2>&1)
 check "tmp_size = unlimited: no size on /tmp, the default on /dev/shm" \
 	eval 'grep -qx "/tmp rw,nosuid,nodev,relatime" <<<"$out" && grep -q "/dev/shm .*size=${def_k}k" <<<"$out"'
-printf '[run]\ntmp_size = 0\n' >"$T/zero.ini"
+printf '[options]\ndefault = safe\n[run]\ntmp_size = 0\n' >"$T/zero.ini"
 out=$("$J" "${R[@]}" --policy "$T/zero.ini" -- true 2>&1); rc=$?
 check "tmp_size = 0 is a policy error (125)" \
 	eval '[ $rc -eq 125 ] && grep -q "tmp_size must be above 0" <<<"$out"'
+# A file holding only [run] would make the project read-only (a file's
+# default zone is restricted, the built-in default's safe): refused, saying
+# why; with default = safe the project is as writable as without --policy.
+printf '[run]\ntmp_size = 1M\n' >"$T/runonly.ini"
+out=$("$J" --source "$P" --policy "$T/runonly.ini" -- touch made-here 2>&1); rc=$?
+check "--source, a [run]-only policy file: a policy error (125) that says why" \
+	eval '[ $rc -eq 125 ] && grep -q "no rule and no .default. makes anything SAFE" <<<"$out" &&
+		[ ! -e "$P/made-here" ]'
+out=$("$J" "${R[@]}" --policy "$T/runonly.ini" -- true 2>&1); rc=$?
+check "--root, a [run]-only policy file: a policy error (125)" \
+	eval '[ $rc -eq 125 ] && grep -q "add .default = safe." <<<"$out"'
+printf '[options]\ndefault = safe\n[run]\ntmp_size = 1M\n' >"$T/runsafe.ini"
+out=$("$J" --source "$P" --policy "$T/runsafe.ini" -- touch made-here 2>&1); rc=$?
+check "--source, [run] with default = safe: the project is writable ($rc)" \
+	eval '[ $rc -eq 0 ] && [ -e "$P/made-here" ]'
+rm -f "$P/made-here"
 
 # ---- the timeout returns whatever the view's daemon does ----
 S=$T/stuck

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sched.h>
@@ -248,6 +249,50 @@ static void test_default_open_mode(void **state)
 }
 
 /*
+ * A policy under which no name can be SAFE (no [safe] rule, a default that
+ * is not safe: mnt-examples/share.ini) makes a view nothing can write, which
+ * gets zero-message opens as a --read-only view does, root's default mount
+ * included; -o nofast_open and an audit level that records opens still
+ * turn it off, and one SAFE rule makes the mount root's usual one (OPEN,
+ * for passthrough).
+ */
+static void test_read_only_policy_open_mode(void **state)
+{
+	char share[PATH_MAX], ro[] = "/tmp/jf-handles-ro-XXXXXX.ini",
+			      rw[] = "/tmp/jf-handles-rw-XXXXXX.ini";
+	const char *src = getenv("JF_SRCDIR");
+	const char *with_share[] = {"--policy", share, NULL};
+	const char *with_ro[] = {"--policy", ro, NULL};
+	const char *with_ro_plain[] = {"--policy", ro, "-o", "nofast_open", NULL};
+	const char *with_rw[] = {"--policy", rw, NULL};
+	int fd;
+
+	(void)state;
+	assert_non_null(src);
+	snprintf(share, sizeof(share), "%s/mnt-examples/share.ini", src);
+	fd = mkstemps(ro, 4);
+	assert_true(fd >= 0);
+	assert_true(dprintf(fd, "[restricted]\n/\n[denied]\n*.log\n[options]\n"
+				"default = denied\n") > 0);
+	close(fd);
+	fd = mkstemps(rw, 4);
+	assert_true(fd >= 0);
+	assert_true(dprintf(fd, "[safe]\nsrc/\n[restricted]\n/\n[options]\n"
+				"default = restricted\n") > 0);
+	close(fd);
+	assert_true(NO_OPEN(opens_with(with_share, NULL)));
+	assert_true(NO_OPEN(opens_with(with_share, "denied")));
+	assert_true(NO_OPEN(opens_with(with_share, "all")));
+	assert_false(NO_OPEN(opens_with(with_share, "writes")));
+	assert_true(NO_OPEN(opens_with(with_ro, NULL)));
+	assert_false(NO_OPEN(opens_with(with_ro_plain, NULL)));
+	if (geteuid() == 0)
+		assert_false(NO_OPEN(opens_with(with_rw, NULL)));
+	unlink(ro);
+	unlink(rw);
+}
+
+/*
  * In no_open mode the kernel keeps a file's page cache across opens
  * (FOPEN_KEEP_CACHE is its default without an OPEN reply): a second read of
  * an unchanged file costs no READ request.
@@ -357,6 +402,7 @@ int main(int argc, char **argv)
 		mu_fast_open_test(test_create_fds_bounded),
 		mu_fast_open_test(test_restricted_mmap_busy),
 		cmocka_unit_test(test_default_open_mode),
+		cmocka_unit_test(test_read_only_policy_open_mode),
 		cmocka_unit_test(test_fast_open_keeps_cache),
 		cmocka_unit_test(test_content_zone_not_passed),
 	};

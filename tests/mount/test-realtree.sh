@@ -27,6 +27,8 @@ phase_t=$t0
 work=""
 # shellcheck source=tests/lib/lib-mount.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
+# shellcheck source=tests/lib/lib-linux.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-linux.sh"
 
 ok() { printf 'ok    %s\n' "$*"; }
 bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
@@ -55,27 +57,7 @@ fi
 
 # ---------------------------------------------------------------- input
 phase "input: $linux"
-if [ ! -f "$linux/Makefile" ]; then
-	tarball=/usr/src/linux-source-6.1.tar.xz
-	if [ ! -f "$tarball" ]; then
-		[ "$(id -u)" -eq 0 ] || { echo "FAIL  $tarball missing; apt-get install linux-source-6.1"; exit 1; }
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			linux-source-6.1 xz-utils >/dev/null || { echo "FAIL  cannot install linux-source-6.1"; exit 1; }
-	fi
-	parent=$(dirname "$linux")
-	mkdir -p "$parent"
-	# Extract beside the target and rename, so a concurrent reader (bench/)
-	# never sees half a tree; flock keeps two extractions from racing.
-	(
-		flock 9
-		if [ ! -f "$linux/Makefile" ]; then
-			tmpx=$(mktemp -d "$parent/.extract.XXXXXX")
-			tar -C "$tmpx" -xJf "$tarball" && mv "$tmpx/$(basename "$linux")" "$linux"
-			rm -rf "$tmpx"
-		fi
-	) 9>"$parent/.extract.lock"
-	[ -f "$linux/Makefile" ] || { echo "FAIL  could not extract $tarball to $(dirname "$linux")"; exit 1; }
-fi
+why=$(linux_tree "$linux") || { echo "FAIL  $why"; exit 1; }
 
 # As root with memory to spare, the copy goes to a tmpfs of its own (a copy
 # and removal of 1.5 GB take 12 s there against 90 s on this disk). Not
@@ -197,7 +179,7 @@ sed 's/^/        /' "$work/planted" | head -n 60
 phase "jailfs --scan"
 "$JAILFS" --scan "$src" >"$work/scan" 2>"$work/scan.err" ||
 	bad "jailfs --scan failed: $(head -c 300 "$work/scan.err")"
-# --scan lists every DENIED (and RESTRICTED) path with its rule, one per
+# --scan lists every DENIED path with its rule (RESTRICTED ones counted), one per
 # line: ZONE<TAB>RULE<TAB>PATH (the --check format). Hidden = DENIED paths
 # and, for a DENIED directory, everything under it (--scan may list a
 # hidden directory alone or with its contents: count each entry once).

@@ -123,6 +123,27 @@ grep -qxF "jailfs: $B:2: invalid pattern 'foo[ab': unclosed or malformed '[' cla
 	fail "bad glob message: $(cat "$T.err")"
 expect check-missing-policy 2 "" -- "$JAILFS" --check --policy "$T/nope.ini" x
 grep -qxF "jailfs: $T/nope.ini: No such file or directory" "$T.err" || fail "missing policy message"
+# a file that makes nothing SAFE and names no default (written for its
+# [run] keys) is refused, saying why; with default = safe it is the built-in
+# default plus its lines; default = restricted makes a read-only view
+R=$T/run-only.ini
+printf '[run]\nexpose = /opt/tool\n' >"$R"
+expect check-run-only 2 "" -- "$JAILFS" --check --policy "$R" src/main.c
+grep -qxF "jailfs: $R: no rule and no 'default' makes anything SAFE, so the whole project would be read-only (the default zone of a policy file is restricted, that of the built-in default safe): add 'default = safe' under [options] for the built-in default's zones plus this file's rules, or 'default = restricted' for a read-only view" "$T.err" ||
+	fail "run-only policy message: $(cat "$T.err")"
+expect scan-run-only 2 "" -- "$JAILFS" --scan --policy "$R" "$S"
+printf '[denied]\n*.log\n' >"$R"
+expect check-denied-only 2 "" -- "$JAILFS" --check --policy "$R" src/main.c
+printf '[run]\nexpose = /opt/tool\n[options]\ndefault = safe\n' >"$R"
+want="SAFE${TAB}default${TAB}src/main.c
+DENIED${TAB}profile:secrets${TAB}.env
+RESTRICTED${TAB}profile:project${TAB}.git/config"
+expect check-run-default-safe 0 "$want" -- "$JAILFS" --check --policy "$R" --source "$S" \
+	src/main.c .env .git/config
+expect check-builtin-same 0 "$want" -- "$JAILFS" --check --source "$S" src/main.c .env .git/config
+printf '[run]\nexpose = /opt/tool\n[options]\ndefault = restricted\n' >"$R"
+expect check-run-default-restricted 0 "RESTRICTED${TAB}default${TAB}src/main.c" -- \
+	"$JAILFS" --check --policy "$R" --source "$S" src/main.c
 expect check-no-path 2 "" -- "$JAILFS" --check
 expect check-bad-option 2 "" -- "$JAILFS" --check --frobnicate x
 expect check-bad-source 1 "" -- "$JAILFS" --check --source "$T/nope" x
@@ -133,7 +154,19 @@ out=$("$JAILFS" --check --help) || fail "check --help exit $?"
 out=$("$JAILFS" --scan --help) || fail "scan --help exit $?"
 [[ $out == *"Usage: jailfs --scan"* ]] || fail "scan --help text"
 
-# --- --scan: every non-SAFE entry, sorted, DENIED dirs not entered, no symlink followed ---
+# --- --scan: DENIED and REFUSED entries listed, sorted, DENIED dirs not
+# entered, no symlink followed; RESTRICTED entries counted by rule ---
+want="DENIED${TAB}profile:secrets${TAB}.env
+DENIED${TAB}profile:secrets${TAB}.ssh/
+DENIED${TAB}profile:secrets${TAB}ID_RSA 
+REFUSED${TAB}control${TAB}bad\\x01name
+DENIED${TAB}profile:secrets${TAB}secrets/
+DENIED${TAB}profile:secrets${TAB}server.pem.
+# RESTRICTED 4 by profile:project
+# (--all lists each RESTRICTED entry)
+# SAFE 15, RESTRICTED 4, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-summary 0 "$want" -- "$JAILFS" --scan "$S"
+# with --all (or -v): every non-SAFE entry
 want="DENIED${TAB}profile:secrets${TAB}.env
 RESTRICTED${TAB}profile:project${TAB}.git/config
 RESTRICTED${TAB}profile:project${TAB}.git/hooks/pre-commit
@@ -145,7 +178,27 @@ REFUSED${TAB}control${TAB}bad\\x01name
 DENIED${TAB}profile:secrets${TAB}secrets/
 DENIED${TAB}profile:secrets${TAB}server.pem.
 # SAFE 15, RESTRICTED 4, DENIED 5 (2 directories not entered), REFUSED 1; 25 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
-expect scan-default 0 "$want" -- "$JAILFS" --scan "$S"
+expect scan-all 0 "$want" -- "$JAILFS" --scan --all "$S"
+expect scan-v 0 "$want" -- "$JAILFS" --scan -v "$S"
+expect check-all 2 "" -- "$JAILFS" --check --all x
+# counts by rule: most first, then by rule; a policy file's rules by line
+P2=$T/counts.ini
+printf '[safe]\n/\n[restricted]\n*.md\ndocs/\n[options]\nprofiles = secrets\n' >"$P2"
+mkdir -p "$T/counts/docs"
+touch "$T/counts/a.md" "$T/counts/b.md" "$T/counts/docs/x" "$T/counts/.env" "$T/counts/main.c"
+want="DENIED${TAB}profile:secrets${TAB}.env
+# RESTRICTED 2 by $P2:4
+# RESTRICTED 2 by $P2:5
+# (--all lists each RESTRICTED entry)
+# SAFE 1, RESTRICTED 4, DENIED 1 (0 directories not entered), REFUSED 0; 6 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-counts 0 "$want" -- "$JAILFS" --scan --policy "$P2" "$T/counts"
+touch "$T/counts/docs/y"
+want="DENIED${TAB}profile:secrets${TAB}.env
+# RESTRICTED 3 by $P2:5
+# RESTRICTED 2 by $P2:4
+# (--all lists each RESTRICTED entry)
+# SAFE 1, RESTRICTED 5, DENIED 1 (0 directories not entered), REFUSED 0; 7 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
+expect scan-counts-order 0 "$want" -- "$JAILFS" --scan --policy "$P2" "$T/counts"
 
 want="DENIED${TAB}$P:8${TAB}a.log
 # SAFE 2, RESTRICTED 0, DENIED 1 (0 directories not entered), REFUSED 0; 3 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
@@ -178,7 +231,7 @@ want="RESTRICTED${TAB}profile:project${TAB}.claude
 RESTRICTED${TAB}profile:project${TAB}.vscode
 DENIED${TAB}profile:secrets${TAB}secrets
 # SAFE 1, RESTRICTED 2, DENIED 1 (0 directories not entered), REFUSED 0; 4 entries, 0 pseudo-filesystem mounts skipped, 0 unreadable"
-expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan "$D"
+expect scan-dir-rules 0 "$want" -- "$JAILFS" --scan --all "$D"
 
 # --- C1 controls and bidi overrides: refused like C0, escaped as \xHH ---
 U=$T/unsafe
@@ -236,7 +289,8 @@ DENIED${TAB}profile:secrets (unless its content is public)${TAB}absent.pem"
 	expect check-content-git 0 "$want" -- "$JAILFS" --check --source "$G" cacert.pem \
 		priv.pem server.key guide.asc id_rsa tests/.ssh tests/.ssh/known_hosts \
 		tests/.ssh/id_ed25519 absent.pem
-	scan_out=$("$JAILFS" --scan "$G" 2>&1 | grep -v '^RESTRICTED.*profile:project')
+	# files shown despite a DENIED name are listed without --all
+	scan_out=$("$JAILFS" --scan "$G" 2>&1)
 	want="DENIED${TAB}profile:secrets${TAB}.env
 SAFE${TAB}default (public content: profile:secrets set aside)${TAB}cacert.pem
 SAFE${TAB}default (public content: profile:secrets set aside)${TAB}guide.asc
@@ -265,7 +319,7 @@ RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts"
 		fail "git cannot make a SHA-256 repository"
 	fi
 	# a policy that hides .git/objects: tracked files stay hidden
-	printf '[denied]\n.git/\n' >"$T/nogit.ini"
+	printf '[denied]\n.git/\n[options]\ndefault = safe\n' >"$T/nogit.ini"
 	expect check-git-hidden 0 "DENIED${TAB}profile:secrets${TAB}id_rsa" -- \
 		"$JAILFS" --check --policy "$T/nogit.ini" --source "$G" id_rsa
 	# the tracked file changed since the commit: not the indexed blob, hidden

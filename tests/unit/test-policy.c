@@ -1470,6 +1470,132 @@ static void test_parse_values(void **state)
 	jf_policy_free(p);
 }
 
+/* jf_policy_load of @text written to a file t.ini of a new directory. */
+static int load_text(const char *text, struct jf_policy **p, char *err, size_t errsz)
+{
+	char dir[] = "/tmp/jf-test-policy-XXXXXX", path[64];
+	FILE *f;
+	int r;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.ini", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	r = jf_policy_load(path, p, err, errsz);
+	unlink(path);
+	rmdir(dir);
+	/* messages name the file: keep only what follows the directory */
+	if (r < 0 && strncmp(err, dir, strlen(dir)) == 0)
+		memmove(err, err + strlen(dir) + 1, strlen(err + strlen(dir) + 1) + 1);
+	return r;
+}
+
+static void load_err(const char *text, const char *message)
+{
+	struct jf_policy *p = (struct jf_policy *)0x1;
+	char err[512] = "";
+
+	assert_int_equal(load_text(text, &p, err, sizeof(err)), -EINVAL);
+	assert_null(p);
+	assert_string_equal(err, message);
+}
+
+static struct jf_policy *load_ok(const char *text)
+{
+	struct jf_policy *p = NULL;
+	char err[512] = "";
+
+	if (load_text(text, &p, err, sizeof(err)) != 0)
+		fail_msg("load failed: %s", err);
+	return p;
+}
+
+/*
+ * A file whose rules make nothing SAFE and that names no default would make
+ * the whole project read-only, while the built-in default makes it SAFE:
+ * such a file is refused, saying why; with "default =" it is taken, and
+ * "default = safe" gives the built-in default's zones plus the file's lines.
+ * A text parsed from a buffer (a view's [run] rules) is not a file.
+ */
+static void test_no_default(void **state)
+{
+	static const char why[] =
+		"t.ini: no rule and no 'default' makes anything SAFE, so the whole project "
+		"would be read-only (the default zone of a policy file is restricted, that of "
+		"the built-in default safe): add 'default = safe' under [options] for the "
+		"built-in default's zones plus this file's rules, or 'default = restricted' "
+		"for a read-only view";
+	struct jf_policy *p, *builtin;
+	const char *paths[] = {"src/main.c", ".env",	    ".git/config",
+			       ".git/HEAD",  ".ssh/id_rsa", ".vscode/settings.json",
+			       "README"};
+
+	(void)state;
+	load_err("[run]\nexpose = /opt/tool\n", why);
+	load_err("", why);
+	load_err("# nothing\n", why);
+	load_err("[denied]\n.env\n", why);
+	load_err("[restricted]\nvendor/\n[run]\ndeny_exec = curl\n", why);
+	load_err("[limits]\nsafe.max_file_size = 1M\n[options]\nprofiles = secrets\n", why);
+	/* a syntax error is told first */
+	load_err("[run]\nexpose = /opt/tool\n[options]\nprofiles = nope\n",
+		 "t.ini:4: unknown profile 'nope' (expected secrets, project, system, gitdir or "
+		 "-secrets)");
+
+	/* default = safe: the built-in default's verdicts, plus [run] */
+	p = load_ok("[run]\nexpose = /opt/tool\n[options]\ndefault = safe\n");
+	assert_int_equal(jf_policy_default(&builtin), 0);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct jf_verdict a, b;
+		char ra[64], rb[64];
+
+		jf_classify(p, paths[i], strlen(paths[i]), false, &a);
+		jf_classify(builtin, paths[i], strlen(paths[i]), false, &b);
+		jf_rule_format(a.rule, ra, sizeof(ra));
+		jf_rule_format(b.rule, rb, sizeof(rb));
+		print_message("%s: %s %s / %s %s\n", paths[i], jf_zone_name(a.zone), ra,
+			      jf_zone_name(b.zone), rb);
+		assert_int_equal(a.zone, b.zone);
+		assert_string_equal(ra, rb);
+	}
+	SAFE_(p, "src/main.c", "default");
+	assert_string_equal(jf_policy_run_list(p, "expose")[0], "/opt/tool");
+	jf_policy_free(builtin);
+	jf_policy_free(p);
+
+	/* default = restricted, said: a read-only view, as asked */
+	p = load_ok("[run]\nexpose = /opt/tool\n[options]\ndefault = restricted\n");
+	RESTRICTED_(p, "src/main.c", "default");
+	jf_policy_free(p);
+	p = load_ok("[denied]\n.env\n[options]\ndefault = denied\n");
+	DENIED_(p, "README", "default");
+	jf_policy_free(p);
+	/* a [safe] rule says it: the file's default covers only the rest */
+	p = load_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl\n");
+	assert_int_equal(jf_policy_default_zone(p), JF_RESTRICTED);
+	jf_policy_free(p);
+	/* a view nothing can write: no [safe] rule, a default that is not safe */
+	p = load_ok("[restricted]\n/\n[denied]\ncore\n[options]\ndefault = restricted\n");
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	p = load_ok("[options]\ndefault = denied\nprofiles = secrets, system\n");
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	p = load_ok("[safe]\nsrc/\n[options]\ndefault = denied\n");
+	assert_true(jf_policy_can_write(p));
+	jf_policy_set_read_only(p, true);
+	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	assert_int_equal(jf_policy_default(&builtin), 0);
+	assert_true(jf_policy_can_write(builtin));
+	jf_policy_free(builtin);
+	/* a buffer is not a file: the [run] rules a view answers parse alone */
+	p = parse_ok("[run]\ndeny_exec = curl\n");
+	jf_policy_free(p);
+}
+
 static void test_rule_format(void **state)
 {
 	struct jf_policy *p = parse_ok("[options]\nprofiles = -secrets\n[denied]\n\n# c\n"
@@ -1659,6 +1785,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_run_format),
+		cmocka_unit_test(test_no_default),
 		cmocka_unit_test(test_rule_format),
 		cmocka_unit_test(test_policy_load),
 	};
