@@ -313,8 +313,9 @@ int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t
  * Is the daemon of the jailfs view mounted at @mnt gone? Asks getxattr on the
  * view's root, which always reaches the daemon (stat may be answered from the
  * kernel's cache). Returns -ENOTCONN or -ECONNABORTED when the daemon is gone
- * (its mount answers so from then on), else 0. Blocks while a live daemon
- * does not answer. Thread-safe.
+ * (its mount answers so from then on), else 0, also when the daemon does
+ * not answer within 2 s (a stopped daemon is not gone). Asks from a child
+ * process, so a daemon that never answers holds no thread of ours.
  */
 int jr_view_gone(const char *mnt);
 

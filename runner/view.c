@@ -147,14 +147,6 @@ int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t
 	return jf_policy_parse(name, text, (size_t)n, out, err, errsz);
 }
 
-int jr_view_gone(const char *mnt)
-{
-	if (getxattr(mnt, JF_RUN_XATTR, NULL, 0) < 0 &&
-	    (errno == ENOTCONN || errno == ECONNABORTED))
-		return -errno;
-	return 0;
-}
-
 int jr_view_git_top(const char *dir, char *top)
 {
 	char cur[PATH_MAX], probe[PATH_MAX + 8];
@@ -608,38 +600,59 @@ void jr_viewlog_root(struct jr_viewlog *l, const char *mnt)
 	l->offset = (long)st.st_size;
 }
 
-#define FLUSH_MS 2000
+#define ASK_MS 2000
 
 /*
- * Ask the daemon of @mnt to write what it queued (jr_view_audit_log), from a
- * child: a daemon that does not answer (stopped, or its threads blocked)
- * would hold us in getxattr(2) for good. Returns 0 once answered, or
- * -ETIMEDOUT after FLUSH_MS (the child is killed and left to init).
+ * Run @ask(@mnt) in a child and return its exit status: a daemon that does
+ * not answer (stopped, or its threads blocked) would hold us in getxattr(2)
+ * for good. Returns -ETIMEDOUT after ASK_MS (the child is killed and left to
+ * init); without a child (fork failed), asks in this process.
  */
-static int flush_bounded(const char *mnt)
+static int ask_bounded(int (*ask)(const char *mnt), const char *mnt)
 {
-	char path[PATH_MAX];
 	pid_t c = fork();
-	int fd, r = 0;
+	int fd, st = 0, r;
 	struct pollfd p;
 
-	if (c < 0) {
-		jr_view_audit_log(mnt, path);
-		return 0;
-	}
+	if (c < 0)
+		return ask(mnt);
 	if (c == 0)
-		_exit(jr_view_audit_log(mnt, path) < 0);
+		_exit(ask(mnt));
 	fd = (int)syscall(SYS_pidfd_open, c, 0);
 	p = (struct pollfd){.fd = fd, .events = POLLIN};
-	if (fd >= 0 && poll(&p, 1, FLUSH_MS) == 0) {
+	if (fd >= 0 && poll(&p, 1, ASK_MS) == 0) {
 		kill(c, SIGKILL);
 		r = -ETIMEDOUT;
 	} else {
-		waitpid(c, NULL, 0);
+		waitpid(c, &st, 0);
+		r = WIFEXITED(st) ? WEXITSTATUS(st) : -EINTR;
 	}
 	if (fd >= 0)
 		close(fd);
 	return r;
+}
+
+/* 1 when the daemon of @mnt did not take the flush request (jr_view_audit_log). */
+static int ask_flush(const char *mnt)
+{
+	char path[PATH_MAX];
+
+	return jr_view_audit_log(mnt, path) < 0;
+}
+
+/* 1 for ENOTCONN, 2 for ECONNABORTED from the root of @mnt, else 0. */
+static int ask_gone(const char *mnt)
+{
+	if (getxattr(mnt, JF_RUN_XATTR, NULL, 0) == 0)
+		return 0;
+	return errno == ENOTCONN ? 1 : errno == ECONNABORTED ? 2 : 0;
+}
+
+int jr_view_gone(const char *mnt)
+{
+	int r = ask_bounded(ask_gone, mnt);
+
+	return r == 1 ? -ENOTCONN : r == 2 ? -ECONNABORTED : 0;
 }
 
 int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
@@ -651,10 +664,10 @@ int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct
 		rf->unknown = l->unknown[0] ? l->unknown : "the view keeps no audit log";
 		return -ENODATA;
 	}
-	if (l->mnt && flush_bounded(l->mnt) < 0) {
+	if (l->mnt && ask_bounded(ask_flush, l->mnt) == -ETIMEDOUT) {
 		snprintf(l->unknown, sizeof(l->unknown),
 			 "the daemon of the view at %s did not answer within %d s", l->mnt,
-			 FLUSH_MS / 1000);
+			 ASK_MS / 1000);
 		rf->unknown = l->unknown;
 		return -ETIMEDOUT;
 	}

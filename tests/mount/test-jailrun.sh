@@ -457,7 +457,7 @@ if id jftest >/dev/null 2>&1; then
 	chmod 755 "$T"
 	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh wall.sh" 2>&1)
 	check "unprivileged: wall holds (no caps, seccomp, no unshare/mount)" bash -c 'grep -q "CapEff:	0000000000000000" <<<"$1" && ! grep -qE "WROTE|UNSHARE OK|MOUNT OK|SYSCTL OK" <<<"$1"' _ "$out"
-	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh spawn.sh" 2>&1)
+	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- sh spawn.sh" 2>"$T/spawn.err")
 	sleep 0.2
 	check "unprivileged: grandchildren gone" [ "$out" = spawned -a -z "$(pgrep -f 'sleep 60[123]')" ]
 	out=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --root '$U' --test-plain-root -- rm README" 2>&1)
