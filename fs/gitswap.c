@@ -119,6 +119,14 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct
 		*why = "a file larger than jailfs checks";
 		return -EROFS;
 	}
+	/* Another name of the file stays SAFE, and with -o fast_open a write
+	 * by it is judged by that name: it would change the index after the
+	 * check. The kernel locks the file across a rename and a link of it,
+	 * so no name is added before the rename is done. */
+	if (st.st_nlink != 1) {
+		*why = "a file with another name";
+		return -EROFS;
+	}
 	if (writers_stay(&st)) {
 		*why = "a file still open for writing";
 		return -EROFS;

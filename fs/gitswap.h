@@ -33,7 +33,9 @@
  * (one that could write without the daemon, through passthrough) makes the
  * renamed file go again: *@moved_away is set, and the caller forgets the
  * name. Returns 0; -EROFS with *@why for a content that fails the check, a
- * file open for writing, or a file over JF_GIT_SWAP_MAX; another negative errno
+ * file open for writing, a file with another name (st_nlink > 1: writes by
+ * that name would reach the index), or a file over JF_GIT_SWAP_MAX; another
+ * negative errno
  * of the system calls. Caller holds jf_fs.ns_lock.
  */
 int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,

@@ -19,7 +19,8 @@
 #  - an index with entries .git/hooks/pre-commit and ../outside: written,
 #    renamed onto .git/index or through index.lock, it is refused; host git
 #    restore . writes neither, host git commit runs no hook; an index.lock
-#    kept open across its rename cannot change the index afterwards; one
+#    kept open across its rename cannot change the index afterwards, nor can
+#    a second name of it (a hard link made before the rename); one
 #    whose cache-tree names a tree of the agent's goes in, but the host's
 #    next commit records the tree of the entries
 #  - a replace ref for main, loose (git replace) or in packed-refs (renamed
@@ -298,6 +299,12 @@ for mode in source root root-fast root-audit; do
 	refused $mode "cp to index.lock, mv onto .git/index" .git/xx-none \
 		'cp .git/evil-index .git/index.lock && mv .git/index.lock .git/index'
 	check "$mode: .git/index keeps its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
+	refused $mode "index.lock with a second name, renamed, written by that name" .git/xx-none \
+		'cp .git/index .git/index.lock && ln .git/index.lock .git/idx-link &&
+mv .git/index.lock .git/index && cat .git/evil-index >.git/idx-link'
+	rm -f "$src/.git/idx-link" "$src/.git/index.lock"
+	check "$mode: .git/index names no hook" \
+		bash -c '! git -C "$1" ls-files | grep -q hooks' _ "$src"
 	(cd "$src" && git restore . && git checkout -- . && git checkout-index -a) >/dev/null 2>&1
 	check "$mode: host git restore . wrote no hook" test ! -e "$src/.git/hooks/pre-commit"
 	check "$mode: host git restore . wrote nothing outside" test ! -e "$outside"
