@@ -7,12 +7,17 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "backing.h"
 #include "cleanup.h"
+#include "fsstate.h"
 #include "gitcheck.h"
+#include "gitindex.h"
 #include "gitswap.h"
 #include "inode.h"
+#include "zone.h"
 
 /* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
 static int read_all(int fd, size_t size, unsigned char **out, size_t *len)
@@ -83,6 +88,115 @@ static bool writers_stay(const struct stat *st)
 	return has_writers(st);
 }
 
+/* The work tree of an index: the view path above its ".git", with a
+ * trailing '/' ("" at the top). */
+struct worktree {
+	char path[JF_PATH_MAX + 1];
+	size_t len;
+	bool known; /* false: a linked work tree's index, judged at the top */
+};
+
+static void worktree_of(const char *dpath, struct worktree *w)
+{
+	size_t n = strlen(dpath);
+
+	w->known = strcmp(dpath, ".git") == 0 || (n > 5 && strcmp(dpath + n - 5, "/.git") == 0);
+	w->len = w->known ? n - 4 : 0;
+	memcpy(w->path, dpath, w->len);
+	w->path[w->len] = '\0';
+}
+
+/* The view path of work-tree path @path (@len bytes) in w->path; false
+ * when too long. */
+static bool view_path(struct worktree *w, const char *path, size_t len)
+{
+	if (w->len + len > JF_PATH_MAX)
+		return false;
+	memcpy(w->path + w->len, path, len);
+	w->path[w->len + len] = '\0';
+	return true;
+}
+
+static bool guarded(const char *path, size_t len, void *arg)
+{
+	struct worktree *w = arg;
+	struct jf_verdict v;
+
+	if (!view_path(w, path, len))
+		return true;
+	jf_classify_path(w->path, w->len + len, false, &v);
+	/* A name subject to content (*.pem) is the agent's to write. */
+	return v.zone == JF_RESTRICTED ||
+	       (v.zone == JF_DENIED && !(v.rule && v.rule->content != JF_CONTENT_NONE));
+}
+
+/* Does the regular file of @fd (@st) hold the blob @e names? */
+static bool blob_is(int fd, const struct stat *st, const struct jf_git_entry *e)
+{
+	unsigned char oid[JF_GIT_SHA256_SIZE], chunk[65536];
+	struct jf_git_hash h;
+	off_t got = 0;
+	ssize_t n;
+
+	if (!(e->mode == 0100755) != !(st->st_mode & 0100))
+		return false;
+	jf_git_blob_start(&h, e->hashsz, (uint64_t)st->st_size);
+	while ((n = pread(fd, chunk, sizeof(chunk), got)) > 0) {
+		jf_git_hash_update(&h, chunk, (size_t)n);
+		got += n;
+	}
+	jf_git_hash_end(&h, oid);
+	return n == 0 && got == st->st_size && memcmp(oid, e->oid, e->hashsz) == 0;
+}
+
+/* Only a RESTRICTED file's content is compared: the agent reads it anyway,
+ * while the answer for a DENIED one would tell whether a hidden .env holds
+ * the content it guessed. */
+static bool on_disk(const struct jf_git_entry *e, void *arg)
+{
+	struct worktree *w = arg;
+	struct jf_verdict v;
+	struct stat st;
+	bool same;
+	int fd;
+
+	if (!w->known || (e->mode & 0170000) != 0100000 || !view_path(w, e->path, e->len))
+		return false;
+	jf_classify_path(w->path, w->len + e->len, false, &v);
+	if (v.zone != JF_RESTRICTED)
+		return false;
+	fd = jf_open_file_below(jf_fs.root_fd, w->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
+	if (fd < 0)
+		return false;
+	same = (uint64_t)st.st_size <= JF_GIT_SWAP_MAX && blob_is(fd, &st, e);
+	close(fd);
+	return same;
+}
+
+/* May the index @buf (@len bytes) replace @dname of @dfd (view path
+ * @dpath)? Its guarded entries as the old one had them, or as on disk. */
+static int index_keeps(int dfd, const char *dpath, const char *dname, const unsigned char *buf,
+		       size_t len, const char **why)
+{
+	_cleanup_free_ struct worktree *w = malloc(sizeof(*w));
+	_cleanup_free_ unsigned char *old = NULL;
+	_cleanup_close_ int fd = -1;
+	struct jf_git_guard g = {.guarded = guarded, .on_disk = on_disk};
+	struct stat st;
+	size_t olen = 0;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	worktree_of(dpath, w);
+	g.arg = w;
+	fd = jf_open_file_below(dfd, dname, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
+	if (fd >= 0 && (uint64_t)st.st_size <= JF_GIT_SWAP_MAX &&
+	    (r = read_all(fd, (size_t)st.st_size, &old, &olen)) < 0)
+		return r;
+	return jf_git_index_keeps(buf, len, old, olen, &g, why);
+}
+
 /* Open @name of @dfd read-write if it is still the object @sst. */
 static int open_same(int dfd, const char *name, const struct stat *sst)
 {
@@ -99,8 +213,8 @@ static int open_same(int dfd, const char *name, const struct stat *sst)
 	return fd;
 }
 
-int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
-		const char *dname, bool *moved_away, const char **why)
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
+		const struct stat *sst, const char *dname, bool *moved_away, const char **why)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ unsigned char *buf = NULL;
@@ -137,6 +251,8 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct
 	if ((kind == JF_GIT_CHECK_INDEX ? jf_git_index_check(buf, len, why)
 					: jf_git_packed_refs_check(buf, len, why)) < 0)
 		return -EROFS;
+	if (kind == JF_GIT_CHECK_INDEX && (r = index_keeps(dfd, dpath, dname, buf, len, why)) < 0)
+		return r == -EINVAL ? -EROFS : r;
 	if (kind == JF_GIT_CHECK_INDEX)
 		len = jf_git_index_strip(buf, len);
 	if (renameat(dfd, sname, dfd, dname) < 0)

@@ -23,8 +23,15 @@
 #define JF_GIT_SWAP_MAX (512u << 20)
 
 /*
- * Rename the regular file @sname of directory @dfd (@sst, as probed) to
- * @dname in the same directory when its content passes the check @kind.
+ * Rename the regular file @sname of directory @dfd (view path @dpath; @sst,
+ * as probed) to @dname in the same directory when its content passes the
+ * check @kind. An index must also keep, as the one it replaces has them,
+ * its entries for names the view keeps from the agent (RESTRICTED, or DENIED
+ * by name) in the work tree above @dpath's ".git", unless an entry names
+ * what that file holds (jf_git_index_keeps(): "git add -A" of an
+ * untracked .vscode/settings.json); a linked work tree's index
+ * (worktrees/<name>/index) is judged at the top of the view and must keep
+ * them as they were.
  * The file is read once into memory and checked (an index also loses its
  * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
  * is rewritten with those bytes, its times kept, so a write that reached it
@@ -38,5 +45,5 @@
  * negative errno
  * of the system calls. Caller holds jf_fs.ns_lock.
  */
-int jf_git_swap(enum jf_git_check kind, int dfd, const char *sname, const struct stat *sst,
-		const char *dname, bool *moved_away, const char **why);
+int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
+		const struct stat *sst, const char *dname, bool *moved_away, const char **why);

@@ -523,8 +523,8 @@ static int swap_git_file(fuse_req_t req, struct rename_req *rr)
 				     rr->src.st.st_dev != rr->dst.st.st_dev)
 			  ? open_orphan(rr->nfd, rr->newname, &rr->dst.st)
 			  : -1;
-	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->name, &rr->src.st,
-			    rr->newname, &away, &why);
+	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->dpath, rr->name,
+			    &rr->src.st, rr->newname, &away, &why);
 
 	keep_orphan(ofd, &rr->dst.st, r == 0 || away ? 0 : r);
 	if (away) { /* renamed, then removed: do_rename() records only a success */

@@ -20,7 +20,10 @@
 #    renamed onto .git/index or through index.lock, it is refused; host git
 #    restore . writes neither, host git commit runs no hook; an index.lock
 #    kept open across its rename cannot change the index afterwards, nor can
-#    a second name of it (a hard link made before the rename); one
+#    a second name of it (a hard link made before the rename); entries
+#    staged for .claude/settings.json or the tracked .vscode/settings.json
+#    are refused, host git restore . writes neither, git add -A and commit of
+#    the rest work; one
 #    whose cache-tree names a tree of the agent's goes in, but the host's
 #    next commit records the tree of the entries
 #  - a replace ref for main, loose (git replace) or in packed-refs (renamed
@@ -62,7 +65,9 @@ tmpl=$T/tmpl
 	git config user.name t
 	git config user.email t@example.invalid
 	echo a >f
-	git add f
+	mkdir .vscode
+	echo '{}' >.vscode/settings.json
+	git add f .vscode/settings.json
 	git commit -q -m a
 	git checkout -q -b side
 	echo b >f
@@ -311,6 +316,24 @@ mv .git/index.lock .git/index && cat .git/evil-index >.git/idx-link'
 	(cd "$src" && git commit -q --allow-empty -m x) >/dev/null 2>&1
 	check "$mode: host git commit ran no hook" test ! -e "$marker"
 	check "$mode: host git status reads the index" git -C "$src" status --porcelain
+	# entries for names the view keeps read-only (.claude/settings.json, its
+	# hooks run commands; .vscode/settings.json, tracked): host git restore .
+	# would write them
+	refused $mode "an index entry staged for .claude/settings.json" .git/xx-none \
+		'b=$(echo "{\"hooks\":1}" | git hash-object -w --stdin) &&
+git update-index --add --cacheinfo "100644,$b,.claude/settings.json"'
+	refused $mode "an index entry staged for the tracked .vscode/settings.json" .git/xx-none \
+		'b=$(echo "{\"evil\":1}" | git hash-object -w --stdin) &&
+git update-index --cacheinfo "100644,$b,.vscode/settings.json"'
+	rm -f "$src/.git/index.lock"
+	(cd "$src" && git restore .) >/dev/null 2>&1
+	check "$mode: host git restore . wrote no .claude/settings.json" \
+		test ! -e "$src/.claude/settings.json"
+	check "$mode: host git restore . kept .vscode/settings.json" \
+		test "$(cat "$src/.vscode/settings.json")" = "{}"
+	jr $mode 'git add -A && git commit -q -m jail-add'
+	jcheck "$mode: jail: git add -A and commit keep the tracked .vscode/settings.json (exit $rc)" \
+		test "$rc" = 0 -a -n "$(git -C "$src" ls-files .vscode/settings.json)"
 	tree=$(git -C "$src" rev-parse HEAD^{tree})
 	jr $mode 'python3 .git/craft-tree.py && mv .git/index.lock .git/index'
 	jcheck "$mode: an index with its own cache-tree is renamed into place (exit $rc)" \
