@@ -78,10 +78,7 @@ static bool has_writers(const struct stat *st)
 	return jf_inode_info(st->st_dev, st->st_ino, &info) && info.writers;
 }
 
-/* Writers of @st after up to 1 s: the kernel sends RELEASE after close(2)
- * returns, so git's own handle of index.lock may still be open when the
- * rename arrives. */
-static bool writers_stay(const struct stat *st)
+bool jf_git_swap_wait(const struct stat *st)
 {
 	for (int i = 0; i < 200 && has_writers(st); i++)
 		usleep(5000);
@@ -241,9 +238,9 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *
 		*why = "a file with another name";
 		return -EROFS;
 	}
-	if (writers_stay(&st)) {
+	if (has_writers(&st)) {
 		*why = "a file still open for writing";
-		return -EROFS;
+		return -EBUSY;
 	}
 	r = read_all(fd, (size_t)st.st_size, &buf, &len);
 	if (r < 0)

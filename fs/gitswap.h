@@ -39,11 +39,23 @@
  * rename meets a RESTRICTED name. A handle still open for writing then
  * (one that could write without the daemon, through passthrough) makes the
  * renamed file go again: *@moved_away is set, and the caller forgets the
- * name. Returns 0; -EROFS with *@why for a content that fails the check, a
- * file open for writing, a file with another name (st_nlink > 1: writes by
+ * name. Returns 0; -EBUSY with *@why while a handle of the file may
+ * write (the caller waits with jf_git_swap_wait(), without the namespace
+ * lock, and tries again once); -EROFS with *@why for a content that fails
+ * the check, a file with another name (st_nlink > 1: writes by
  * that name would reach the index), or a file over JF_GIT_SWAP_MAX; another
  * negative errno
  * of the system calls. Caller holds jf_fs.ns_lock.
  */
+/*
+ * Wait up to 1 s for the handles that may write the file @st (as probed) to
+ * be released: the kernel sends RELEASE after close(2) returns, so git's own
+ * handle of index.lock may still be open when the rename arrives. Returns
+ * whether one still may. Call it without jf_fs.ns_lock: a directory's
+ * rename waiting for the lock would hold every other name operation behind
+ * it that long. Thread-safe.
+ */
+bool jf_git_swap_wait(const struct stat *st);
+
 int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
 		const struct stat *sst, const char *dname, bool *moved_away, const char **why);

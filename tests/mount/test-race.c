@@ -1088,6 +1088,85 @@ static void test_hidden_walk(void **state)
 	assert_true(key_hidden_at(m, at));
 }
 
+struct swap_loop {
+	const struct jf_mnt *m;
+	atomic_bool stop;
+	long renames, erofs;
+};
+
+/* Rename work/.git/index.lock onto work/.git/index until told to stop. */
+static void *index_swapper(void *arg)
+{
+	struct swap_loop *sl = arg;
+	char a[600], b[600];
+
+	snprintf(a, sizeof(a), "%s/work/.git/index.lock", sl->m->mnt);
+	snprintf(b, sizeof(b), "%s/work/.git/index", sl->m->mnt);
+	while (!atomic_load(&sl->stop)) {
+		sl->erofs += rename(a, b) < 0 && errno == EROFS;
+		sl->renames++;
+	}
+	return NULL;
+}
+
+/* Move directory work/m1 to work/m2 and back until told to stop. */
+static void *dir_mover(void *arg)
+{
+	struct swap_loop *sl = arg;
+	long ms;
+
+	while (!atomic_load(&sl->stop)) {
+		assert_int_equal(timed_rename(sl->m, "m1", "m2", &ms), 0);
+		assert_int_equal(timed_rename(sl->m, "m2", "m1", &ms), 0);
+	}
+	return NULL;
+}
+
+/*
+ * An index.lock held open for writing, renamed onto the index again and
+ * again, while a directory moves: the rename of the index waits for the
+ * handle, and must not hold the namespace lock meanwhile, or the
+ * directory's rename waits behind it and every other name operation
+ * behind that (2.1 s for a create seen).
+ */
+static void test_index_lock_held(void **state)
+{
+	const struct jf_mnt *m = *state;
+	struct swap_loop sl = {.m = m};
+	struct stall st = {.m = m};
+	pthread_t swapper, mover, probe;
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/work/.git", m->src);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/work/.git/index", m->src);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/work/m1", m->src);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/work/.git/index.lock", m->mnt);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pthread_create(&swapper, NULL, index_swapper, &sl), 0);
+	assert_int_equal(pthread_create(&mover, NULL, dir_mover, &sl), 0);
+	usleep(200 * 1000);
+	assert_int_equal(pthread_create(&probe, NULL, stall_probe, &st), 0);
+	sleep(4);
+	atomic_store(&st.stop, true);
+	pthread_join(probe, NULL);
+	atomic_store(&sl.stop, true);
+	pthread_join(swapper, NULL);
+	pthread_join(mover, NULL);
+	close(fd);
+	print_message("index.lock renames %ld (%ld EROFS); other thread: %ld ops, slowest %ld ms\n",
+		      sl.renames, sl.erofs, st.ops, st.worst_ms);
+	assert_int_equal(st.failed, 0);
+	assert_true(sl.renames > 0 && sl.erofs == sl.renames);
+	assert_true(st.worst_ms < MAX_STALL_MS);
+}
+
 /* Each case on a plain mount and on a -o fast_open mount. */
 #define RACE_CASE(c)                                                                               \
 	{#c, test_race, plain_setup, race_teardown, (void *)&c},                                   \
@@ -1107,6 +1186,9 @@ int main(int argc, char **argv)
 		RACE_CASE(git_exchange),
 		cmocka_unit_test_setup_teardown(test_hidden_walk, mu_std_setup, mu_std_teardown),
 		mu_fast_open_test(test_hidden_walk),
+		cmocka_unit_test_setup_teardown(test_index_lock_held, mu_std_setup,
+						mu_std_teardown),
+		mu_fast_open_test(test_index_lock_held),
 	};
 
 	mu_require_fuse();
