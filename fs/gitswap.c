@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "gitindex.h"
 #include "gitswap.h"
 #include "inode.h"
+#include "policy.h"
 #include "zone.h"
 
 /* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
@@ -91,6 +93,9 @@ struct worktree {
 	char path[JF_PATH_MAX + 1];
 	size_t len;
 	bool known; /* false: a linked work tree's index, judged at the top */
+	/* Bytes on_disk() may still hash: the check runs under the namespace
+	 * lock, and entries may name one large file many times. */
+	uint64_t budget;
 };
 
 static void worktree_of(const char *dpath, struct worktree *w)
@@ -165,7 +170,8 @@ static bool on_disk(const struct jf_git_entry *e, void *arg)
 	fd = jf_open_file_below(jf_fs.root_fd, w->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
 	if (fd < 0)
 		return false;
-	same = (uint64_t)st.st_size <= JF_GIT_SWAP_MAX && blob_is(fd, &st, e);
+	same = (uint64_t)st.st_size <= w->budget && blob_is(fd, &st, e);
+	w->budget -= (uint64_t)st.st_size <= w->budget ? (uint64_t)st.st_size : w->budget;
 	close(fd);
 	return same;
 }
@@ -186,6 +192,7 @@ static int index_keeps(int dfd, const char *dpath, const char *dname, const unsi
 	if (!w)
 		return -ENOMEM;
 	worktree_of(dpath, w);
+	w->budget = JF_GIT_SWAP_HASHED;
 	g.arg = w;
 	fd = jf_open_file_below(dfd, dname, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
 	if (fd >= 0 && (uint64_t)st.st_size <= JF_GIT_SWAP_MAX &&

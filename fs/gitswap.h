@@ -21,6 +21,10 @@
 /* The largest file the check reads, bytes (an index is about 100 bytes per
  * tracked file: 4 million files). */
 #define JF_GIT_SWAP_MAX (512u << 20)
+/* The most bytes of work-tree files an index's check hashes, to tell that
+ * an entry names what a RESTRICTED file holds (past it, such entries fail
+ * the check). */
+#define JF_GIT_SWAP_HASHED (64u << 20)
 
 /*
  * Rename the regular file @sname of directory @dfd (view path @dpath; @sst,
