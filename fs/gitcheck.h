@@ -41,7 +41,7 @@ int jf_git_index_check(const unsigned char *buf, size_t len, const char **why);
 /* The view's judgement of an index's work-tree paths (fs/gitswap.c). */
 struct jf_git_guard {
 	/* Does the view keep the work-tree path @path (@len bytes) from the
-	 * agent: a RESTRICTED name, or one DENIED by its name alone? */
+	 * agent: not SAFE by its name? */
 	bool (*guarded)(const char *path, size_t len, void *arg);
 	/* Does the work tree hold exactly what entry @e names (type, the
 	 * executable bit, the blob's content), in a file the agent may read

@@ -127,36 +127,41 @@ static bool guarded(const char *path, size_t len, void *arg)
 	if (!view_path(w, path, len))
 		return true;
 	jf_classify_path(w->path, w->len + len, false, &v);
-	/* A name subject to content (*.pem) is the agent's to write. */
-	return v.zone == JF_RESTRICTED ||
-	       (v.zone == JF_DENIED && !(v.rule && v.rule->content != JF_CONTENT_NONE));
+	/* A name subject to content (*.pem) too: the host's deploy.key. */
+	return v.zone != JF_SAFE;
 }
 
-/* Does the regular file of @fd (@st) hold the blob @e names? */
-static bool blob_is(int fd, const struct stat *st, const struct jf_git_entry *e)
+/* Does the regular file of @fd (@st) hold the blob @e names, and, for a
+ * name subject to content (@content), a public content? */
+static bool blob_is(int fd, const struct stat *st, const struct jf_git_entry *e,
+		    enum jf_content content)
 {
-	unsigned char oid[JF_GIT_SHA256_SIZE], chunk[65536];
+	unsigned char oid[JF_GIT_SHA256_SIZE];
+	_cleanup_free_ unsigned char *buf = NULL;
 	struct jf_git_hash h;
-	off_t got = 0;
-	ssize_t n;
+	size_t len;
 
 	if (!(e->mode == 0100755) != !(st->st_mode & 0100))
 		return false;
-	jf_git_blob_start(&h, e->hashsz, (uint64_t)st->st_size);
-	while ((n = pread(fd, chunk, sizeof(chunk), got)) > 0) {
-		jf_git_hash_update(&h, chunk, (size_t)n);
-		got += n;
-	}
+	if (content != JF_CONTENT_NONE && (uint64_t)st->st_size > JF_CONTENT_MAX_SIZE)
+		return false;
+	if (read_all(fd, (size_t)st->st_size, &buf, &len) < 0 || len != (size_t)st->st_size)
+		return false;
+	if (content != JF_CONTENT_NONE && !jf_content_public(content, (const char *)buf, len))
+		return false;
+	jf_git_blob_start(&h, e->hashsz, (uint64_t)len);
+	jf_git_hash_update(&h, buf, len);
 	jf_git_hash_end(&h, oid);
-	return n == 0 && got == st->st_size && memcmp(oid, e->oid, e->hashsz) == 0;
+	return memcmp(oid, e->oid, e->hashsz) == 0;
 }
 
-/* Only a RESTRICTED file's content is compared: the agent reads it anyway,
- * while the answer for a DENIED one would tell whether a hidden .env holds
- * the content it guessed. */
+/* Only the content of a file the agent may read is compared (RESTRICTED,
+ * or public under a name subject to content): the answer for a hidden one
+ * would tell whether a hidden .env holds the content it guessed. */
 static bool on_disk(const struct jf_git_entry *e, void *arg)
 {
 	struct worktree *w = arg;
+	enum jf_content content;
 	struct jf_verdict v;
 	struct stat st;
 	bool same;
@@ -165,12 +170,13 @@ static bool on_disk(const struct jf_git_entry *e, void *arg)
 	if (!w->known || (e->mode & 0170000) != 0100000 || !view_path(w, e->path, e->len))
 		return false;
 	jf_classify_path(w->path, w->len + e->len, false, &v);
-	if (v.zone != JF_RESTRICTED)
+	content = v.zone == JF_DENIED && v.rule ? v.rule->content : JF_CONTENT_NONE;
+	if (v.zone != JF_RESTRICTED && content == JF_CONTENT_NONE)
 		return false;
 	fd = jf_open_file_below(jf_fs.root_fd, w->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
 	if (fd < 0)
 		return false;
-	same = (uint64_t)st.st_size <= w->budget && blob_is(fd, &st, e);
+	same = (uint64_t)st.st_size <= w->budget && blob_is(fd, &st, e, content);
 	w->budget -= (uint64_t)st.st_size <= w->budget ? (uint64_t)st.st_size : w->budget;
 	close(fd);
 	return same;

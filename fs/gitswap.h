@@ -30,10 +30,10 @@
  * Rename the regular file @sname of directory @dfd (view path @dpath; @sst,
  * as probed) to @dname in the same directory when its content passes the
  * check @kind. An index must also keep, as the one it replaces has them,
- * its entries for names the view keeps from the agent (RESTRICTED, or DENIED
- * by name) in the work tree above @dpath's ".git", unless an entry names
- * what that file holds (jf_git_index_keeps(): "git add -A" of an
- * untracked .vscode/settings.json); a linked work tree's index
+ * its entries for names the view does not make SAFE in the work tree above
+ * @dpath's ".git", unless an entry names what that file holds and the agent
+ * may read it (jf_git_index_keeps(): "git add -A" of an untracked
+ * .vscode/settings.json, a public certificate); a linked work tree's index
  * (worktrees/<name>/index) is judged at the top of the view and must keep
  * them as they were.
  * The file is read once into memory and checked (an index also loses its

@@ -21,9 +21,10 @@
 #    restore . writes neither, host git commit runs no hook; an index.lock
 #    kept open across its rename cannot change the index afterwards, nor can
 #    a second name of it (a hard link made before the rename); entries
-#    staged for .claude/settings.json or the tracked .vscode/settings.json
-#    are refused, host git restore . writes neither, git add -A and commit of
-#    the rest work; one
+#    staged for .claude/settings.json, the tracked .vscode/settings.json or
+#    the hidden, untracked deploy.key are refused, host git restore . writes
+#    none, git add of a public certificate and git add -A and commit of the
+#    rest work; one
 #    whose cache-tree names a tree of the agent's goes in, but the host's
 #    next commit records the tree of the entries
 #  - a replace ref for main, loose (git replace) or in packed-refs (renamed
@@ -78,6 +79,12 @@ tmpl=$T/tmpl
 	git checkout -q main
 	echo z >f
 	git commit -q -am z
+	# the user's key, untracked, hidden in the view by its content
+	printf -- '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIUSER\n-----END PRIVATE KEY-----\n' \
+		>deploy.key
+	# the agent's certificate, empty so far: public (the command line may
+	# not name it, jailrun's guardrail refuses a *.pem name it cannot judge)
+	printf 'mkdir certs && : >certs/agent.pem && git add certs/agent.pem\n' >.git/add-cert.sh
 	git init -q --bare up.git
 	git push -q up.git main:refs/heads/up
 	git remote add up ./up.git
@@ -325,8 +332,16 @@ git update-index --add --cacheinfo "100644,$b,.claude/settings.json"'
 	refused $mode "an index entry staged for the tracked .vscode/settings.json" .git/xx-none \
 		'b=$(echo "{\"evil\":1}" | git hash-object -w --stdin) &&
 git update-index --cacheinfo "100644,$b,.vscode/settings.json"'
+	refused $mode "an index entry staged for the hidden deploy.key" .git/xx-none \
+		'b=$(printf -- "-----BEGIN PRIVATE KEY-----\nAGENT\n-----END PRIVATE KEY-----\n" |
+git hash-object -w --stdin) && git update-index --add --cacheinfo "100644,$b,deploy.key"'
 	rm -f "$src/.git/index.lock"
+	key=$(sha256sum <"$src/deploy.key")
 	(cd "$src" && git restore .) >/dev/null 2>&1
+	check "$mode: host git restore . kept deploy.key" test "$(sha256sum <"$src/deploy.key")" = "$key"
+	jr $mode 'sh .git/add-cert.sh'
+	jcheck "$mode: jail: git add of a public certs/agent.pem it made (exit $rc)" \
+		test "$rc" = 0 -a -n "$(git -C "$src" ls-files certs/agent.pem)"
 	check "$mode: host git restore . wrote no .claude/settings.json" \
 		test ! -e "$src/.claude/settings.json"
 	check "$mode: host git restore . kept .vscode/settings.json" \
