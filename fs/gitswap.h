@@ -34,8 +34,8 @@
  * @dpath's ".git", unless an entry names what that file holds and the agent
  * may read it (jf_git_index_keeps(): "git add -A" of an untracked
  * .vscode/settings.json, a public certificate); a linked work tree's index
- * (worktrees/<name>/index) is judged at the top of the view and must keep
- * them as they were.
+ * (worktrees/<name>/index) is judged by the names at the top of the view,
+ * as if it were its work tree.
  * The file is read once into memory and checked (an index also loses its
  * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
  * is rewritten with those bytes, its times kept, so a write that reached it
