@@ -230,6 +230,7 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *
 	_cleanup_free_ unsigned char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
+	bool exchanged;
 	int r;
 
 	*moved_away = false;
@@ -265,17 +266,29 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *
 		return r == -EINVAL ? -EROFS : r;
 	if (kind == JF_GIT_CHECK_INDEX)
 		len = jf_git_index_strip(buf, len);
-	if (renameat(dfd, sname, dfd, dname) < 0)
+	/* Exchanged, not renamed over: the old file stays at @sname until the
+	 * new one proved good, and comes back when it did not. */
+	exchanged = renameat2(dfd, sname, dfd, dname, RENAME_EXCHANGE) == 0;
+	if (!exchanged && (errno != ENOENT && errno != EINVAL))
+		return -errno;
+	if (!exchanged && renameat(dfd, sname, dfd, dname) < 0)
 		return -errno;
 	r = rewrite(fd, buf, len);
 	if (r == 0)
 		keep_times(fd, &st);
-	if (r == 0 && !has_writers(&st))
+	if (r == 0 && !has_writers(&st)) {
+		if (exchanged)
+			(void)unlinkat(dfd, sname, 0);
 		return 0;
+	}
 	/* A writer we cannot stop, or content we could not put back: the name
 	 * must not keep this file. */
+	*why = "a file still open for writing";
+	if (exchanged && renameat2(dfd, sname, dfd, dname, RENAME_EXCHANGE) == 0)
+		return r < 0 ? r : -EROFS;
 	if (unlinkat(dfd, dname, 0) == 0)
 		*moved_away = true;
-	*why = "a file still open for writing";
+	if (exchanged)
+		(void)renameat(dfd, sname, dfd, dname);
 	return r < 0 ? r : -EROFS;
 }

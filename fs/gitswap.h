@@ -40,16 +40,16 @@
  * cache-tree and untracked cache, jf_git_index_strip()); after the rename it
  * is rewritten with those bytes, its times kept, so a write that reached it
  * between the read and the rename is undone, and every write after the
- * rename meets a RESTRICTED name. A handle still open for writing then
- * (one that could write without the daemon, through passthrough) makes the
- * renamed file go again: *@moved_away is set, and the caller forgets the
- * name. Returns 0; -EBUSY with *@why while a handle of the file may
- * write (the caller waits with jf_git_swap_wait(), without the namespace
- * lock, and tries again once); -EROFS with *@why for a content that fails
- * the check, a file with another name (st_nlink > 1: writes by
- * that name would reach the index), or a file over JF_GIT_SWAP_MAX; another
- * negative errno
- * of the system calls. Caller holds jf_fs.ns_lock.
+ * rename meets a RESTRICTED name. The file is exchanged with @dname
+ * (RENAME_EXCHANGE) and the old @dname removed only once that held: a
+ * handle still open for writing then (one that could write without the
+ * daemon, through passthrough) exchanges them back, so the user's file
+ * stays; without an old @dname the renamed file goes again: *@moved_away
+ * is set, and the caller forgets the name. Returns 0; -EBUSY with *@why while a handle of the file
+ * may write (the caller waits with jf_git_swap_wait(), without the namespace lock, and tries again
+ * once); -EROFS with *@why for a content that fails the check, a file with another name (st_nlink >
+ * 1: writes by that name would reach the index), or a file over JF_GIT_SWAP_MAX; another negative
+ * errno of the system calls. Caller holds jf_fs.ns_lock.
  */
 /*
  * Wait up to 1 s for the handles that may write the file @st (as probed) to
