@@ -85,6 +85,12 @@ tmpl=$T/tmpl
 	# the agent's certificate, empty so far: public (the command line may
 	# not name it, jailrun's guardrail refuses a *.pem name it cannot judge)
 	printf 'mkdir certs && : >certs/agent.pem && git add certs/agent.pem\n' >.git/add-cert.sh
+	# the agent stages its own key for the user's deploy.key
+	cat >.git/stage-key.sh <<-'SH'
+		b=$(printf -- "-----BEGIN PRIVATE KEY-----\nAGENT\n-----END PRIVATE KEY-----\n" |
+			git hash-object -w --stdin) &&
+			git update-index --add --cacheinfo "100644,$b,deploy.key"
+	SH
 	git init -q --bare up.git
 	git push -q up.git main:refs/heads/up
 	git remote add up ./up.git
@@ -333,8 +339,7 @@ git update-index --add --cacheinfo "100644,$b,.claude/settings.json"'
 		'b=$(echo "{\"evil\":1}" | git hash-object -w --stdin) &&
 git update-index --cacheinfo "100644,$b,.vscode/settings.json"'
 	refused $mode "an index entry staged for the hidden deploy.key" .git/xx-none \
-		'b=$(printf -- "-----BEGIN PRIVATE KEY-----\nAGENT\n-----END PRIVATE KEY-----\n" |
-git hash-object -w --stdin) && git update-index --add --cacheinfo "100644,$b,deploy.key"'
+		'sh .git/stage-key.sh'
 	rm -f "$src/.git/index.lock"
 	key=$(sha256sum <"$src/deploy.key")
 	(cd "$src" && git restore .) >/dev/null 2>&1
