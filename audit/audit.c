@@ -143,6 +143,7 @@ struct comm_ent {
 	char comm[JF_AUDIT_COMM_MAX]; /* the name exe was read with */
 	char *exe;		      /* readlink /proc/PID/exe, NULL = unreadable */
 	time_t exe_at;		      /* CLOCK_REALTIME second exe was read */
+	pid_t tgid;		      /* its process (thread group), 0 = not read yet */
 };
 
 struct comm_cache {
@@ -274,6 +275,55 @@ found:
 	exe_refresh(e, comm, now);
 	out->comm = comm;
 	out->exe = e->exe;
+}
+
+/* The thread group of thread @tid from /proc/TID/status; @tid when
+ * unreadable (gone: a reused number then counts as its own process). */
+static pid_t tgid_read(pid_t tid)
+{
+	char p[32], buf[512];
+	const char *t;
+	ssize_t n;
+	long v;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tid;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return tid;
+	buf[n] = '\0';
+	t = strstr(buf, "\nTgid:");
+	if (!t)
+		return tid;
+	v = strtol(t + 6, NULL, 10);
+	return v > 0 && v <= INT_MAX ? (pid_t)v : tid;
+}
+
+/*
+ * The process of thread @tid, for the rate limit: FUSE reports the calling
+ * thread, and a process must not get a rate for each thread it starts (64
+ * threads got 53 times the rate). Read once per entry of the per-thread
+ * cache that proc_lookup() filled (call it first); @tid when unknown.
+ */
+static pid_t proc_tgid(pid_t tid)
+{
+	struct comm_cache *c = comm_cache_get();
+	struct comm_ent *e = NULL;
+
+	for (int i = 0; c && i < COMM_CACHE; i++)
+		if (c->e[i].pid == tid && c->e[i].fd >= 0)
+			e = &c->e[i];
+	if (e && e->tgid > 0)
+		return e->tgid;
+	if (tid <= 0)
+		return tid;
+	if (!e)
+		return tgid_read(tid);
+	return e->tgid = tgid_read(tid);
 }
 
 /* ---- the ring ---- */
@@ -432,12 +482,12 @@ static void suppress(struct rate_src *r, const struct jf_audit_event *ev, const 
 	char comm[JF_AUDIT_COMM_MAX];
 
 	if (!pending(r)) {
-		proc_lookup(ev->pid, ts->tv_sec, comm, &r->s.proc);
+		proc_lookup(r->pid, ts->tv_sec, comm, &r->s.proc);
 		memcpy(r->comm, comm, sizeof(comm));
 		r->exe = r->s.proc.exe ? strdup(r->s.proc.exe) : NULL;
 		r->s.proc.comm = r->s.proc.comm ? r->comm : NULL;
 		r->s.proc.exe = r->exe;
-		r->s.pid = ev->pid;
+		r->s.pid = r->pid;
 		r->s.uid = ev->uid;
 		r->s.since = *ts;
 		/* a writer asleep without a timeout sets one now */
@@ -452,7 +502,8 @@ static void suppress(struct rate_src *r, const struct jf_audit_event *ev, const 
  * at the end of its burst, or another that had the entry) is queued first. */
 static bool rate_admit(const struct jf_audit_event *ev, const struct timespec *ts)
 {
-	struct rate_src *r = &rates[((uint32_t)ev->pid * 2654435761u) >> 22 & (RATE_SLOTS - 1)];
+	pid_t key = proc_tgid(ev->pid);
+	struct rate_src *r = &rates[((uint32_t)key * 2654435761u) >> 22 & (RATE_SLOTS - 1)];
 	int64_t now = ts_ns(ts);
 	uint64_t n[4];
 	char *line = NULL;
@@ -460,9 +511,9 @@ static bool rate_admit(const struct jf_audit_event *ev, const struct timespec *t
 	bool pass;
 
 	pthread_mutex_lock(&r->lock);
-	if (r->pid != ev->pid) {
+	if (r->pid != key) {
 		line = take_summary(r, &len, n);
-		r->pid = ev->pid;
+		r->pid = key;
 		r->tat = now;
 	}
 	if (r->tat < now)
@@ -562,9 +613,11 @@ void jf_audit_emit(const struct jf_audit_event *ev)
 	if (!ev || !jf_audit_wants(ev->decision, ev->mutation))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	/* First: the rate limit takes the process from the entry this fills;
+	 * a record it admits does not look up another (@proc stays valid). */
+	proc_lookup(ev->pid, ts.tv_sec, comm, &proc);
 	if (rates && !rate_admit(ev, &ts))
 		return;
-	proc_lookup(ev->pid, ts.tv_sec, comm, &proc);
 	line = jf_audit_format(ev, &ts, &proc, &len);
 	if (!line) {
 		count_lost();

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -131,6 +132,112 @@ int jf_git_index_check(const unsigned char *buf, size_t len, const char **why)
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/* A guarded entry of the index being replaced. */
+struct kept {
+	char *path;
+	size_t len;
+	uint32_t mode;
+	unsigned stage;
+	unsigned char oid[JF_GIT_SHA256_SIZE];
+};
+
+struct keeps {
+	const struct jf_git_guard *g;
+	struct kept *v;
+	size_t n, cap, at; /* at: the merge's place in v while the new index is read */
+	size_t hashsz;
+};
+
+/* git's order of entries (read-cache.c, cache_name_stage_compare). */
+static int entry_cmp(const char *a, size_t alen, unsigned astage, const struct kept *b)
+{
+	int c = memcmp(a, b->path, alen < b->len ? alen : b->len);
+
+	if (c)
+		return c;
+	if (alen != b->len)
+		return alen < b->len ? -1 : 1;
+	return (int)astage - (int)b->stage;
+}
+
+static int keep_old(const struct jf_git_entry *e, void *arg)
+{
+	struct keeps *k = arg;
+	struct kept *n;
+
+	if (!k->g->guarded(e->path, e->len, k->g->arg))
+		return 0;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 16;
+
+		n = realloc(k->v, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		k->v = n;
+		k->cap = cap;
+	}
+	n = &k->v[k->n];
+	n->path = strndup(e->path, e->len);
+	if (!n->path)
+		return -ENOMEM;
+	n->len = e->len;
+	n->mode = e->mode;
+	n->stage = e->stage;
+	memcpy(n->oid, e->oid, e->hashsz);
+	k->n++;
+	return 0;
+}
+
+/* 0 for an entry the old index held as it is, or one not guarded; 1 else.
+ * Both indexes are in git's order, so one pass over the old one's does. */
+static int check_new(const struct jf_git_entry *e, void *arg)
+{
+	struct keeps *k = arg;
+	int c = 1;
+
+	if (!k->g->guarded(e->path, e->len, k->g->arg))
+		return 0;
+	while (k->at < k->n && (c = entry_cmp(e->path, e->len, e->stage, &k->v[k->at])) > 0)
+		k->at++;
+	if (c == 0 && k->v[k->at].mode == e->mode && e->hashsz == k->hashsz &&
+	    memcmp(k->v[k->at].oid, e->oid, e->hashsz) == 0)
+		return 0;
+	return k->g->on_disk(e, k->g->arg) ? 0 : 1;
+}
+
+static void drop_kept(struct keeps *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i].path);
+	free(k->v);
+	k->v = NULL;
+	k->n = k->cap = k->at = 0;
+}
+
+int jf_git_index_keeps(const unsigned char *buf, size_t len, const unsigned char *old,
+		       size_t old_len, const struct jf_git_guard *g, const char **why)
+{
+	struct keeps k = {.g = g};
+	struct jf_git_index info;
+	const char *owhy;
+	int r = 0;
+
+	if (old) {
+		r = jf_git_index_parse(old, old_len, keep_old, &k, &info, &owhy);
+		if (r == 0)
+			k.hashsz = info.hashsz;
+		else
+			drop_kept(&k); /* a malformed old index holds nothing */
+		if (r == -ENOMEM)
+			return r;
+	}
+	r = jf_git_index_parse(buf, len, check_new, &k, &info, why);
+	drop_kept(&k);
+	if (r > 0)
+		*why = "a changed entry for a name the view keeps read-only";
+	return r > 0 ? -EINVAL : r;
 }
 
 int jf_git_packed_refs_check(const unsigned char *buf, size_t len, const char **why)

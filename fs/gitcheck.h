@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gitindex.h"
+
 /* May git, adding an entry of @mode, take the path @path (@len bytes)?
  * The rules of verify_path with core.protectNTFS (git's default): no empty
  * path or component, no leading '/', no "." or ".." component, no ".git"
@@ -35,6 +37,31 @@ bool jf_git_path_ok(const char *path, size_t len, uint32_t mode);
  * this check does not see). Returns 0, or -EINVAL with *why (static text).
  */
 int jf_git_index_check(const unsigned char *buf, size_t len, const char **why);
+
+/* The view's judgement of an index's work-tree paths (fs/gitswap.c). */
+struct jf_git_guard {
+	/* Does the view keep the work-tree path @path (@len bytes) from the
+	 * agent: not SAFE by its name? */
+	bool (*guarded)(const char *path, size_t len, void *arg);
+	/* Does the work tree hold exactly what entry @e names (type, the
+	 * executable bit, the blob's content), in a file the agent may read
+	 * (the answer must not tell what a hidden file holds)? */
+	bool (*on_disk)(const struct jf_git_entry *e, void *arg);
+	void *arg;
+};
+
+/*
+ * Check that every entry of the index at @buf (@len bytes, which passed
+ * jf_git_index_check()) whose path @g guards is, with its stage, mode and
+ * object id, an entry of the index it replaces (@old, @old_len bytes; NULL,
+ * or a malformed one, holds none), or names what the work tree holds. The
+ * host's "git restore ." writes every entry whose file differs: an entry
+ * staged for .claude/settings.json or .husky/pre-commit would be written
+ * there, though the view keeps the name read-only. Returns 0, -EINVAL with
+ * *why (static text), or -ENOMEM. Thread-safe if @g's functions are.
+ */
+int jf_git_index_keeps(const unsigned char *buf, size_t len, const unsigned char *old,
+		       size_t old_len, const struct jf_git_guard *g, const char **why);
 
 /*
  * Check the @len bytes of a packed-refs file at @buf: no ref under

@@ -418,6 +418,7 @@ struct rename_req {
 	struct probe src, dst;
 	bool dst_exists;
 	bool exclusive;			/* jf_fs.ns_lock is held exclusive */
+	bool waited;			/* for the writers of a git file (jf_git_swap_wait) */
 	const struct jf_rule *git_rule; /* onto a checked git file: by jf_git_swap() */
 };
 
@@ -535,6 +536,8 @@ static int swap_git_file(fuse_req_t req, struct rename_req *rr)
 	int r = jf_git_swap(jf_rule_git_check(rr->git_rule), rr->fd, rr->dpath, rr->name,
 			    &rr->src.st, rr->newname, &away, &no);
 
+	if (r == -EBUSY && rr->waited)
+		r = -EROFS; /* still open for writing after the wait */
 	keep_orphan(ofd, &rr->dst.st, r == 0 || away ? 0 : r);
 	if (away) { /* renamed, then removed: do_rename() records only a success */
 		rename_update_table(rr);
@@ -642,6 +645,15 @@ void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	if (r == -EDEADLK && !rr->exclusive) {
 		rr->exclusive = true;
 		jf_ns_lock(true);
+		r = do_rename(req, rr);
+		jf_ns_unlock();
+	}
+	if (r == -EBUSY && rr->git_rule) {
+		/* A git file still open for writing: waited for without the
+		 * lock, then checked again from the start. */
+		rr->waited = true;
+		(void)jf_git_swap_wait(&rr->src.st);
+		jf_ns_lock(rr->exclusive);
 		r = do_rename(req, rr);
 		jf_ns_unlock();
 	}

@@ -207,9 +207,11 @@ check "jailrun --source over the hostile index done within 10 s" \
 # ---------------------------------------------------------------- a guessed entry
 # Through jailrun --source the agent adds to the index an entry for .env,
 # which it cannot see, with the blob of .env.example; later the host copies
-# .env.example to .env. The entry predates the file: a guess, not what git
-# read, so .env stays hidden. Once the host's git adds and commits .env, it
-# is shown.
+# .env.example to .env. A new entry for a DENIED name is refused, before and
+# after .env exists (the same answer: it tells nothing of the file), and the
+# host's git restore . would otherwise write it; had it been taken, it
+# predates the file: a guess, not what git read, so .env stays hidden. Once
+# the host's git adds and commits .env, it is shown.
 guess=$work/guess
 mkdir -p "$guess"
 printf 'TOKEN=change-me\n' >"$guess/.env.example"
@@ -255,8 +257,8 @@ printf '%s\n' 'cat .e""nv 2>/dev/null || echo hidden' >"$guess/show.sh"
 ) || { echo "FAIL: git init"; exit 1; }
 jrs() { (cd "$guess" && "$J" --source "$guess" --json --timeout 60 -- "$@" 2>"$work/jr.err"); }
 js=$(jrs python3 agent.py)
-check "jailrun --source: the agent writes an index with an entry for .env" \
-	eval '[ "$(jq -r .exit_code <<<"$js")" = 0 ] && git -C "$guess" ls-files --stage | grep -q "	.env$"'
+check "jailrun --source: an index with a new entry for .env is refused" \
+	eval '[ "$(jq -r .exit_code <<<"$js")" != 0 ] && ! git -C "$guess" ls-files --stage | grep -q "	.env$"'
 sleep 0.1
 cp "$guess/.env.example" "$guess/.env"
 js=$(jrs sh show.sh)
@@ -268,10 +270,11 @@ umount_view "$work/gmnt" || bad "unmount $work/gmnt"
 # the same guess written again now that .env exists, and the index touched:
 # newer than the file, still not what git read from it
 js=$(jrs python3 agent.py)
-check "jailrun --source: the agent writes the guess again, after .env exists" \
-	test "$(jq -r .exit_code <<<"$js")" = 0
+check "jailrun --source: the guess again, after .env exists, is refused alike" \
+	eval '[ "$(jq -r .exit_code <<<"$js")" != 0 ] && ! git -C "$guess" ls-files --stage | grep -q "	.env$"'
 js=$(jrs sh show.sh)
 check "jailrun --source: .env still hidden" test "$(jq -r .stdout <<<"$js")" = hidden
+rm -f "$guess/.git/index.lock" # what the refused rename left
 (cd "$guess" && git add -f .env && git commit -qm env) || bad "host git add -f .env"
 js=$(jrs sh show.sh)
 check "after the host's git add -f .env and commit: jailrun --source shows .env" \

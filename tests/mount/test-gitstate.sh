@@ -19,7 +19,12 @@
 #  - an index with entries .git/hooks/pre-commit and ../outside: written,
 #    renamed onto .git/index or through index.lock, it is refused; host git
 #    restore . writes neither, host git commit runs no hook; an index.lock
-#    kept open across its rename cannot change the index afterwards; one
+#    kept open across its rename cannot change the index afterwards, nor can
+#    a second name of it (a hard link made before the rename); entries
+#    staged for .claude/settings.json, the tracked .vscode/settings.json or
+#    the hidden, untracked deploy.key are refused, host git restore . writes
+#    none, git add of a public certificate and git add -A and commit of the
+#    rest work; one
 #    whose cache-tree names a tree of the agent's goes in, but the host's
 #    next commit records the tree of the entries
 #  - a replace ref for main, loose (git replace) or in packed-refs (renamed
@@ -61,7 +66,9 @@ tmpl=$T/tmpl
 	git config user.name t
 	git config user.email t@example.invalid
 	echo a >f
-	git add f
+	mkdir .vscode
+	echo '{}' >.vscode/settings.json
+	git add f .vscode/settings.json
 	git commit -q -m a
 	git checkout -q -b side
 	echo b >f
@@ -72,6 +79,18 @@ tmpl=$T/tmpl
 	git checkout -q main
 	echo z >f
 	git commit -q -am z
+	# the user's key, untracked, hidden in the view by its content
+	printf -- '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIUSER\n-----END PRIVATE KEY-----\n' \
+		>deploy.key
+	# the agent's certificate, empty so far: public (the command line may
+	# not name it, jailrun's guardrail refuses a *.pem name it cannot judge)
+	printf 'mkdir certs && : >certs/agent.pem && git add certs/agent.pem\n' >.git/add-cert.sh
+	# the agent stages its own key for the user's deploy.key
+	cat >.git/stage-key.sh <<-'SH'
+		b=$(printf -- "-----BEGIN PRIVATE KEY-----\nAGENT\n-----END PRIVATE KEY-----\n" |
+			git hash-object -w --stdin) &&
+			git update-index --add --cacheinfo "100644,$b,deploy.key"
+	SH
 	git init -q --bare up.git
 	git push -q up.git main:refs/heads/up
 	git remote add up ./up.git
@@ -298,12 +317,43 @@ for mode in source root root-fast root-audit; do
 	refused $mode "cp to index.lock, mv onto .git/index" .git/xx-none \
 		'cp .git/evil-index .git/index.lock && mv .git/index.lock .git/index'
 	check "$mode: .git/index keeps its bytes" test "$(sha256sum <"$src/.git/index")" = "$sum"
+	refused $mode "index.lock with a second name, renamed, written by that name" .git/xx-none \
+		'cp .git/index .git/index.lock && ln .git/index.lock .git/idx-link &&
+mv .git/index.lock .git/index && cat .git/evil-index >.git/idx-link'
+	rm -f "$src/.git/idx-link" "$src/.git/index.lock"
+	check "$mode: .git/index names no hook" \
+		bash -c '! git -C "$1" ls-files | grep -q hooks' _ "$src"
 	(cd "$src" && git restore . && git checkout -- . && git checkout-index -a) >/dev/null 2>&1
 	check "$mode: host git restore . wrote no hook" test ! -e "$src/.git/hooks/pre-commit"
 	check "$mode: host git restore . wrote nothing outside" test ! -e "$outside"
 	(cd "$src" && git commit -q --allow-empty -m x) >/dev/null 2>&1
 	check "$mode: host git commit ran no hook" test ! -e "$marker"
 	check "$mode: host git status reads the index" git -C "$src" status --porcelain
+	# entries for names the view keeps read-only (.claude/settings.json, its
+	# hooks run commands; .vscode/settings.json, tracked): host git restore .
+	# would write them
+	refused $mode "an index entry staged for .claude/settings.json" .git/xx-none \
+		'b=$(echo "{\"hooks\":1}" | git hash-object -w --stdin) &&
+git update-index --add --cacheinfo "100644,$b,.claude/settings.json"'
+	refused $mode "an index entry staged for the tracked .vscode/settings.json" .git/xx-none \
+		'b=$(echo "{\"evil\":1}" | git hash-object -w --stdin) &&
+git update-index --cacheinfo "100644,$b,.vscode/settings.json"'
+	refused $mode "an index entry staged for the hidden deploy.key" .git/xx-none \
+		'sh .git/stage-key.sh'
+	rm -f "$src/.git/index.lock"
+	key=$(sha256sum <"$src/deploy.key")
+	(cd "$src" && git restore .) >/dev/null 2>&1
+	check "$mode: host git restore . kept deploy.key" test "$(sha256sum <"$src/deploy.key")" = "$key"
+	jr $mode 'sh .git/add-cert.sh'
+	jcheck "$mode: jail: git add of a public certs/agent.pem it made (exit $rc)" \
+		test "$rc" = 0 -a -n "$(git -C "$src" ls-files certs/agent.pem)"
+	check "$mode: host git restore . wrote no .claude/settings.json" \
+		test ! -e "$src/.claude/settings.json"
+	check "$mode: host git restore . kept .vscode/settings.json" \
+		test "$(cat "$src/.vscode/settings.json")" = "{}"
+	jr $mode 'git add -A && git commit -q -m jail-add'
+	jcheck "$mode: jail: git add -A and commit keep the tracked .vscode/settings.json (exit $rc)" \
+		test "$rc" = 0 -a -n "$(git -C "$src" ls-files .vscode/settings.json)"
 	tree=$(git -C "$src" rev-parse HEAD^{tree})
 	jr $mode 'python3 .git/craft-tree.py && mv .git/index.lock .git/index'
 	jcheck "$mode: an index with its own cache-tree is renamed into place (exit $rc)" \

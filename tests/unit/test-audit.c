@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -665,6 +666,63 @@ static void test_rate_limit(void **state)
 		json_decref(ca.last);
 		json_decref(cb.last);
 	}
+}
+
+struct flood_thread {
+	pid_t tid;
+	int n;
+};
+
+/* @n hidden lookups by the calling thread, as FUSE reports it (its ID). */
+static void *flood_as_thread(void *arg)
+{
+	struct flood_thread *ft = arg;
+
+	ft->tid = (pid_t)syscall(SYS_gettid);
+	emit_hidden(ft->tid, ft->n);
+	return NULL;
+}
+
+/* The threads of one process share its rate: FUSE reports each thread's ID,
+ * and 64 threads got 53 times the rate of one. */
+static void test_rate_per_process(void **state)
+{
+	enum { THREADS = 8, EACH = 600, RATE = 100 };
+	char *f = tpath("rate-threads.jsonl");
+	struct jf_audit_config cfg = {.path = f, .level = JF_AUDIT_DENIED, .rate = RATE};
+	struct flood_thread ft[THREADS];
+	pthread_t t[THREADS];
+	struct timespec t0, t1;
+	struct bound_count c;
+	size_t records = 0;
+	json_int_t suppressed = 0;
+	double secs;
+
+	(void)state;
+	unlink(f);
+	assert_int_equal(jf_audit_start(&cfg), 0);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	for (int i = 0; i < THREADS; i++) {
+		ft[i].n = EACH;
+		assert_int_equal(pthread_create(&t[i], NULL, flood_as_thread, &ft[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	jf_audit_stop();
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	for (int i = 0; i < THREADS; i++) {
+		c = count_pid(f, ft[i].tid);
+		records += c.records;
+		json_decref(c.last);
+	}
+	c = count_pid(f, getpid()); /* the summaries name the process */
+	suppressed = c.suppressed;
+	json_decref(c.last);
+	print_message("%d threads, %.3f s: %zu written, %lld suppressed\n", THREADS, secs, records,
+		      (long long)suppressed);
+	assert_true(records >= RATE && (double)records <= RATE + RATE * secs + 1);
+	assert_int_equal(records + (size_t)suppressed, THREADS * EACH);
 }
 
 /* A burst that ended is summed up within about a second, without a stop. */
@@ -1395,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_format_bounds),
 		cmocka_unit_test(test_parse_rate),
 		cmocka_unit_test(test_rate_limit),
+		cmocka_unit_test(test_rate_per_process),
 		cmocka_unit_test(test_rate_summary_in_time),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_many_records),

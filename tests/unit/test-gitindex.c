@@ -619,6 +619,74 @@ static void test_index_check(void **state)
 	assert_int_equal(jf_git_index_check(b->buf, b->len, &why), -EINVAL);
 }
 
+/* The test's view: names under ".claude/" or ".vscode/" are kept from the
+ * agent; ".vscode/on-disk" holds what an entry with object id 7 names. */
+static bool guarded_dirs(const char *path, size_t len, void *arg)
+{
+	(void)arg;
+	return (len > 8 && memcmp(path, ".claude/", 8) == 0) ||
+	       (len > 8 && memcmp(path, ".vscode/", 8) == 0);
+}
+
+static bool on_disk_7(const struct jf_git_entry *e, void *arg)
+{
+	(void)arg;
+	return e->len == 15 && memcmp(e->path, ".vscode/on-disk", 15) == 0 && e->oid[0] == 7;
+}
+
+/* An index of entries (path, mode, oid byte) into @b; a copy in @copy. */
+static size_t index_of(struct builder *b, unsigned char *copy, const char *const *paths,
+		       const uint32_t *modes, const unsigned char *oids, int n)
+{
+	start(b, 2, JF_GIT_SHA1_SIZE, (uint32_t)n);
+	for (int i = 0; i < n; i++)
+		entry(b, paths[i], modes[i], 0, 0, oids[i]);
+	finish(b, false);
+	memcpy(copy, b->buf, b->len);
+	return b->len;
+}
+
+/* Entries for guarded names: as the old index had them, or on disk. */
+static void test_index_keeps(void **state)
+{
+	struct builder *b = *state;
+	const struct jf_git_guard g = {.guarded = guarded_dirs, .on_disk = on_disk_7};
+	static unsigned char old[1 << 12], cur[1 << 12];
+	const char *const paths[] = {".claude/settings.json", ".vscode/on-disk",
+				     ".vscode/settings.json", "f"};
+	const uint32_t modes[] = {0100644, 0100644, 0100644, 0100644};
+	const unsigned char same[] = {1, 7, 3, 4}, other_f[] = {1, 7, 3, 9},
+			    changed[] = {1, 7, 5, 4}, disk_not[] = {1, 8, 3, 4};
+	const uint32_t exec[] = {0100755, 0100644, 0100644, 0100644};
+	size_t olen = index_of(b, old, paths, modes, same, 4), n;
+	const char *why;
+
+	n = index_of(b, cur, paths, modes, same, 4);
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), 0);
+	n = index_of(b, cur, paths, modes, other_f, 4); /* "f" is the agent's */
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), 0);
+	n = index_of(b, cur, paths, modes, changed, 4);
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), -EINVAL);
+	assert_string_equal(why, "a changed entry for a name the view keeps read-only");
+	n = index_of(b, cur, paths, exec, same, 4); /* a mode changed */
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), -EINVAL);
+	/* a new entry: taken only when it names what the file holds */
+	n = index_of(b, cur, paths + 1, modes + 1, same + 1, 3);
+	assert_int_equal(jf_git_index_keeps(old, olen, cur, n, &g, &why), -EINVAL);
+	assert_int_equal(jf_git_index_keeps(cur, n, NULL, 0, &g, &why), -EINVAL);
+	n = index_of(b, cur, paths + 1, modes + 1, same + 1, 1);
+	assert_int_equal(jf_git_index_keeps(cur, n, NULL, 0, &g, &why), 0);
+	n = index_of(b, cur, paths + 1, modes + 1, disk_not + 1, 1);
+	assert_int_equal(jf_git_index_keeps(cur, n, NULL, 0, &g, &why), -EINVAL);
+	/* an entry removed is not written back by git restore */
+	n = index_of(b, cur, paths + 3, modes + 3, same + 3, 1);
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), 0);
+	/* a malformed old index holds nothing */
+	old[olen - 1] ^= 1;
+	n = index_of(b, cur, paths, modes, same, 4);
+	assert_int_equal(jf_git_index_keeps(cur, n, old, olen, &g, &why), -EINVAL);
+}
+
 /* packed-refs: every ref but a replace ref. */
 static void test_packed_refs_check(void **state)
 {
@@ -697,6 +765,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_blob_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_keeps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_packed_refs_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_strip, setup, teardown),
 	};
