@@ -56,7 +56,7 @@ _jailfs()
 	if [[ $cur == -* ]]; then
 		case $mode in
 		--check) opts='--policy --source --read-only --help' ;;
-		--scan) opts='--policy --read-only --help' ;;
+		--scan) opts='--policy --read-only --all --verbose --help' ;;
 		--audit-report) opts='--top --help' ;;
 		--list) opts='--help' ;;
 		*)

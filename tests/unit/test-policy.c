@@ -1577,8 +1577,13 @@ static void test_no_default(void **state)
 	assert_int_equal(jf_policy_default_zone(p), JF_RESTRICTED);
 	jf_policy_free(p);
 	/* a view nothing can write: no [safe] rule, a default that is not safe */
-	p = load_ok("[restricted]\n/\n[denied]\ncore\n[options]\ndefault = restricted\n");
+	p = load_ok("[restricted]\n/\n[denied]\ncore\n[options]\ndefault = restricted\n"
+		    "profiles = secrets\n");
 	assert_false(jf_policy_can_write(p));
+	jf_policy_free(p);
+	/* the project profile's [safe] rule for git's hook samples: git init may write them */
+	p = load_ok("[restricted]\n/\n[options]\ndefault = restricted\n");
+	assert_true(jf_policy_can_write(p));
 	jf_policy_free(p);
 	p = load_ok("[options]\ndefault = denied\nprofiles = secrets, system\n");
 	assert_false(jf_policy_can_write(p));
