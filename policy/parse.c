@@ -852,8 +852,9 @@ bool jf_policy_can_write(const struct jf_policy *policy)
 		return false;
 	if (policy->def == JF_SAFE)
 		return true;
+	/* the profiles' hook samples: git init's templates, not a place to work */
 	for (size_t i = 0; i < policy->nrules; i++)
-		if (policy->rules[i].zone == JF_SAFE)
+		if (policy->rules[i].zone == JF_SAFE && !jf_rule_git_sample(&policy->rules[i]))
 			return true;
 	return false;
 }

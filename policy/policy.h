@@ -260,7 +260,8 @@ int jf_policy_locate(const char *source, char **path, const char **origin, char 
 void jf_policy_set_read_only(struct jf_policy *policy, bool read_only);
 
 /* Can any name be SAFE under @policy? False with jf_policy_set_read_only,
- * and when no rule is a [safe] one and the default zone is not SAFE (a
+ * and when no rule is a [safe] one (but the profiles' hook samples,
+ * jf_rule_git_sample()) and the default zone is not SAFE (a
  * public content, a git index or a hard link only ever lower a verdict to
  * what the other rules give): such a view can write nothing, like a
  * --read-only one. Thread-safe. */

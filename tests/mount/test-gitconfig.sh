@@ -214,8 +214,11 @@ init_clone() {
 	jr "$m" --shell -- 'git init -q sub && git clone -q . clone 2>&1 && git -C clone log -1 --format=%s'
 	jcheck "$m: git init sub and git clone . clone (exit $rc)" \
 		test "$rc" = 0 -a -d "$src/sub/.git/objects" -a "$(git -C "$src/clone" log -1 --format=%s)" = a
+	# (git's clone asks the resolver for the host's name, for its reflog's
+	# identity: jailrun's network note is not a refusal of the view)
 	jcheck "$m: ... and jailrun prints no refusal block" \
-		bash -c '! grep -q "^jailrun:" <<<"$1"' _ "$out"
+		bash -c '! grep -v "^jailrun: network is off in the jail" <<<"$1" | grep -q "^jailrun:"' \
+		_ "$out"
 	check "$m: the hook samples are there, none executable" \
 		bash -c 'ls "$1"/*.sample >/dev/null && ! find "$1" -type f -perm /111 | grep -q .' \
 		_ "$src/sub/.git/hooks"

@@ -211,12 +211,14 @@ static void test_hardlink_index(void **state)
 	mu_umount(&t, SIGTERM);
 	/* hardlinks = zone keeps its meaning: no index, the name's own zone */
 	snprintf(pol, sizeof(pol), "%s/zone.ini", t.dir);
-	assert_int_equal(mu_sh("printf '[options]\\nhardlinks = zone\\n' > '%s'", pol), 0);
+	assert_int_equal(
+		mu_sh("printf '[options]\\ndefault = safe\\nhardlinks = zone\\n' > '%s'", pol), 0);
 	assert_int_equal(mu_mount(&t, zone_args, 0), 0);
 	assert_string_equal(mu_slurp(mu_v(&t, "notes.txt")), "SECRET=1\n");
 	mu_umount(&t, SIGTERM);
 	/* hardlinks = deny hides every multiply-linked file */
-	assert_int_equal(mu_sh("printf '[options]\\nhardlinks = deny\\n' > '%s'", pol), 0);
+	assert_int_equal(
+		mu_sh("printf '[options]\\ndefault = safe\\nhardlinks = deny\\n' > '%s'", pol), 0);
 	assert_int_equal(mu_mount(&t, zone_args, 0), 0);
 	assert_errno(stat(mu_v(&t, "node_modules/a/x"), &st), ENOENT);
 	assert_false(mu_dir_has(mu_v(&t, "node_modules/a"), "x"));

@@ -1581,9 +1581,9 @@ static void test_no_default(void **state)
 		    "profiles = secrets\n");
 	assert_false(jf_policy_can_write(p));
 	jf_policy_free(p);
-	/* the project profile's [safe] rule for git's hook samples: git init may write them */
+	/* the project profile's [safe] rule for git's hook samples alone writes nothing */
 	p = load_ok("[restricted]\n/\n[options]\ndefault = restricted\n");
-	assert_true(jf_policy_can_write(p));
+	assert_false(jf_policy_can_write(p));
 	jf_policy_free(p);
 	p = load_ok("[options]\ndefault = denied\nprofiles = secrets, system\n");
 	assert_false(jf_policy_can_write(p));
