@@ -221,7 +221,7 @@ else
 fi
 
 # [run] allow_inline in the policy jailrun is given
-printf '[run]\nallow_inline = python3\n' >"$T/inline.ini"
+printf '[options]\ndefault = safe\n[run]\nallow_inline = python3\n' >"$T/inline.ini"
 js=$("$J" --source "$P" --policy "$T/inline.ini" --json -- python3 -c 'print(6 * 7)')
 check "--policy with [run] allow_inline = python3: python3 -c runs" \
 	[ "$(jq -c '[.denied, .exit_code, .stdout]' <<<"$js")" = '[false,0,"42\n"]' ]
