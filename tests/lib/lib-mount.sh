@@ -45,3 +45,45 @@ unmount_all() {
 tree_sum() {
 	(cd "$1" && find . -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort | sha256sum)
 }
+
+# The modes of a script that runs one scenario per jail mode. The caller
+# sets T (its temporary directory), tmpl (the tree each scenario copies) and
+# n (a counter), and sources lib-tap.sh for ok and bad.
+
+# jcheck DESC TEST...: check, with the last jail's output ($out) when it fails
+jcheck() {
+	local d=$1
+	shift
+	if "$@"; then
+		ok "$d"
+	else
+		bad "$d"
+		sed 's/^/# /' <<<"$out"
+	fi
+}
+
+# fresh MODE: a new copy of $tmpl as $src, mounted at $mnt for the --root
+# modes (root: root's default mount, passthrough; root-fast: -o fast_open;
+# root-audit: an audit log $audit at level all; read-only: --read-only);
+# MODE source mounts nothing (jailrun --source makes its own view)
+fresh() {
+	n=$((n + 1))
+	src=$T/src-$1-$n
+	cp -a "$tmpl" "$src"
+	mnt=$T/mnt-$1-$n
+	audit=$T/audit-$n.jsonl
+	case $1 in
+	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
+	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
+	root-audit)
+		mount_view "$mnt" --audit "$audit" --audit-level all "$src" || bad "$1: mount $mnt"
+		;;
+	read-only) mount_view "$mnt" --read-only "$src" || bad "$1: mount $mnt" ;;
+	esac
+}
+
+# done_with MODE: unmount the view of $src
+done_with() {
+	[ "$1" = source ] || umount_view "$mnt" || bad "$1: unmount $mnt"
+	return 0
+}

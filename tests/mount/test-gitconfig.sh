@@ -75,39 +75,6 @@ jr() {
 	rc=$?
 }
 
-jcheck() {
-	local d=$1
-	shift
-	if "$@"; then
-		ok "$d"
-	else
-		bad "$d"
-		sed 's/^/# /' <<<"$out"
-	fi
-}
-
-# fresh MODE: a new copy of the repository as $src, mounted for --root
-fresh() {
-	n=$((n + 1))
-	src=$T/src-$1-$n
-	cp -a "$tmpl" "$src"
-	mnt=$T/mnt-$1-$n
-	audit=$T/audit-$n.jsonl
-	case $1 in
-	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
-	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
-	root-audit)
-		mount_view "$mnt" --audit "$audit" --audit-level all "$src" || bad "$1: mount $mnt"
-		;;
-	read-only) mount_view "$mnt" --read-only "$src" || bad "$1: mount $mnt" ;;
-	esac
-}
-
-done_with() {
-	[ "$1" = source ] || umount_view "$mnt" || bad "$1: unmount $mnt"
-	return 0
-}
-
 # refused_key MODE KEY SHELL-COMMAND: the command fails, jailrun's hint and
 # its JSON result name KEY with EROFS, .git/config keeps its bytes
 refused_key() {

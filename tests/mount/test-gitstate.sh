@@ -173,42 +173,6 @@ jr() {
 	rc=$?
 }
 
-# jcheck DESC TEST...: check, with the last jail's output when it fails
-jcheck() {
-	local d=$1
-	shift
-	if "$@"; then
-		ok "$d"
-	else
-		bad "$d"
-		sed 's/^/# /' <<<"$out"
-	fi
-}
-
-# fresh MODE: a new copy of the repository as $src, mounted for --root
-# (root: root's default mount, passthrough; root-fast: -o fast_open;
-# root-audit: an audit log at level all)
-fresh() {
-	n=$((n + 1))
-	src=$T/src-$1-$n
-	cp -a "$tmpl" "$src"
-	mnt=$T/mnt-$1-$n
-	case $1 in
-	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
-	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
-	root-audit)
-		mount_view "$mnt" --audit "$T/audit-$n.jsonl" --audit-level all "$src" ||
-			bad "$1: mount $mnt"
-		;;
-	esac
-}
-
-# done_with MODE: unmount the view of $src
-done_with() {
-	[ "$1" = source ] || umount_view "$mnt" || bad "$1: unmount $mnt"
-	return 0
-}
-
 # refused MODE DESC FILE SHELL-COMMAND: the command, run in the jail, fails
 # and FILE (below $src) does not exist afterwards
 refused() {
