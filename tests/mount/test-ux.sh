@@ -220,7 +220,7 @@ P=$D/proj
 Q=$D/plain
 mkdir -p "$P/sub" "$Q/sub" "$D/cfg/jailfs"
 echo s >"$P/secret.txt" && echo a >"$P/a.txt" && echo u >"$Q/user-secret.txt" && echo a >"$Q/a.txt"
-printf '[denied]\nsecret.txt\n' >"$P/.jailfs.ini"
+printf '[denied]\nsecret.txt\n[options]\ndefault = safe\n' >"$P/.jailfs.ini"
 printf '[options]\ndefault = safe\n[denied]\nuser-secret.txt\n' >"$D/cfg/jailfs/policy.ini"
 chmod 644 "$P/.jailfs.ini" "$D/cfg/jailfs/policy.ini"
 orig=$(sha256sum <"$P/.jailfs.ini")
@@ -297,7 +297,7 @@ err=$(cat "$D/err")
 check "writable by others: jailfs refuses ($err)" eval '! mounted "$D/mx" && grep -q "writable by others" <<<"$err"'
 chmod 644 "$P/.jailfs.ini"
 # jftest: its own project's file, through fusermount3
-mkdir -p "$u/p2" "$u/mp2" && echo s >"$u/p2/secret.txt" && printf '[denied]\nsecret.txt\n' >"$u/p2/.jailfs.ini"
+mkdir -p "$u/p2" "$u/mp2" && echo s >"$u/p2/secret.txt" && printf '[denied]\nsecret.txt\n[options]\ndefault = safe\n' >"$u/p2/.jailfs.ini"
 chown -R jftest "$u/p2" "$u/mp2" && chmod 644 "$u/p2/.jailfs.ini"
 asuser "$u/jailfs" "$u/p2" "$u/mp2"
 for _ in $(seq 100); do mounted "$u/mp2" && break; sleep 0.05; done
