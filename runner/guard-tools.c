@@ -124,7 +124,7 @@ static bool check_git_config(struct walk *w, int argc, char *const argv[], int i
 
 bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[])
 {
-	bool sub = false, own_dir = true;
+	bool sub = false, own_dir = true, urls = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -151,8 +151,12 @@ bool jr_check_git(struct walk *w, const char *shown, int argc, char *const argv[
 			sub = true;
 			if (!strcmp(a, "config") && check_git_config(w, argc, argv, i, own_dir))
 				return true;
+			/* git remote stores names and URLs in the config and opens
+			 * none of them; a fetch from a path outside the view meets
+			 * the wall, which has no such path */
+			urls = !strcmp(a, "remote");
 		}
-		if (jr_check_path_arg(w, a))
+		if (!urls && jr_check_path_arg(w, a))
 			return true;
 	}
 	(void)shown;

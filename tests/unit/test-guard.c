@@ -231,6 +231,10 @@ static const struct row rows[] = {
 	     "hooks"),
 	DENY("git-alias", "git", "-c", "alias.x=!sh", "x"),
 	ALLOW("git", "commit", "-m", "fix the build"),
+	/* a remote's URL is stored, not opened: the wall has no such path */
+	ALLOW("git", "remote", "add", "origin", "../elsewhere.git"),
+	ALLOW("git", "remote", "set-url", "--push", "origin", "/srv/git/x.git"),
+	DENY("path-outside-view", "git", "add", "../../etc/passwd"),
 	ALLOW("git", "config", "user.name", "Agent"),
 	ALLOW("git", "config", "alias.st", "status"),
 	ALLOW("git", "config", "--get", "alias.st"),
