@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
+#include "env.h"
 #include "resolve.h"
 
 /* Exit statuses (bash and coreutils timeout(1) conventions). */
@@ -138,23 +139,6 @@ const char *jr_gdb_runs_code(const char *cmd);
  * case-insensitive, abbreviations) is. Source: about_Pwsh. */
 enum { JR_PWSH_INLINE = 1, JR_PWSH_FILE = 2, JR_PWSH_VALUE = 3 };
 int jr_pwsh_param(const char *word);
-
-/* ---- env.c ---- */
-
-/*
- * The command's environment: jailrun's PATH LANG LC_* TERM TZ USER (names
- * holding TOKEN SECRET KEY PASSWORD CREDENTIAL or starting AWS_ GITHUB_
- * SSH_AUTH_SOCK left out), PATH when unset, HOME=@home, then each of the
- * @nlists NULL-terminated lists in order: NAME passes jailrun's value,
- * NAME=VALUE sets (a later value wins). At most @max entries. Returns a
- * malloc'ed NULL-terminated array whose strings point into environ, the
- * lists or small allocations (jailrun keeps them until it exits), or NULL
- * when out of memory.
- */
-char **jr_env_build(const char *home, const char *const *const lists[], size_t nlists, int max);
-
-/* The value of @name in @envp, or NULL. */
-const char *jr_env_get(char *const *envp, const char *name);
 
 /* ---- home.c ---- */
 
