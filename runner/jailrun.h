@@ -40,6 +40,7 @@
 #include "env.h"
 #include "gitdir.h"
 #include "home.h"
+#include "mountfd.h"
 #include "resolve.h"
 #include "sandbox.h"
 #include "view.h"
@@ -139,27 +140,3 @@ const char *jr_gdb_runs_code(const char *cmd);
  * case-insensitive, abbreviations) is. Source: about_Pwsh. */
 enum { JR_PWSH_INLINE = 1, JR_PWSH_FILE = 2, JR_PWSH_VALUE = 3 };
 int jr_pwsh_param(const char *word);
-
-/* ---- mountfd.c: mounts below the jail home (run by the jail's pid 1,
- * with the new root as the cwd) ---- */
-
-/*
- * Open the mount point @path (an absolute jail path, taken below the cwd)
- * O_PATH, making what is missing (directories 0755; the last component an
- * empty file 0644 unless @is_dir), without following a symlink at any
- * component. Returns the fd (O_CLOEXEC, the caller's) or a negative errno:
- * ENOTDIR or ELOOP where a symlink or another type of file stands.
- */
-int jr_mountpoint_open(const char *path, bool is_dir);
-
-/* A detached recursive clone of the mount at @src_fd with MOUNT_ATTR_*
- * @attrs set. Returns its fd (O_CLOEXEC) or a negative errno. */
-int jr_mount_clone(int src_fd, uint64_t attrs);
-
-/* A detached empty read-only tmpfs (nosuid, nodev, noexec, mode 0555).
- * Returns its fd (O_CLOEXEC) or a negative errno. */
-int jr_mount_empty_dir(void);
-
-/* Attach the detached mount @tree at jr_mountpoint_open(@path, @is_dir).
- * Closes @tree. Returns 0 or a negative errno. */
-int jr_mount_attach(int tree, const char *path, bool is_dir);
