@@ -14,8 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "guard.h"
-#include "jailrun.h"
+#include "guard-lang.h"
+#include "guard-path.h"
+#include "guard-walk.h"
 
 /* ---- awk (POSIX awk, gawk, mawk) ---- */
 

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
-#include "guard.h"
-#include "jailrun.h"
+#include "guard-path.h"
+#include "guard-walk.h"
+#include "policy.h"
+#include "resolve.h"
 #include "sysdirs.h"
 
 /* Is @p (absolute, resolved) something the jail makes itself: the root, its

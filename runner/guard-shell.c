@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard-path.h"
+#include "guard-shell.h"
+#include "guard-tools.h"
+#include "guard-walk.h"
 #include "guard.h"
+#include "resolve.h"
 
 struct sh_cmd {
 	char **words;

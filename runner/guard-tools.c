@@ -21,8 +21,12 @@
 
 #include "cleanup.h"
 #include "gitconfig.h"
+#include "guard-lang.h"
+#include "guard-path.h"
+#include "guard-tools.h"
+#include "guard-walk.h"
 #include "guard.h"
-#include "jailrun.h"
+#include "resolve.h"
 
 static const char *base_name(const char *p)
 {

@@ -36,8 +36,14 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "guard-lang.h"
+#include "guard-path.h"
+#include "guard-shell.h"
+#include "guard-tools.h"
+#include "guard-walk.h"
+#include "guard-wrap.h"
 #include "guard.h"
-#include "jailrun.h"
+#include "resolve.h"
 
 const char *const jr_default_denylist[] = {
 	"rm",	  "sudo",   "su",	"doas",	    "pkexec",	"runuser", "mkfs*",
@@ -117,172 +123,6 @@ static const struct interp interps[] = {
 	{"make", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
 	{"gmake", false, "E", "", long_make, long_none, "", IN_PERMUTE | IN_GETOPT | IN_MAKE},
 };
-
-/*
- * Wrappers that run their arguments, described the way getopt(3) would see
- * them. @opts lists the short options and @longs the long ones, each name
- * followed by what it takes:
- *   ':'  a value (attached, or the next word)
- *   '='  a shell command string, run with sh -c (flock -c, su -c, script -c)
- *   '@'  a debugger command (gdb -ex): refused when it runs a program
- *   '!'  nothing; the operands are then an argv run as is, not a shell string
- *        (watch -x), and options end at the first operand (gdb --args)
- *   '~'  nothing; the operands are then not run at all (command -v)
- * Long options also match by unambiguous prefix, as getopt_long allows; a
- * prefix we take for the wrong option at worst refuses. @positional operands
- * (timeout DURATION, flock FILE, chroot NEWROOT, sg GROUP) come before the
- * command; a lone "-" (su -, sg -) is skipped.
- */
-struct wrapper {
-	const char *name;
-	const char *opts;
-	const char *const *longs;
-	int positional;
-	unsigned flags;
-};
-
-enum {
-	WR_SHELL_ARGS =
-		1,	  /* the command words are joined into one sh -c string (watch, sg, eval) */
-	WR_NO_CMD = 2,	  /* the operands are files or a user, never a command (script, su) */
-	WR_PERMUTE = 4,	  /* options may follow operands (getopt permutation): look at all */
-	WR_LONG_ONLY = 8, /* -word is a long option (getopt_long_only: gdb) */
-};
-
-static const char *const wl_nice[] = {"adjustment:", NULL};
-static const char *const wl_timeout[] = {"signal:", "kill-after:", NULL};
-static const char *const wl_stdbuf[] = {"input:", "output:", "error:", NULL};
-static const char *const wl_time[] = {"format:", "output:", NULL};
-static const char *const wl_xargs[] = {
-	"arg-file:",  "delimiter:",	   "max-lines:", "max-args:", "max-procs:",
-	"max-chars:", "process-slot-var:", "replace:",	 "eof:",      NULL};
-static const char *const wl_strace[] = {
-	"output:", "trace:", "signal:", "attach:", "user:", "env:", "string-limit:", NULL};
-static const char *const wl_ionice[] = {"class:", "classdata:", "pid:", "pgid:", "uid:", NULL};
-static const char *const wl_chrt[] = {"sched-runtime:", "sched-period:", "sched-deadline:", NULL};
-static const char *const wl_chroot[] = {"userspec:", "groups:", NULL};
-static const char *const wl_flock[] = {
-	"timeout:", "wait:", "conflict-exit-code:", "command=", NULL};
-static const char *const wl_script[] = {
-	"command=",    "echo:",		  "log-in:",	   "log-out:", "log-io:",
-	"log-timing:", "logging-format:", "output-limit:", NULL};
-static const char *const wl_su[] = {"command=", "session-command=",	  "group:", "supp-group:",
-				    "shell:",	"whitelist-environment:", NULL};
-static const char *const wl_prlimit[] = {"pid:", "output:", NULL};
-static const char *const wl_setpriv[] = {"ruid:",
-					 "euid:",
-					 "rgid:",
-					 "egid:",
-					 "reuid:",
-					 "regid:",
-					 "groups:",
-					 "inh-caps:",
-					 "ambient-caps:",
-					 "bounding-set:",
-					 "securebits:",
-					 "pdeathsig:",
-					 "selinux-label:",
-					 "apparmor-profile:",
-					 "landlock-access:",
-					 "landlock-rule:",
-					 "seccomp-filter:",
-					 NULL};
-static const char *const wl_unshare[] = {
-	"setuid:",    "setgid:",   "root:",	 "wd:",	       "propagation:",
-	"setgroups:", "map-user:", "map-group:", "map-users:", "map-groups:",
-	"monotonic:", "boottime:", NULL};
-static const char *const wl_nsenter[] = {"target:", "setuid:", "setgid:", "wdns:", NULL};
-static const char *const wl_watch[] = {"interval:", "equexit:", "exec!", NULL};
-static const char *const wl_rlwrap[] = {
-	"break-chars:", "command-name:",  "histsize:",		"file:",   "history-filename:",
-	"logfile:",	"prompt-colour:", "substitute-prompt:", "filter=", NULL};
-static const char *const wl_fakeroot[] = {"lib:", "faked:", NULL};
-static const char *const wl_gdb[] = {"ex@",
-				     "eval-command@",
-				     "iex@",
-				     "init-eval-command@",
-				     "x:",
-				     "command:",
-				     "ix:",
-				     "init-command:",
-				     "p:",
-				     "pid:",
-				     "cd:",
-				     "d:",
-				     "directory:",
-				     "s:",
-				     "symbols:",
-				     "e:",
-				     "exec:",
-				     "se:",
-				     "c:",
-				     "core:",
-				     "tty:",
-				     "i:",
-				     "interpreter:",
-				     "b:",
-				     "l:",
-				     "D:",
-				     "data-directory:",
-				     "args!",
-				     NULL};
-static const char *const wl_ld[] = {
-	"library-path:",	 "inhibit-rpath:",     "audit:", "preload:", "argv0:",
-	"glibc-hwcaps-prepend:", "glibc-hwcaps-mask:", NULL};
-
-static const struct wrapper wrappers[] = {
-	{"nice", "n:", wl_nice, 0, 0},
-	{"nohup", "", long_none, 0, 0},
-	{"timeout", "s:k:", wl_timeout, 1, 0},
-	{"stdbuf", "i:o:e:", wl_stdbuf, 0, 0},
-	{"setsid", "", long_none, 0, 0},
-	{"time", "f:o:", wl_time, 0, 0},
-	{"xargs", "a:d:E:I:L:n:P:s:", wl_xargs, 0, 0},
-	{"ionice", "c:n:p:P:u:", wl_ionice, 0, 0},
-	{"chrt", "T:P:D:", wl_chrt, 1, 0},
-	{"taskset", "", long_none, 1, 0},
-	{"strace", "e:o:O:p:P:s:S:u:E:X:b:I:", wl_strace, 0, 0},
-	{"ltrace", "e:o:p:s:u:n:A:a:D:F:l:x:L:", wl_strace, 0, 0},
-	{"valgrind", "", long_none, 0, 0}, /* its options all take --opt=value */
-	{"gdb", "", wl_gdb, 0, WR_PERMUTE | WR_LONG_ONLY},
-	{"unbuffer", "", long_none, 0, 0},
-	{"catchsegv", "", long_none, 0, 0},
-	{"fakeroot", "l:s:i:", wl_fakeroot, 0, 0},
-	{"chroot", "", wl_chroot, 1, 0},
-	{"unshare", "S:G:R:w:", wl_unshare, 0, 0},
-	{"nsenter", "t:S:G:W:", wl_nsenter, 0, 0},
-	{"prlimit", "p:o:", wl_prlimit, 0, 0},
-	{"setpriv", "", wl_setpriv, 0, 0},
-	{"rlwrap", "b:C:D:e:f:F:g:H:l:O:P:q:s:S:t:w:z=", wl_rlwrap, 0, 0},
-	{"flock", "w:E:c=", wl_flock, 1, 0},
-	{"watch", "n:q:x!", wl_watch, 0, WR_SHELL_ARGS},
-	{"sg", "c=", long_none, 1, WR_SHELL_ARGS},
-	{"script", "c=E:I:O:T:m:o:", wl_script, 0, WR_NO_CMD | WR_PERMUTE},
-	{"su", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
-	{"runuser", "c=g:G:s:w:", wl_su, 0, WR_NO_CMD | WR_PERMUTE},
-	{"busybox", "", long_none, 0, 0},
-	{"toybox", "", long_none, 0, 0},
-	/* shell builtins */
-	{"command", "v~V~", long_none, 0, 0},
-	{"builtin", "", long_none, 0, 0},
-	{"exec", "a:", long_none, 0, 0},
-	{"eval", "", long_none, 0, WR_SHELL_ARGS},
-};
-
-/* The dynamic loader run as a program: ld-linux-x86-64.so.2 [OPTION]... PROGRAM */
-static const struct wrapper loader = {"ld.so", "", wl_ld, 0, 0};
-
-bool jr_deny(struct walk *w, const char *rule, const char *fmt, ...)
-{
-	va_list ap;
-
-	w->v->denied = true;
-	snprintf(w->v->rule, sizeof(w->v->rule), "%s", rule);
-	va_start(ap, fmt);
-	vsnprintf(w->v->reason, sizeof(w->v->reason), fmt, ap);
-	va_end(ap);
-	return true;
-}
 
 /* jr_deny() by a rule that allow_exec @name lifts: note @name for the hint. */
 static bool deny_subject(struct walk *w, const char *name)
@@ -675,95 +515,6 @@ static bool check_interp_named(struct walk *w, const struct interp *in, const ch
 	return true;
 }
 
-/* ---- wrappers ---- */
-
-/* What a wrapper's command line says. */
-struct wr_parse {
-	int cmd;	       /* first word of the command, argc when none */
-	const char *shell;     /* a '=' option's shell command string, or NULL */
-	const char *shell_opt; /* the word that carried it */
-	const char *dbg;       /* a '@' value that runs a program, or NULL */
-	const char *dbg_what, *dbg_opt;
-	bool direct; /* a '!' flag: argv, not a shell string */
-	bool nocmd;  /* a '~' flag: the operands do not run */
-};
-
-/* Note option word @a of kind @k with value @val (NULL when none). */
-static void wr_note(struct wr_parse *o, char k, const char *a, const char *val)
-{
-	if (k == '=') {
-		o->shell = val ? val : "";
-		o->shell_opt = a;
-	} else if (k == '@' && val && (o->dbg_what = jr_gdb_runs_code(val))) {
-		o->dbg = val;
-		o->dbg_opt = a;
-	} else if (k == '!') {
-		o->direct = true;
-	} else if (k == '~') {
-		o->nocmd = true;
-	}
-}
-
-/* Option word argv[i] of wrapper @wr; returns the index of the last word it
- * used (its value may be the next one). */
-static int wr_option(const struct wrapper *wr, int argc, char *const argv[], int i,
-		     struct wr_parse *o)
-{
-	const char *a = argv[i], *val;
-	char k;
-
-	if (a[1] == '-' || (wr->flags & WR_LONG_ONLY)) {
-		const char *name = a + (a[1] == '-' ? 2 : 1);
-		size_t n = strcspn(name, "=");
-
-		k = jr_long_kind(wr->longs, name, n);
-		val = name[n] ? name + n + 1 : NULL;
-		if (k && strchr(OPT_VALUE, k) && !val && i + 1 < argc)
-			val = argv[++i];
-		wr_note(o, k, a, val);
-		return i;
-	}
-	for (int j = 1; a[j]; j++) {
-		k = jr_opt_kind(wr->opts, a[j]);
-		if (k && strchr(OPT_VALUE, k)) {
-			val = a[j + 1] ? a + j + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			wr_note(o, k, a, val);
-			break;
-		}
-		wr_note(o, k, a, NULL);
-	}
-	return i;
-}
-
-static void wr_parse(const struct wrapper *wr, int argc, char *const argv[], struct wr_parse *o)
-{
-	int pos = 0;
-
-	*o = (struct wr_parse){.cmd = argc};
-	for (int i = 1; i < argc && !o->shell && !o->dbg; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0) {
-			if (o->cmd == argc && !(wr->flags & WR_NO_CMD))
-				o->cmd = i + 1 + (wr->positional - pos);
-			break;
-		}
-		if (a[0] == '-' && a[1]) {
-			i = wr_option(wr, argc, argv, i, o);
-		} else if (strcmp(a, "-") == 0 || pos++ < wr->positional ||
-			   (wr->flags & WR_NO_CMD)) {
-			continue; /* su -, timeout DURATION, script FILE */
-		} else {
-			if (o->cmd == argc)
-				o->cmd = i;
-			if (!(wr->flags & WR_PERMUTE) || o->direct)
-				break;
-		}
-	}
-	if (o->cmd > argc || o->nocmd)
-		o->cmd = argc;
-}
-
 bool jr_check_shell_string(struct walk *w, const char *shown, const char *opt, const char *s)
 {
 	if (!w->g->shell)
@@ -796,7 +547,7 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 	struct walk inner = *w;
 	struct wr_parse o;
 
-	wr_parse(wr, argc, argv, &o);
+	jr_wrapper_parse(wr, argc, argv, &o);
 	if (o.dbg && strstr(o.dbg_opt, o.dbg)) /* attached: --eval-command=CMD */
 		return jr_deny(w, "inline-code", "debugger command runs a program: %s (%s %s)",
 			       o.dbg_what, shown, o.dbg_opt);
@@ -819,20 +570,6 @@ static bool check_wrapper(struct walk *w, const struct wrapper *wr, const char *
 	return jr_check_paths(w, 1, o.cmd, argv);
 }
 
-static bool is_loader(const char *name)
-{
-	return fnmatch("ld-linux*.so*", name, 0) == 0 || fnmatch("ld64.so*", name, 0) == 0 ||
-	       fnmatch("ld-musl-*.so*", name, 0) == 0 || strcmp(name, "ld.so") == 0;
-}
-
-static const struct wrapper *find_wrapper(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(wrappers); i++)
-		if (strcmp(wrappers[i].name, name) == 0)
-			return &wrappers[i];
-	return NULL;
-}
-
 /* ---- one simple command ---- */
 
 static bool check_names(struct walk *w, const char *typed, const char *resolved,
@@ -849,7 +586,7 @@ static bool check_names(struct walk *w, const char *typed, const char *resolved,
 			return jr_deny(w, "exec-denylist", "denied executable %s (%s -> %s)",
 				       chain->name[i], typed, resolved) &&
 			       deny_subject(w, chain->name[i]);
-		if (!*family && (find_interp(chain->name[i]) || find_wrapper(chain->name[i])))
+		if (!*family && (find_interp(chain->name[i]) || jr_find_wrapper(chain->name[i])))
 			*family = chain->name[i];
 	}
 	if (resolved && (copy = jr_copy_of(w, resolved))) {
@@ -914,7 +651,7 @@ static bool prints_its_arguments(const char *name)
 static const char *command_family(const char *typed, const char *family, char *stripped)
 {
 	jr_strip_version(typed, stripped, NAME_MAX + 1);
-	if (find_interp(typed) || find_wrapper(stripped) || !family)
+	if (find_interp(typed) || jr_find_wrapper(stripped) || !family)
 		family = typed;
 	jr_strip_version(family, stripped, NAME_MAX + 1);
 	return family;
@@ -946,9 +683,9 @@ bool jr_check_cmd(struct walk *w, int argc, char *const argv[])
 	for (size_t i = 0; i < ARRAY_SIZE(checkers); i++)
 		if (strcmp(stripped, checkers[i].name) == 0)
 			return checkers[i].check(w, typed, argc, argv);
-	if (is_loader(family))
-		return check_wrapper(w, &loader, typed, argc, argv);
-	if ((wr = find_wrapper(stripped)))
+	if (jr_is_loader(family))
+		return check_wrapper(w, &jr_loader, typed, argc, argv);
+	if ((wr = jr_find_wrapper(stripped)))
 		return check_wrapper(w, wr, typed, argc, argv);
 	if (prints_its_arguments(stripped))
 		return false;
