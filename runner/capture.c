@@ -46,9 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cleanup.h"
-#include "jailrun.h"
 #include "netwatch.h"
+#include "sandbox.h"
 #include "termfilter.h"
 #include "text.h"
 

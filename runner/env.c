@@ -8,10 +8,11 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jailrun.h"
+#include "env.h"
 
 static bool secretish(const char *name, size_t n)
 {

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "jailrun.h"
+#include "gitdir.h"
+#include "policy.h"
+#include "resolve.h"
 #include "sysdirs.h"
 
 const char jr_gitdir_policy[] = "[options]\nprofiles = gitdir\ndefault = safe\n";

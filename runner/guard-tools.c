@@ -21,7 +21,6 @@
 
 #include "cleanup.h"
 #include "gitconfig.h"
-#include "guard-lang.h"
 #include "guard-path.h"
 #include "guard-tools.h"
 #include "guard-walk.h"

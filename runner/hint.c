@@ -13,8 +13,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "capture.h"
 #include "cleanup.h"
-#include "jailrun.h"
+#include "guard-walk.h"
+#include "hint.h"
+#include "policy.h"
 #include "result.h"
 #include "text.h"
 

@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "jailrun.h"
+#include "home.h"
+#include "policy.h"
+#include "resolve.h"
 #include "sysdirs.h"
 #include "text.h"
 

@@ -19,12 +19,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cleanup.h"
-#include "jailrun.h"
-#include "sysdirs.h"
+#include "env.h"
+#include "gitdir.h"
+#include "guard-walk.h"
+#include "guard.h"
+#include "hint.h"
+#include "home.h"
+#include "policy.h"
+#include "resolve.h"
 #include "result.h"
+#include "sandbox.h"
+#include "sysdirs.h"
 #include "text.h"
 #include "units.h"
+#include "view.h"
 
 #define DEFAULT_MAX_OUTPUT (1ULL << 20)
 #define DEFAULT_GRACE_MS 2000ULL

@@ -12,13 +12,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jailrun.h"
+#include "mountfd.h"
 
 int jr_mountpoint_open(const char *path, bool is_dir)
 {

@@ -24,7 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jailrun.h"
+#include "home.h"
+#include "policy.h"
+#include "resolve.h"
 #include "sysdirs.h"
 
 /* What programs need from /etc: users and groups for ls -l and getpwuid,

@@ -26,8 +26,8 @@
 
 #include "audit-read.h"
 #include "audit.h"
+#include "capture.h"
 #include "cleanup.h"
-#include "jailrun.h"
 #include "result.h"
 #include "text.h"
 

@@ -77,8 +77,12 @@
 #include <sys/mman.h>
 
 #include "cleanup.h"
-#include "jailrun.h"
+#include "home.h"
+#include "mountfd.h"
 #include "netwatch.h"
+#include "resolve.h"
+#include "result.h"
+#include "sandbox.h"
 #include "sysdirs.h"
 #include "text.h"
 

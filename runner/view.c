@@ -37,8 +37,9 @@
 
 #include "audit.h"
 #include "cleanup.h"
-#include "jailrun.h"
+#include "policy.h"
 #include "result.h"
+#include "view.h"
 
 /* Bounds of the private refusal log (jailfs --audit-max-size, --audit-rate):
  * a hidden-name flood costs at most this much RAM, with exact counts. */

@@ -23,8 +23,11 @@
 
 #include <cmocka.h>
 
-#include "jailrun.h"
-#include "result.h"
+#include "guard-walk.h"
+#include "guard.h"
+#include "hint.h"
+#include "policy.h"
+#include "resolve.h"
 
 #define MAX_WORDS 16
 

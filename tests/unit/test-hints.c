@@ -20,7 +20,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "jailrun.h"
+#include "capture.h"
+#include "guard-walk.h"
+#include "hint.h"
 #include "result.h"
 
 /* A temporary file holding @text; returns its fd (read-write), unlinked. */

@@ -24,9 +24,17 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "jailrun.h"
-#include "sysdirs.h"
+#include "capture.h"
+#include "gitdir.h"
+#include "guard-lang.h"
+#include "guard-walk.h"
+#include "guard.h"
+#include "home.h"
+#include "policy.h"
+#include "resolve.h"
 #include "result.h"
+#include "sysdirs.h"
+#include "view.h"
 
 static char proj[PATH_MAX / 2];
 static struct jf_policy *policy;
