@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include "capture.h"
 #include "cleanup.h"
 #include "env.h"
+#include "fail.h"
 #include "gitdir.h"
 #include "guard-walk.h"
 #include "guard.h"
@@ -209,60 +209,6 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"  -V, --version       print the version\n";
 
-static bool json_out; /* --json: a failure is a JSON result on stdout too */
-
-/* "jailrun: MESSAGE" on stderr. Messages quote paths, names and reasons
- * taken from the command line, the request and the policy: the whole text
- * goes through jf_escape, so none can drive the reader's terminal. */
-_printf_(1, 2) static void say(const char *fmt, ...)
-{
-	char buf[8192];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	fputs("jailrun: ", stderr);
-	jf_fput_escaped(stderr, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-	fputc('\n', stderr);
-}
-
-/* Report a failure (stderr, and the JSON result under --json) and exit. */
-_printf_(2, 0) static _Noreturn void vfail(int status, const char *fmt, va_list ap)
-{
-	char msg[8192];
-	struct jr_report rep = {.error = msg, .error_status = status};
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	say("%s", msg);
-	if (status == JR_EXIT_USAGE)
-		fputs("Try 'jailrun --help'.\n", stderr);
-	if (json_out)
-		jr_result_print(&rep);
-	exit(status);
-}
-
-/* jailrun itself failed: exit 125. */
-_printf_(1, 2) static _Noreturn void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(JR_EXIT_ERROR, fmt, ap);
-}
-
-/* The command line or the request is wrong: exit 2. */
-_printf_(1, 2) static _Noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(JR_EXIT_USAGE, fmt, ap);
-}
-
 static uint64_t parse_size(const char *s, const char *opt)
 {
 	uint64_t v;
@@ -371,7 +317,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	 * option before it is a JSON result too */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1)
-		json_out |= c == OPT_JSON;
+		jr_fail_json |= c == OPT_JSON;
 	/* getopt stays quiet: usage_error() says it once, as JSON with --json */
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
