@@ -735,15 +735,9 @@ static void stdin_read_only(void)
 }
 
 /* pid 1 of the jail: set up, start the command, reap, report, exit. */
-static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd, int out_fd,
-				int err_fd)
+/* Close pid 1's copies of the plan's fds once the root is built. */
+static void close_plan_fds(const struct plan *p, int view_fd)
 {
-	struct sigaction sa = {.sa_handler = on_forward};
-	sigset_t none;
-	pid_t cmd;
-	int null;
-
-	build_root(p, s, view_fd);
 	for (int i = 0; i < p->n; i++)
 		if (p->b[i].fd >= 0)
 			close(p->b[i].fd);
@@ -753,9 +747,17 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	close(view_fd);
 	if (p->gitdir_fd >= 0)
 		close(p->gitdir_fd);
-	sethostname("jailrun", 7);
-	if (!s->net)
-		loopback_up(p->status_fd);
+}
+
+/* The command's stdin, stdout and stderr, and pid 1's signals: SIGTERM,
+ * SIGINT and SIGHUP passed on to the command. Returns an fd of /dev/null
+ * (O_CLOEXEC) or -1. */
+static int jail_stdio(const struct jr_spawn *s, int out_fd, int err_fd)
+{
+	struct sigaction sa = {.sa_handler = on_forward};
+	sigset_t none;
+	int null;
+
 	setsid();
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (s->stdin_null && null >= 0)
@@ -771,19 +773,12 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	sigaction(SIGHUP, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	return null;
+}
 
-	cmd = fork();
-	if (cmd < 0)
-		fail(p->status_fd, "fork");
-	if (cmd == 0)
-		exec_command(s, p->status_fd);
-	if (s->net_watch_fd >= 0)
-		close(s->net_watch_fd);
-	/* our copies of the output pipes must not keep them open */
-	if (null >= 0) {
-		dup2(null, 1);
-		dup2(null, 2);
-	}
+/* Reap children until the command @cmd ends, report how, and exit. */
+static _Noreturn void wait_command(const struct plan *p, pid_t cmd)
+{
 	for (;;) {
 		int status;
 		pid_t r = waitpid(-1, &status, 0);
@@ -807,17 +802,82 @@ static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int vi
 	}
 }
 
+static _Noreturn void jail_init(const struct jr_spawn *s, struct plan *p, int view_fd, int out_fd,
+				int err_fd)
+{
+	pid_t cmd;
+	int null;
+
+	build_root(p, s, view_fd);
+	close_plan_fds(p, view_fd);
+	sethostname("jailrun", 7);
+	if (!s->net)
+		loopback_up(p->status_fd);
+	null = jail_stdio(s, out_fd, err_fd);
+
+	cmd = fork();
+	if (cmd < 0)
+		fail(p->status_fd, "fork");
+	if (cmd == 0)
+		exec_command(s, p->status_fd);
+	if (s->net_watch_fd >= 0)
+		close(s->net_watch_fd);
+	/* our copies of the output pipes must not keep them open */
+	if (null >= 0) {
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	wait_command(p, cmd);
+}
+
+/* jailrun's ids, mapped in the jail's new user namespace. */
+struct jail_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Pid 1 of the new namespaces: @status_fd is its end of the status pipe,
+ * @ids NULL without a new user namespace. Builds the plan and runs
+ * jail_init(). */
+static _Noreturn void jail_pid1(const struct jr_spawn *s, int status_fd, const struct jail_ids *ids,
+				const bool *etc_left_out, int out_fd, int err_fd)
+{
+	static struct plan plan; /* large: keep it off the stack */
+	int view_fd;
+
+	/* O_PATH sources must be opened in the new mount namespace: a
+	 * bind from a mount of another namespace fails with EINVAL */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* pid 1 is a copy of jailrun: its memory holds jailrun's unscrubbed
+	 * environment. Not dumpable: /proc/1/environ, mem, maps are closed
+	 * to the command (which also lacks pid 1's capabilities). */
+	if (ids)
+		setup_userns(status_fd, ids->uid, ids->gid); /* needs a dumpable /proc/self */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	memset(&plan, 0, sizeof(plan));
+	plan.status_fd = status_fd;
+	view_fd = open(s->view->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (view_fd < 0)
+		fail(status_fd, "open the view %s", s->view->host);
+	plan.gitdir_fd = -1;
+	if (s->view->gitdir) {
+		plan.gitdir_fd = open(s->view->gitdir->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (plan.gitdir_fd < 0)
+			fail(status_fd, "open the view %s", s->view->gitdir->host);
+	}
+	plan_build(&plan, s, etc_left_out);
+	jail_init(s, &plan, view_fd, out_fd, err_fd);
+}
+
 int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pid, int *pidfd,
 		     int *status_fd)
 {
-	static struct plan plan; /* large: keep it off the stack */
 	bool etc_left_out[ETC_MAX] = {0};
-	int sp[2], view_fd, pfd = -1;
+	int sp[2], pfd = -1;
 	unsigned long flags =
 		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD;
 	bool userns = geteuid() != 0;
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
+	struct jail_ids ids = {.uid = geteuid(), .gid = getegid()};
 	pid_t child;
 	int r;
 
@@ -833,30 +893,8 @@ int jr_sandbox_spawn(const struct jr_spawn *s, int out_fd, int err_fd, pid_t *pi
 		return -errno;
 	child = (pid_t)syscall(SYS_clone, flags, NULL, &pfd, NULL, NULL);
 	if (child == 0) {
-		/* O_PATH sources must be opened in the new mount namespace: a
-		 * bind from a mount of another namespace fails with EINVAL */
 		close(sp[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		/* pid 1 is a copy of jailrun: its memory holds jailrun's unscrubbed
-		 * environment. Not dumpable: /proc/1/environ, mem, maps are closed
-		 * to the command (which also lacks pid 1's capabilities). */
-		if (userns)
-			setup_userns(sp[1], uid, gid); /* needs a dumpable /proc/self */
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		memset(&plan, 0, sizeof(plan));
-		plan.status_fd = sp[1];
-		view_fd = open(s->view->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (view_fd < 0)
-			fail(sp[1], "open the view %s", s->view->host);
-		plan.gitdir_fd = -1;
-		if (s->view->gitdir) {
-			plan.gitdir_fd =
-				open(s->view->gitdir->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (plan.gitdir_fd < 0)
-				fail(sp[1], "open the view %s", s->view->gitdir->host);
-		}
-		plan_build(&plan, s, etc_left_out);
-		jail_init(s, &plan, view_fd, out_fd, err_fd);
+		jail_pid1(s, sp[1], userns ? &ids : NULL, etc_left_out, out_fd, err_fd);
 	}
 	int e = errno;
 	close(sp[1]);
