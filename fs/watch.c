@@ -77,6 +77,7 @@
 
 #include "backing.h"
 #include "fsstate.h"
+#include "hash.h"
 #include "inode.h"
 #include "notify.h"
 #include "options.h"
@@ -115,95 +116,11 @@
 #define WATCH_GRACE_MS 2 /* before acting: let handlers record own changes */
 #define SEEN_SLOTS 16384 /* > 2 keys per event of one read() */
 
-/* ---------- a small chained hash (uint64_t keys) ---------- */
-
-struct hnode {
-	struct hnode *next;
-	uint64_t key;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t size; /* power of two; 0 before the first insert */
-	size_t count;
-};
-
-static size_t h_index(size_t size, uint64_t key)
-{
-	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
-
-	return (size_t)(h ^ (h >> 29)) & (size - 1);
-}
-
-static struct hnode *h_find(const struct htab *t, uint64_t key)
-{
-	if (!t->size)
-		return NULL;
-	for (struct hnode *n = t->b[h_index(t->size, key)]; n; n = n->next)
-		if (n->key == key)
-			return n;
-	return NULL;
-}
-
-static int h_grow(struct htab *t)
-{
-	size_t nsize = t->size ? t->size * 2 : 1024;
-	struct hnode **nb = calloc(nsize, sizeof(*nb));
-
-	if (!nb)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->size; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			size_t k = h_index(nsize, n->key);
-
-			next = n->next;
-			n->next = nb[k];
-			nb[k] = n;
-		}
-	}
-	free(t->b);
-	t->b = nb;
-	t->size = nsize;
-	return 0;
-}
-
-/* 0 or -ENOMEM (only when the table cannot be created at all: a failed
- * growth keeps the longer chains). */
-static int h_insert(struct htab *t, struct hnode *n)
-{
-	size_t k;
-
-	if ((!t->size || t->count >= t->size * 2) && h_grow(t) < 0 && !t->size)
-		return -ENOMEM;
-	k = h_index(t->size, n->key);
-	n->next = t->b[k];
-	t->b[k] = n;
-	t->count++;
-	return 0;
-}
-
-static struct hnode *h_remove(struct htab *t, uint64_t key)
-{
-	if (!t->size)
-		return NULL;
-	for (struct hnode **pp = &t->b[h_index(t->size, key)]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->key == key) {
-			struct hnode *n = *pp;
-
-			*pp = n->next;
-			t->count--;
-			return n;
-		}
-	}
-	return NULL;
-}
-
 /* ---------- state ---------- */
 
 struct wdrec {
-	struct hnode h; /* key: the wd */
+	struct jf_hnode h; /* in W.recs, keyed by @wd */
+	int wd;
 	unsigned users; /* table inodes using this watch */
 	bool dead;	/* IN_IGNORED seen: the kernel dropped the watch */
 	dev_t dev;
@@ -211,7 +128,8 @@ struct wdrec {
 };
 
 struct wentry {
-	struct hnode h;	   /* key: the table inode's address */
+	struct jf_hnode h; /* in W.ents, keyed by @inode */
+	uint64_t inode;	   /* the table inode's address: a key, never dereferenced */
 	struct wdrec *rec; /* NULL: adding the watch failed, do not retry */
 };
 
@@ -223,8 +141,8 @@ static struct {
 	atomic_bool stop;
 	pthread_mutex_t mu;	/* recs, ents, pending */
 	pthread_mutex_t add_mu; /* inotify_add_watch vs rm_watch of pending wds */
-	struct htab recs;	/* wd -> struct wdrec (live watches only) */
-	struct htab ents;	/* inode address -> struct wentry */
+	struct jf_htab recs;	/* wd -> struct wdrec (live watches only) */
+	struct jf_htab ents;	/* inode address -> struct wentry */
 	int *pending;		/* wds whose last user is gone: rm_watch them */
 	size_t npending, cap_pending;
 	atomic_bool warned_add;
@@ -236,6 +154,32 @@ static struct {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.add_mu = PTHREAD_MUTEX_INITIALIZER,
 };
+
+/* ---------- the two maps, under W.mu ---------- */
+
+static bool rec_match(const struct jf_hnode *n, const void *key)
+{
+	return jf_container_of(n, struct wdrec, h)->wd == *(const int *)key;
+}
+
+static struct wdrec *rec_find_locked(int wd)
+{
+	struct jf_hnode *n = jf_htab_find(&W.recs, jf_hash_u64((uint64_t)wd), rec_match, &wd);
+
+	return n ? jf_container_of(n, struct wdrec, h) : NULL;
+}
+
+static bool ent_match(const struct jf_hnode *n, const void *key)
+{
+	return jf_container_of(n, struct wentry, h)->inode == *(const uint64_t *)key;
+}
+
+static struct wentry *ent_find_locked(uint64_t inode)
+{
+	struct jf_hnode *n = jf_htab_find(&W.ents, jf_hash_u64(inode), ent_match, &inode);
+
+	return n ? jf_container_of(n, struct wentry, h) : NULL;
+}
 
 /* ---------- adding and dropping watches ---------- */
 
@@ -284,18 +228,18 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 	bool wake = false;
 
 	pthread_mutex_lock(&W.mu);
-	if (h_find(&W.ents, key))
+	if (ent_find_locked(key))
 		goto out; /* a concurrent lookup of the same inode won */
 	if (wd >= 0) {
-		rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+		rec = rec_find_locked(wd);
 		if (!rec) {
 			rec = calloc(1, sizeof(*rec));
 			if (!rec)
 				goto unwatch;
-			rec->h.key = (uint64_t)wd;
+			rec->wd = wd;
 			rec->dev = st->st_dev;
 			rec->ino = st->st_ino;
-			if (h_insert(&W.recs, &rec->h) < 0) {
+			if (jf_htab_insert(&W.recs, &rec->h, jf_hash_u64((uint64_t)wd)) < 0) {
 				free(rec);
 				goto unwatch;
 			}
@@ -305,9 +249,9 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		goto drop_rec;
-	e->h.key = key;
+	e->inode = key;
 	e->rec = rec;
-	if (h_insert(&W.ents, &e->h) < 0) {
+	if (jf_htab_insert(&W.ents, &e->h, jf_hash_u64(key)) < 0) {
 		free(e);
 		goto drop_rec;
 	}
@@ -317,7 +261,7 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 drop_rec:
 	if (!rec || rec->users)
 		goto out;
-	h_remove(&W.recs, rec->h.key);
+	jf_htab_remove(&W.recs, &rec->h);
 	free(rec);
 unwatch:
 	wake = pending_push_locked(wd);
@@ -369,7 +313,7 @@ void jf_watch_dir(struct jf_inode *inode)
 	if (W.ifd < 0)
 		return;
 	pthread_mutex_lock(&W.mu);
-	known = h_find(&W.ents, key) != NULL;
+	known = ent_find_locked(key) != NULL;
 	pthread_mutex_unlock(&W.mu);
 	if (known)
 		return;
@@ -396,11 +340,13 @@ void jf_watch_forget(const struct jf_inode *inode)
 	if (W.ifd < 0)
 		return;
 	pthread_mutex_lock(&W.mu);
-	e = (struct wentry *)h_remove(&W.ents, (uint64_t)(uintptr_t)inode);
+	e = ent_find_locked((uint64_t)(uintptr_t)inode);
+	if (e)
+		jf_htab_remove(&W.ents, &e->h);
 	if (e && e->rec && --e->rec->users == 0) {
 		if (!e->rec->dead) {
-			h_remove(&W.recs, e->rec->h.key);
-			wake = pending_push_locked((int)e->rec->h.key);
+			jf_htab_remove(&W.recs, &e->rec->h);
+			wake = pending_push_locked(e->rec->wd);
 		}
 		free(e->rec);
 	}
@@ -417,9 +363,11 @@ static void rec_dead(int wd)
 	struct wdrec *rec;
 
 	pthread_mutex_lock(&W.mu);
-	rec = (struct wdrec *)h_remove(&W.recs, (uint64_t)wd);
-	if (rec)
+	rec = rec_find_locked(wd);
+	if (rec) {
+		jf_htab_remove(&W.recs, &rec->h);
 		rec->dead = true;
+	}
 	pending_cancel_locked(wd);
 	pthread_mutex_unlock(&W.mu);
 }
@@ -430,7 +378,7 @@ static bool rec_lookup(int wd, dev_t *dev, ino_t *ino)
 	struct wdrec *rec;
 
 	pthread_mutex_lock(&W.mu);
-	rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+	rec = rec_find_locked(wd);
 	if (rec) {
 		*dev = rec->dev;
 		*ino = rec->ino;
@@ -788,22 +736,19 @@ out:
 
 static void watch_free(void)
 {
-	for (size_t i = 0; i < W.ents.size; i++) {
-		struct hnode *n = W.ents.b[i], *next;
+	struct jf_htab_iter it;
+	struct jf_hnode *n;
 
-		for (; n; n = next) {
-			struct wentry *e = (struct wentry *)n;
+	jf_htab_iter_init(&it, &W.ents);
+	while ((n = jf_htab_iter_next(&it))) {
+		struct wentry *e = jf_container_of(n, struct wentry, h);
 
-			next = n->next;
-			if (e->rec && --e->rec->users == 0)
-				free(e->rec);
-			free(e);
-		}
+		if (e->rec && --e->rec->users == 0)
+			free(e->rec);
+		free(e);
 	}
-	free(W.ents.b);
-	free(W.recs.b); /* every live rec had a user: freed above */
-	memset(&W.ents, 0, sizeof(W.ents));
-	memset(&W.recs, 0, sizeof(W.recs));
+	jf_htab_destroy(&W.ents);
+	jf_htab_destroy(&W.recs); /* every live rec had a user: freed above */
 	free(W.pending);
 	W.pending = NULL;
 	W.npending = W.cap_pending = 0;
