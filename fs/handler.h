@@ -72,8 +72,8 @@ void jf_unlink_created(int dirfd, const char *name, int fd, bool dir);
 /* Forget the table's name for a removed @name in @pi. */
 void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st);
 
-/* ---- notifications, queued: sent later by the notifier thread, so a
- * handler may ask them for the inode it answers ---- */
+/* ---- notifications, queued for the notifier thread (notify.h): a handler
+ * may ask for them about the very inode it answers ---- */
 
 /* Drop the kernel's dentry of @inode's name: after ESTALE on an fd-based
  * request. Best effort. */

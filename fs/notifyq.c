@@ -295,9 +295,12 @@ int jf_nq_stop(struct jf_notifyq *q, unsigned wait_s, struct jf_nq_stats *st)
 	if (st)
 		*st = q->st;
 	if (!q->done) {
+		/* From the unlock on, the thread may free @q at any time. */
+		pthread_t t = q->thread;
+
 		q->orphan = true;
 		pthread_mutex_unlock(&q->mu);
-		pthread_detach(q->thread);
+		pthread_detach(t);
 		return -ETIMEDOUT;
 	}
 	pthread_mutex_unlock(&q->mu);

@@ -19,15 +19,15 @@
  * watch SOURCE's root, keep the daemon's recent changes (recent.h) and start
  * the thread that turns events into notifications. Call after
  * fuse_daemonize() (threads do not survive the fork) and jf_notify_start(),
- * before the session loop. Returns 0, or -errno (e.g.
- * -EMFILE: fs.inotify.max_user_instances reached, -ENOMEM) after printing a
- * warning: the daemon then serves without watching, with the timeouts as
- * the only bound on staleness. Not thread-safe against itself. */
+ * before the session loop. Returns 0, or -errno (e.g. -EMFILE:
+ * fs.inotify.max_user_instances reached, -ENOMEM) after printing a warning:
+ * the daemon then serves without watching, with the timeouts as the only
+ * bound on staleness. Not thread-safe against itself. */
 int jf_watch_start(void);
-/* Stop and join the thread (within WATCH_FLUSH_MS: it never waits in the
- * kernel's FUSE code), remove every watch, free everything. Call after the
- * session loop returned and before jf_notify_stop(). Safe when
- * jf_watch_start() was not called or failed. */
+/* Stop and join the thread (promptly: it waits only in poll(2) and short
+ * sleeps, never in the kernel's FUSE code), remove every watch, free
+ * everything. Call after the session loop returned and before
+ * jf_notify_stop(). Safe when jf_watch_start() was not called or failed. */
 void jf_watch_stop(void);
 
 /* Watch the directory @inode (the inode table calls this after handing out
