@@ -17,7 +17,6 @@
 #include <linux/fuse.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
