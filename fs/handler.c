@@ -2,17 +2,15 @@
 /*
  * What the FUSE handlers share: audit records and refusals, the view's
  * attributes, kernel entries for probed and new names, the checks and
- * clean-up around creating a name, and notifications sent from a thread of
- * their own. Below every handler file; calls nothing above it.
+ * clean-up around creating a name, and notifications queued for the
+ * notifier thread. Below every handler file; calls nothing above it.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -21,10 +19,11 @@
 #include "handler.h"
 #include "inode.h"
 #include "newdirs.h"
+#include "notify.h"
 #include "options.h"
 #include "policy.h"
 #include "probe.h"
-#include "watch.h"
+#include "recent.h"
 #include "zone.h"
 
 struct jf_file *jf_file_of(struct fuse_file_info *fi)
@@ -142,7 +141,7 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 	int r;
 
 	/* We made @name: its inotify events are not host changes (watch.c). */
-	jf_watch_own_change(parent, name);
+	jf_recent_note(parent, name);
 	r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
 	if (r < 0)
 		return r;
@@ -261,86 +260,6 @@ void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st
 	jf_inode_rename(st->st_dev, st->st_ino, pi, name, NULL, NULL);
 }
 
-struct later {
-	fuse_ino_t ino, parent;
-	char *name; /* NULL: invalidate @ino's attributes and pages */
-};
-
-/* The notification threads still running, and whether new ones may start:
- * the session's /dev/fuse fd must outlive every one of them. */
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	unsigned running;
-	bool stopping;
-} laters = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false};
-
-static void later_free(struct later *l)
-{
-	free(l->name);
-	free(l);
-}
-
-static void *later_main(void *arg)
-{
-	struct later *l = arg;
-
-	if (l->name)
-		fuse_lowlevel_notify_inval_entry(jf_fs.se, l->parent, l->name, strlen(l->name));
-	else
-		fuse_lowlevel_notify_inval_inode(jf_fs.se, l->ino, 0, 0);
-	later_free(l);
-	pthread_mutex_lock(&laters.lock);
-	if (--laters.running == 0)
-		pthread_cond_broadcast(&laters.done);
-	pthread_mutex_unlock(&laters.lock);
-	return NULL;
-}
-
-void jf_later_stop(void)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
-	pthread_mutex_lock(&laters.lock);
-	laters.stopping = true;
-	while (laters.running > 0 &&
-	       pthread_cond_timedwait(&laters.done, &laters.lock, &until) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&laters.lock);
-}
-
-/* Send a notification from a short-lived thread of its own: from a request
- * handler it could wait for the very request it answers (libfuse's
- * fuse_lowlevel.h on notify_inval_*). Best effort; takes @l. */
-static void notify_later(struct later *l)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-
-	pthread_mutex_lock(&laters.lock);
-	if (laters.stopping) {
-		pthread_mutex_unlock(&laters.lock);
-		later_free(l);
-		return;
-	}
-	laters.running++;
-	pthread_mutex_unlock(&laters.lock);
-	if (pthread_attr_init(&attr) == 0) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, later_main, l) == 0)
-			l = NULL;
-		pthread_attr_destroy(&attr);
-	}
-	if (l) {
-		later_free(l);
-		pthread_mutex_lock(&laters.lock);
-		laters.running--;
-		pthread_mutex_unlock(&laters.lock);
-	}
-}
-
 /*
  * A refused write-back (a shared writable mapping of a file outside SAFE,
  * which any caller can make in no_open mode: its write open reached no
@@ -349,12 +268,7 @@ static void notify_later(struct later *l)
  */
 void jf_drop_pages_later(fuse_ino_t ino)
 {
-	struct later *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return;
-	l->ino = ino;
-	notify_later(l);
+	jf_notify_inode(ino);
 }
 
 /*
@@ -366,11 +280,11 @@ void jf_drop_pages_later(fuse_ino_t ino)
  */
 void jf_forget_name_later(struct jf_inode *inode)
 {
-	struct later *l = calloc(1, sizeof(*l));
+	fuse_ino_t parent;
+	char *name;
 
-	if (!l || jf_inode_parent_name(inode, &l->parent, &l->name) < 0) {
-		free(l);
+	if (jf_inode_parent_name(inode, &parent, &name) < 0)
 		return;
-	}
-	notify_later(l);
+	jf_notify_entry(parent, name);
+	free(name);
 }

@@ -3,8 +3,8 @@
  * What the FUSE handlers share (handler.c), below every handler file
  * (ops-attr.c, ops-names.c, ops-file.c, ops-dir.c): audit records and
  * refusals, the view's attributes, kernel entries for probed and new names,
- * the checks and clean-up around creating a name, and notifications sent
- * from a thread of their own. Every function follows fsstate.h's convention
+ * the checks and clean-up around creating a name, and notifications queued
+ * for the notifier thread (notify.h). Every function follows fsstate.h's convention
  * (0 or a negative errno) and is thread-safe.
  */
 #pragma once
@@ -72,14 +72,11 @@ void jf_unlink_created(int dirfd, const char *name, int fd, bool dir);
 /* Forget the table's name for a removed @name in @pi. */
 void jf_detach_name(struct jf_inode *pi, const char *name, const struct stat *st);
 
-/* ---- notifications from a short-lived thread ---- */
+/* ---- notifications, queued for the notifier thread (notify.h): a handler
+ * may ask for them about the very inode it answers ---- */
 
 /* Drop the kernel's dentry of @inode's name: after ESTALE on an fd-based
  * request. Best effort. */
 void jf_forget_name_later(struct jf_inode *inode);
 /* Drop the kernel's cached attributes and pages of @ino. Best effort. */
 void jf_drop_pages_later(fuse_ino_t ino);
-/* At exit, before the unmount closes the session's fd: start no more
- * notification threads and wait, at most 2 s, for those running.
- * Thread-safe; called once. */
-void jf_later_stop(void);

@@ -29,10 +29,12 @@
 #include "hardlinks.h"
 #include "inode.h"
 #include "jailfs.h"
+#include "notify.h"
 #include "ops.h"
 #include "options.h"
 #include "passthrough.h"
 #include "policy.h"
+#include "recent.h"
 #include "stats.h"
 #include "status.h"
 #include "tracked.h"
@@ -45,7 +47,7 @@
 static const struct jf_inode_watcher watcher = {
 	.dir_ref = jf_watch_dir,
 	.forget = jf_watch_forget,
-	.own_change = jf_watch_own_change,
+	.own_change = jf_recent_note,
 };
 
 static void on_sighup(int sig)
@@ -468,10 +470,12 @@ static int serve(struct jf_options *o)
 		fprintf(stderr, "jailfs: cannot start the audit log: %s\n", strerror(-r));
 		goto out_unmount;
 	}
-	/* After the fork, like the audit writer; on failure it warned and we
-	 * serve without it (the timeouts bound staleness). */
+	/* After the fork, like the audit writer; on failure each warned and we
+	 * serve without it (the timeouts bound staleness). The watcher pushes
+	 * to the notifier. */
+	jf_notify_start(se);
 	if (!o->no_watch)
-		jf_watch_start(se);
+		jf_watch_start();
 	cfg = fuse_loop_cfg_create();
 	if (!cfg)
 		goto out_audit;
@@ -487,12 +491,12 @@ static int serve(struct jf_options *o)
 	if (o->debug || o->stats)
 		jf_stats_report();
 out_audit:
-	jf_watch_stop(); /* before the unmount: no notification after it */
+	jf_watch_stop(); /* no push to the notifier after it */
 	if (audit)
 		jf_audit_stop();
 out_unmount:
 	jf_hardlinks_stop();
-	jf_later_stop(); /* fuse_session_unmount closes the session's fd */
+	jf_notify_stop(); /* fuse_session_unmount closes the session's fd */
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);

@@ -28,9 +28,9 @@
  * (dev, ino) in the table under jf_fs.lock (jf_inode_find), never through a
  * pointer that may have been freed.
  *
- * Events -> notifications, sent from the watch thread only and with no lock
- * held (fuse_lowlevel.h: inval_entry must not run in the path of a related
- * operation, or the kernel deadlocks):
+ * Events -> notifications, queued for the notifier thread (notify.h), which
+ * sends them with no lock held (fuse_lowlevel.h: inval_entry must not run
+ * in the path of a related operation, or the kernel deadlocks):
  *  - IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO of name N in D:
  *    inval_entry(D, N), which drops a negative dentry and, for a directory,
  *    its whole cached subtree (d_invalidate); then inval_inode(D, 0, 0), so
@@ -45,29 +45,23 @@
  *  - IN_ATTRIB of the root itself (no name): inval_inode(root, 0, 0). Other
  *    directories' nameless IN_ATTRIB is ignored: their parent's watch
  *    reports the same change with the name.
- *  - IN_Q_OVERFLOW (more than fs.inotify.max_queued_events pending): the
- *    connection's dentry epoch is incremented (FUSE_NOTIFY_INC_EPOCH, Linux
- *    >= 6.16: every dentry, negative ones included, is looked up again) and
- *    every inode the table holds gets inval_inode(ino, 0, 0). On older
- *    kernels each gets inval_entry(parent, name) instead; negative dentries
- *    cannot be listed, so those cached before the overflow expire only
- *    after negative_timeout there.
+ *  - IN_Q_OVERFLOW (more than fs.inotify.max_queued_events pending):
+ *    jf_notify_all(), the dentry epoch and every inode the table holds
+ *    (notify.c says what older kernels miss).
  *  - IN_IGNORED (directory removed, or our rm_watch): the wd is dead.
  *
  * Cost: after the first event the thread waits WATCH_COALESCE_MS (1 ms;
  * WATCH_BURST_MS, 20 ms, while events keep coming), then reads everything
  * queued and handles each distinct (directory, name, kind) once per read().
  * The daemon's own mutations produce events too; their handlers record
- * (directory, name) with a timestamp in a fixed-size hash
- * (jf_watch_own_change) and events on such a name younger than WATCH_OWN_MS
- * are skipped: the kernel already learnt the change from our reply.
- * Residual: a host change to that very name within WATCH_OWN_MS of a change
+ * (directory, name) (recent.h) and events on such a name younger than
+ * JF_RECENT_MS are skipped: the kernel already learnt the change from our
+ * reply.
+ * Residual: a host change to that very name within JF_RECENT_MS of a change
  * through the view is seen only after the timeouts (jailfs(1), "Host changes").
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/fuse.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -82,16 +76,15 @@
 #include <unistd.h>
 
 #include "backing.h"
-#include "cleanup.h"
 #include "fsstate.h"
+#include "hash.h"
 #include "inode.h"
+#include "notify.h"
 #include "options.h"
 #include "policy.h"
+#include "recent.h"
 #include "watch.h"
 #include "zone.h"
-
-#define WATCH_STR2(x) #x
-#define WATCH_STR(x) WATCH_STR2(x)
 
 /*
  * Watch mask:
@@ -118,104 +111,16 @@
 #define WATCH_BURST_GAP_MS 100
 #define WATCH_FLUSH_MS 500 /* deferred inotify_rm_watch at least this often */
 #define WATCH_KICK_PENDING 1024
-#define WATCH_OWN_MS 1000 /* events on a name the daemon changed are ours */
-#define WATCH_STOP_WAIT_S 2
-#define OWN_SLOTS 16384	 /* power of two: 256 KiB of (key, ms) */
-#define OWN_WAYS 4	 /* a record is lost only to 4 newer ones in its bucket */
 #define EVBUF_SIZE 65536 /* one read() */
 #define EVBUF_MAX_EVENTS (EVBUF_SIZE / sizeof(struct inotify_event))
 #define WATCH_GRACE_MS 2 /* before acting: let handlers record own changes */
 #define SEEN_SLOTS 16384 /* > 2 keys per event of one read() */
 
-/* ---------- a small chained hash (uint64_t keys) ---------- */
-
-struct hnode {
-	struct hnode *next;
-	uint64_t key;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t size; /* power of two; 0 before the first insert */
-	size_t count;
-};
-
-static size_t h_index(size_t size, uint64_t key)
-{
-	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
-
-	return (size_t)(h ^ (h >> 29)) & (size - 1);
-}
-
-static struct hnode *h_find(const struct htab *t, uint64_t key)
-{
-	if (!t->size)
-		return NULL;
-	for (struct hnode *n = t->b[h_index(t->size, key)]; n; n = n->next)
-		if (n->key == key)
-			return n;
-	return NULL;
-}
-
-static int h_grow(struct htab *t)
-{
-	size_t nsize = t->size ? t->size * 2 : 1024;
-	struct hnode **nb = calloc(nsize, sizeof(*nb));
-
-	if (!nb)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->size; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			size_t k = h_index(nsize, n->key);
-
-			next = n->next;
-			n->next = nb[k];
-			nb[k] = n;
-		}
-	}
-	free(t->b);
-	t->b = nb;
-	t->size = nsize;
-	return 0;
-}
-
-/* 0 or -ENOMEM (only when the table cannot be created at all: a failed
- * growth keeps the longer chains). */
-static int h_insert(struct htab *t, struct hnode *n)
-{
-	size_t k;
-
-	if ((!t->size || t->count >= t->size * 2) && h_grow(t) < 0 && !t->size)
-		return -ENOMEM;
-	k = h_index(t->size, n->key);
-	n->next = t->b[k];
-	t->b[k] = n;
-	t->count++;
-	return 0;
-}
-
-static struct hnode *h_remove(struct htab *t, uint64_t key)
-{
-	if (!t->size)
-		return NULL;
-	for (struct hnode **pp = &t->b[h_index(t->size, key)]; *pp; pp = &(*pp)->next) {
-		if ((*pp)->key == key) {
-			struct hnode *n = *pp;
-
-			*pp = n->next;
-			t->count--;
-			return n;
-		}
-	}
-	return NULL;
-}
-
 /* ---------- state ---------- */
 
 struct wdrec {
-	struct hnode h; /* key: the wd */
+	struct jf_hnode h; /* in W.recs, keyed by @wd */
+	int wd;
 	unsigned users; /* table inodes using this watch */
 	bool dead;	/* IN_IGNORED seen: the kernel dropped the watch */
 	dev_t dev;
@@ -223,17 +128,12 @@ struct wdrec {
 };
 
 struct wentry {
-	struct hnode h;	   /* key: the table inode's address */
+	struct jf_hnode h; /* in W.ents, keyed by @inode */
+	uint64_t inode;	   /* the table inode's address: a key, never dereferenced */
 	struct wdrec *rec; /* NULL: adding the watch failed, do not retry */
 };
 
-struct own_slot {
-	uint64_t key; /* own_key(dir dev, dir ino, name) */
-	uint64_t ms;  /* CLOCK_MONOTONIC of the change */
-};
-
 static struct {
-	struct fuse_session *se;
 	int ifd; /* inotify; -1 when not watching (written only without workers) */
 	int efd; /* eventfd: stop, or many pending rm_watch */
 	pthread_t thread;
@@ -241,95 +141,44 @@ static struct {
 	atomic_bool stop;
 	pthread_mutex_t mu;	/* recs, ents, pending */
 	pthread_mutex_t add_mu; /* inotify_add_watch vs rm_watch of pending wds */
-	struct htab recs;	/* wd -> struct wdrec (live watches only) */
-	struct htab ents;	/* inode address -> struct wentry */
+	struct jf_htab recs;	/* wd -> struct wdrec (live watches only) */
+	struct jf_htab ents;	/* inode address -> struct wentry */
 	int *pending;		/* wds whose last user is gone: rm_watch them */
 	size_t npending, cap_pending;
 	atomic_bool warned_add;
-	pthread_mutex_t own_mu;
-	struct own_slot *own; /* OWN_SLOTS entries, NULL when not watching */
 	/* counters for -d */
-	atomic_uint_fast64_t n_events, n_own, n_inval_entry, n_inval_inode, n_overflow;
+	atomic_uint_fast64_t n_events, n_own, n_overflow;
 } W = {
 	.ifd = -1,
 	.efd = -1,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.add_mu = PTHREAD_MUTEX_INITIALIZER,
-	.own_mu = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
+/* ---------- the two maps, under W.mu ---------- */
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+static bool rec_match(const struct jf_hnode *n, const void *key)
+{
+	return jf_container_of(n, struct wdrec, h)->wd == *(const int *)key;
 }
 
-/* FNV-1a over (a, b, name), finished with a multiply-xorshift. */
-static uint64_t key3(uint64_t a, uint64_t b, const char *name)
+static struct wdrec *rec_find_locked(int wd)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	struct jf_hnode *n = jf_htab_find(&W.recs, jf_hash_u64((uint64_t)wd), rec_match, &wd);
 
-	for (int i = 0; i < 8; i++)
-		h = (h ^ ((a >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
-	for (int i = 0; i < 8; i++)
-		h = (h ^ ((b >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ULL;
-	h ^= h >> 31;
-	h *= 0x7fb5d329728ea185ULL;
-	h ^= h >> 27;
-	return h ? h : 1;
+	return n ? jf_container_of(n, struct wdrec, h) : NULL;
 }
 
-/* ---------- own changes ---------- */
-
-/* The OWN_WAYS slots of @key's bucket. */
-static struct own_slot *own_bucket(uint64_t key)
+static bool ent_match(const struct jf_hnode *n, const void *key)
 {
-	return &W.own[(key & (OWN_SLOTS / OWN_WAYS - 1)) * OWN_WAYS];
+	return jf_container_of(n, struct wentry, h)->inode == *(const uint64_t *)key;
 }
 
-void jf_watch_own_change(const struct jf_inode *dir, const char *name)
+static struct wentry *ent_find_locked(uint64_t inode)
 {
-	struct own_slot *s, *victim;
-	uint64_t key, ms;
+	struct jf_hnode *n = jf_htab_find(&W.ents, jf_hash_u64(inode), ent_match, &inode);
 
-	if (!W.own || !dir || !name)
-		return;
-	key = key3((uint64_t)dir->dev, (uint64_t)dir->ino, name);
-	ms = now_ms();
-	s = own_bucket(key);
-	pthread_mutex_lock(&W.own_mu);
-	victim = s;
-	for (int i = 0; i < OWN_WAYS; i++) {
-		if (s[i].key == key) {
-			victim = &s[i];
-			break;
-		}
-		if (s[i].ms < victim->ms)
-			victim = &s[i];
-	}
-	victim->key = key;
-	victim->ms = ms;
-	pthread_mutex_unlock(&W.own_mu);
-}
-
-/* Did the daemon change @name in (dev, ino) less than WATCH_OWN_MS ago? A
- * record pushed out by newer ones only costs an extra invalidation; a false
- * match needs a 64-bit hash collision. */
-static bool own_recent(dev_t dev, ino_t ino, const char *name, uint64_t now)
-{
-	uint64_t key = key3((uint64_t)dev, (uint64_t)ino, name);
-	struct own_slot *s = own_bucket(key);
-	bool r = false;
-
-	pthread_mutex_lock(&W.own_mu);
-	for (int i = 0; i < OWN_WAYS && !r; i++)
-		r = s[i].key == key && now - s[i].ms < WATCH_OWN_MS;
-	pthread_mutex_unlock(&W.own_mu);
-	return r;
+	return n ? jf_container_of(n, struct wentry, h) : NULL;
 }
 
 /* ---------- adding and dropping watches ---------- */
@@ -379,18 +228,18 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 	bool wake = false;
 
 	pthread_mutex_lock(&W.mu);
-	if (h_find(&W.ents, key))
+	if (ent_find_locked(key))
 		goto out; /* a concurrent lookup of the same inode won */
 	if (wd >= 0) {
-		rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+		rec = rec_find_locked(wd);
 		if (!rec) {
 			rec = calloc(1, sizeof(*rec));
 			if (!rec)
 				goto unwatch;
-			rec->h.key = (uint64_t)wd;
+			rec->wd = wd;
 			rec->dev = st->st_dev;
 			rec->ino = st->st_ino;
-			if (h_insert(&W.recs, &rec->h) < 0) {
+			if (jf_htab_insert(&W.recs, &rec->h, jf_hash_u64((uint64_t)wd)) < 0) {
 				free(rec);
 				goto unwatch;
 			}
@@ -400,9 +249,9 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		goto drop_rec;
-	e->h.key = key;
+	e->inode = key;
 	e->rec = rec;
-	if (h_insert(&W.ents, &e->h) < 0) {
+	if (jf_htab_insert(&W.ents, &e->h, jf_hash_u64(key)) < 0) {
 		free(e);
 		goto drop_rec;
 	}
@@ -412,7 +261,7 @@ static void register_watch(uint64_t key, int wd, const struct stat *st)
 drop_rec:
 	if (!rec || rec->users)
 		goto out;
-	h_remove(&W.recs, rec->h.key);
+	jf_htab_remove(&W.recs, &rec->h);
 	free(rec);
 unwatch:
 	wake = pending_push_locked(wd);
@@ -464,7 +313,7 @@ void jf_watch_dir(struct jf_inode *inode)
 	if (W.ifd < 0)
 		return;
 	pthread_mutex_lock(&W.mu);
-	known = h_find(&W.ents, key) != NULL;
+	known = ent_find_locked(key) != NULL;
 	pthread_mutex_unlock(&W.mu);
 	if (known)
 		return;
@@ -491,11 +340,13 @@ void jf_watch_forget(const struct jf_inode *inode)
 	if (W.ifd < 0)
 		return;
 	pthread_mutex_lock(&W.mu);
-	e = (struct wentry *)h_remove(&W.ents, (uint64_t)(uintptr_t)inode);
+	e = ent_find_locked((uint64_t)(uintptr_t)inode);
+	if (e)
+		jf_htab_remove(&W.ents, &e->h);
 	if (e && e->rec && --e->rec->users == 0) {
 		if (!e->rec->dead) {
-			h_remove(&W.recs, e->rec->h.key);
-			wake = pending_push_locked((int)e->rec->h.key);
+			jf_htab_remove(&W.recs, &e->rec->h);
+			wake = pending_push_locked(e->rec->wd);
 		}
 		free(e->rec);
 	}
@@ -512,9 +363,11 @@ static void rec_dead(int wd)
 	struct wdrec *rec;
 
 	pthread_mutex_lock(&W.mu);
-	rec = (struct wdrec *)h_remove(&W.recs, (uint64_t)wd);
-	if (rec)
+	rec = rec_find_locked(wd);
+	if (rec) {
+		jf_htab_remove(&W.recs, &rec->h);
 		rec->dead = true;
+	}
 	pending_cancel_locked(wd);
 	pthread_mutex_unlock(&W.mu);
 }
@@ -525,7 +378,7 @@ static bool rec_lookup(int wd, dev_t *dev, ino_t *ino)
 	struct wdrec *rec;
 
 	pthread_mutex_lock(&W.mu);
-	rec = (struct wdrec *)h_find(&W.recs, (uint64_t)wd);
+	rec = rec_find_locked(wd);
 	if (rec) {
 		*dev = rec->dev;
 		*ino = rec->ino;
@@ -553,79 +406,14 @@ static void flush_pending(void)
 	free(list);
 }
 
-/* ---------- notifications ---------- */
-
-/* Once the session loop has ended, no request is answered any more, and a
- * notification could wait forever for a directory lock held by one. */
-static void notify_entry(fuse_ino_t parent, const char *name)
-{
-	int r;
-
-	if (fuse_session_exited(W.se))
-		return;
-	r = fuse_lowlevel_notify_inval_entry(W.se, parent, name, strlen(name));
-
-	atomic_fetch_add(&W.n_inval_entry, 1);
-	if (jf_fs.opts->debug && r < 0 && r != -ENOENT)
-		fprintf(stderr, "jailfs: watch: inval_entry %llu/%s: %s\n",
-			(unsigned long long)parent, name, strerror(-r));
-}
-
-static void notify_inode(fuse_ino_t ino)
-{
-	int r;
-
-	if (fuse_session_exited(W.se))
-		return;
-	r = fuse_lowlevel_notify_inval_inode(W.se, ino, 0, 0);
-
-	atomic_fetch_add(&W.n_inval_inode, 1);
-	if (jf_fs.opts->debug && r < 0 && r != -ENOENT)
-		fprintf(stderr, "jailfs: watch: inval_inode %llu: %s\n", (unsigned long long)ino,
-			strerror(-r));
-}
-
-/*
- * FUSE_NOTIFY_INC_EPOCH (Linux 6.16, protocol 7.44; libfuse 3.18 has
- * fuse_lowlevel_notify_increment_epoch, 3.14 does not): every dentry of the
- * connection, negative ones included, is looked up again at its next use.
- * Sent as a raw notification (out header only, unique 0) on the session fd,
- * one write(2), as libfuse sends its own. 0, or -EINVAL from older kernels.
- */
-#define JF_NOTIFY_INC_EPOCH 8
-static int notify_inc_epoch(void)
-{
-	struct fuse_out_header oh = {.len = sizeof(oh), .error = JF_NOTIFY_INC_EPOCH};
-
-	if (fuse_session_exited(W.se))
-		return -ENOTCONN;
-	return write(fuse_session_fd(W.se), &oh, sizeof(oh)) < 0 ? -errno : 0;
-}
-
-/* IN_Q_OVERFLOW: events were lost; invalidate everything the table holds. */
+/* IN_Q_OVERFLOW: events were lost; invalidate everything the kernel may
+ * cache (notify.h). */
 static void invalidate_all(void)
 {
-	struct jf_inode_ent *list;
-	bool epoch = notify_inc_epoch() == 0;
-	ssize_t n = jf_inode_list(&list);
-
 	atomic_fetch_add(&W.n_overflow, 1);
 	if (jf_fs.opts->debug)
-		fprintf(stderr,
-			"jailfs: watch: event queue overflowed, invalidating %zd inodes%s\n", n,
-			epoch ? " and every dentry (epoch)" : "");
-	notify_inode(FUSE_ROOT_ID);
-	if (n < 0) {
-		fprintf(stderr, "jailfs: inotify queue overflowed and out of memory: cached "
-				"entries expire only after the timeouts\n");
-		return;
-	}
-	for (ssize_t i = 0; i < n && !atomic_load(&W.stop); i++) {
-		if (list[i].name && !epoch)
-			notify_entry(list[i].parent, list[i].name);
-		notify_inode(list[i].ino); /* attributes, pages of open files */
-	}
-	jf_inode_list_free(list, (size_t)n);
+		fprintf(stderr, "jailfs: watch: event queue overflowed\n");
+	jf_notify_all();
 }
 
 static void sleep_ms(unsigned ms)
@@ -784,7 +572,8 @@ static enum ev_kind classify_event(struct batch *b, const struct inotify_event *
 		kind = name[0] ? K_CHILD : K_SELF;
 	else
 		return 0;
-	if ((kind != K_SELF && !name[0]) || !seen_add(b, key3((uint64_t)ev->wd, kind, name)))
+	if ((kind != K_SELF && !name[0]) ||
+	    !seen_add(b, jf_recent_key((uint64_t)ev->wd, kind, name)))
 		return 0;
 	if (!dir_select(b, ev->wd))
 		return 0;
@@ -793,7 +582,7 @@ static enum ev_kind classify_event(struct batch *b, const struct inotify_event *
 	 * root, which has no parent watch, needs the nameless one. */
 	if (kind == K_SELF && (b->dev != jf_fs.root.dev || b->ino != jf_fs.root.ino))
 		return 0;
-	if (kind != K_SELF && own_recent(b->dev, b->ino, name, b->now)) {
+	if (kind != K_SELF && jf_recent_has(b->dev, b->ino, name, b->now)) {
 		atomic_fetch_add(&W.n_own, 1);
 		return 0;
 	}
@@ -822,7 +611,7 @@ static void act_on_event(struct batch *b, const struct inotify_event *ev, enum e
 
 	if (!dir_select(b, ev->wd))
 		return;
-	if (kind != K_SELF && own_recent(b->dev, b->ino, name, b->now)) {
+	if (kind != K_SELF && jf_recent_has(b->dev, b->ino, name, b->now)) {
 		atomic_fetch_add(&W.n_own, 1);
 		return;
 	}
@@ -835,24 +624,24 @@ static void act_on_event(struct batch *b, const struct inotify_event *ev, enum e
 	case K_ENTRY:
 		if (ev->mask & IN_MOVED_TO)
 			note_move(b, name);
-		notify_entry(b->nodeid, name);
-		if (seen_add(b, key3((uint64_t)ev->wd, K_DIRINVAL, "")))
-			notify_inode(b->nodeid);
+		jf_notify_entry(b->nodeid, name);
+		if (seen_add(b, jf_recent_key((uint64_t)ev->wd, K_DIRINVAL, "")))
+			jf_notify_inode(b->nodeid);
 		break;
 	case K_CHILD:
 		switch (child_node(b, name, &child)) {
 		case 1:
-			notify_inode(child);
+			jf_notify_inode(child);
 			break;
 		case 0:
-			notify_entry(b->nodeid, name);
+			jf_notify_entry(b->nodeid, name);
 			break;
 		default:
 			break;
 		}
 		break;
 	default:
-		notify_inode(b->nodeid);
+		jf_notify_inode(b->nodeid);
 		break;
 	}
 }
@@ -869,7 +658,7 @@ static void handle_read(struct batch *b, const char *buf, size_t len)
 	size_t n = 0;
 
 	b->overflow = false;
-	b->now = now_ms();
+	b->now = jf_recent_now_ms();
 	b->wd = -1;
 	b->fd = -1;
 	for (size_t off = 0; off + sizeof(*ev) <= len && n < EVBUF_MAX_EVENTS;
@@ -881,7 +670,7 @@ static void handle_read(struct batch *b, const char *buf, size_t len)
 	}
 	if (n && !b->overflow) {
 		sleep_ms(WATCH_GRACE_MS);
-		b->now = now_ms();
+		b->now = jf_recent_now_ms();
 		b->wd = -1;
 		for (size_t i = 0; i < n && !atomic_load(&W.stop); i++)
 			act_on_event(b, b->cand[i], b->cand_kind[i]);
@@ -899,7 +688,7 @@ static void handle_read(struct batch *b, const char *buf, size_t len)
  * main cost) and repeats. */
 static void read_events(struct batch *b, char *buf, uint64_t *last_wake)
 {
-	uint64_t now = now_ms();
+	uint64_t now = jf_recent_now_ms();
 	ssize_t len;
 
 	sleep_ms(now - *last_wake < WATCH_BURST_GAP_MS ? WATCH_BURST_MS : WATCH_COALESCE_MS);
@@ -947,27 +736,23 @@ out:
 
 static void watch_free(void)
 {
-	for (size_t i = 0; i < W.ents.size; i++) {
-		struct hnode *n = W.ents.b[i], *next;
+	struct jf_htab_iter it;
+	struct jf_hnode *n;
 
-		for (; n; n = next) {
-			struct wentry *e = (struct wentry *)n;
+	jf_htab_iter_init(&it, &W.ents);
+	while ((n = jf_htab_iter_next(&it))) {
+		struct wentry *e = jf_container_of(n, struct wentry, h);
 
-			next = n->next;
-			if (e->rec && --e->rec->users == 0)
-				free(e->rec);
-			free(e);
-		}
+		if (e->rec && --e->rec->users == 0)
+			free(e->rec);
+		free(e);
 	}
-	free(W.ents.b);
-	free(W.recs.b); /* every live rec had a user: freed above */
-	memset(&W.ents, 0, sizeof(W.ents));
-	memset(&W.recs, 0, sizeof(W.recs));
+	jf_htab_destroy(&W.ents);
+	jf_htab_destroy(&W.recs); /* every live rec had a user: freed above */
 	free(W.pending);
 	W.pending = NULL;
 	W.npending = W.cap_pending = 0;
-	free(W.own);
-	W.own = NULL;
+	jf_recent_free();
 	if (W.ifd >= 0)
 		close(W.ifd); /* removes every watch */
 	if (W.efd >= 0)
@@ -986,14 +771,13 @@ static void warn_init_failed(int err)
 			      : "");
 }
 
-int jf_watch_start(struct fuse_session *se)
+int jf_watch_start(void)
 {
 	char proc[64];
 	sigset_t all, old;
 	struct stat st;
 	int wd, r;
 
-	W.se = se;
 	atomic_store(&W.stop, false);
 	W.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (W.ifd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
@@ -1005,11 +789,9 @@ int jf_watch_start(struct fuse_session *se)
 		r = -errno;
 		goto fail;
 	}
-	W.own = calloc(OWN_SLOTS, sizeof(*W.own));
-	if (!W.own) {
-		r = -ENOMEM;
+	r = jf_recent_init();
+	if (r < 0)
 		goto fail;
-	}
 	jf_proc_fd_path(proc, sizeof(proc), jf_fs.root_fd);
 	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
 	if (wd < 0) {
@@ -1034,88 +816,21 @@ fail:
 	return r;
 }
 
-/* Minor device number of the FUSE mount on MOUNTPOINT (the fusectl
- * connection number), from /proc/self/mountinfo: no request to ourselves.
- * -1 when not found. */
-static long mount_minor(void)
-{
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	long minor = -1;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (!f)
-		return -1;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned maj, min;
-		char mnt[PATH_MAX + 1];
-
-		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ..."; a mountpoint with a
-		 * space is escaped (\040) and simply not found. */
-		if (sscanf(line, "%*d %*d %u:%u %*s %" WATCH_STR(PATH_MAX) "s", &maj, &min, mnt) ==
-			    3 &&
-		    strcmp(mnt, jf_fs.mnt_abs) == 0 && strstr(line, " - fuse"))
-			minor = (long)min; /* the last one is the newest */
-	}
-	fclose(f);
-	return minor;
-}
-
-/* Abort our FUSE connection (/sys/fs/fuse/connections/N/abort, writable by
- * the mounting user): every request still pending fails with ENOTCONN and
- * releases the directory lock a notification waits for. 0 or -errno. */
-static int abort_connection(void)
-{
-	char path[96];
-	long minor = mount_minor();
-	int fd, r = 0;
-
-	if (minor < 0)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%ld/abort", minor);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "1", 1) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
-static int join_within(unsigned seconds)
-{
-	struct timespec deadline;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += seconds;
-	return pthread_timedjoin_np(W.thread, NULL, &deadline);
-}
-
 void jf_watch_stop(void)
 {
 	if (W.thread_running) {
 		atomic_store(&W.stop, true);
 		kick();
-		/* A notification sent just before the session loop ended can
-		 * wait for a directory lock held by a request nobody will answer
-		 * now, and that request ends only when /dev/fuse is released,
-		 * which the blocked thread prevents: abort the connection. If
-		 * even that fails, leave the thread and its memory behind. */
-		if (join_within(WATCH_STOP_WAIT_S) != 0 &&
-		    (abort_connection() < 0 || join_within(WATCH_STOP_WAIT_S) != 0)) {
-			fprintf(stderr, "jailfs: watch thread blocked in the kernel; not waiting "
-					"for it\n");
-			W.thread_running = false;
-			return;
-		}
+		/* No wait in the kernel here: the thread sends nothing itself
+		 * (notify.h), and its waits are bounded (poll, sleep). */
+		pthread_join(W.thread, NULL);
 		W.thread_running = false;
 	}
 	if (jf_fs.opts->debug && W.ifd >= 0)
 		fprintf(stderr,
-			"jailfs: watch: %llu events, %llu skipped as our own, %llu inval_entry, "
-			"%llu inval_inode, %llu overflows, %zu watches\n",
+			"jailfs: watch: %llu events, %llu skipped as our own, %llu overflows, %zu "
+			"watches\n",
 			(unsigned long long)W.n_events, (unsigned long long)W.n_own,
-			(unsigned long long)W.n_inval_entry, (unsigned long long)W.n_inval_inode,
 			(unsigned long long)W.n_overflow, W.recs.count);
 	watch_free();
 }

@@ -2,32 +2,32 @@
 /*
  * Host-change invalidation (watch.c): one inotify instance watches every
  * directory inode the inode table holds, and one thread turns the events
- * into fuse_lowlevel_notify_inval_entry()/_inode() calls, so changes made to
- * SOURCE outside the view (an editor, git checkout, mv on the host) reach
- * the kernel's caches at once instead of after entry_timeout/attr_timeout.
- * Off with -o nowatch.
+ * into fuse_lowlevel_notify_inval_entry()/_inode() calls queued for the
+ * notifier (notify.h), so changes made to SOURCE outside the view (an
+ * editor, git checkout, mv on the host) reach the kernel's caches at once
+ * instead of after entry_timeout/attr_timeout. Off with -o nowatch. Events
+ * on names the daemon itself just changed are skipped (recent.h).
  *
  * Conventions: fsstate.h's (0 or a negative errno). Every function here is
- * thread-safe; which lock the caller may hold is said per function. The
- * notifications are sent only from the watch thread, never from a request
- * handler (libfuse's fuse_lowlevel.h: a handler that invalidates an entry
- * of its own operation deadlocks in the kernel).
+ * thread-safe; which lock the caller may hold is said per function.
  */
 #pragma once
 
 #include "fsstate.h"
 
 /* Start watching: create the inotify instance (IN_CLOEXEC | IN_NONBLOCK),
- * watch SOURCE's root and start the thread that sends notifications on @se.
- * Call after fuse_session_mount() and fuse_daemonize() (threads do not
- * survive the fork), before the session loop. Returns 0, or -errno (e.g.
- * -EMFILE: fs.inotify.max_user_instances reached, -ENOMEM) after printing a
- * warning: the daemon then serves without watching, with the timeouts as
- * the only bound on staleness. Not thread-safe against itself. */
-int jf_watch_start(struct fuse_session *se);
-/* Stop and join the thread, remove every watch, free everything. Call after
- * the session loop returned and before fuse_session_unmount(). Safe when
- * jf_watch_start() was not called or failed. */
+ * watch SOURCE's root, keep the daemon's recent changes (recent.h) and start
+ * the thread that turns events into notifications. Call after
+ * fuse_daemonize() (threads do not survive the fork) and jf_notify_start(),
+ * before the session loop. Returns 0, or -errno (e.g. -EMFILE:
+ * fs.inotify.max_user_instances reached, -ENOMEM) after printing a warning:
+ * the daemon then serves without watching, with the timeouts as the only
+ * bound on staleness. Not thread-safe against itself. */
+int jf_watch_start(void);
+/* Stop and join the thread (promptly: it waits only in poll(2) and short
+ * sleeps, never in the kernel's FUSE code), remove every watch, free
+ * everything. Call after the session loop returned and before
+ * jf_notify_stop(). Safe when jf_watch_start() was not called or failed. */
 void jf_watch_stop(void);
 
 /* Watch the directory @inode (the inode table calls this after handing out
@@ -43,9 +43,3 @@ void jf_watch_dir(struct jf_inode *inode);
  * jf_fs.lock (called from the inode table's free path); @inode is used as a
  * key only, never dereferenced. */
 void jf_watch_forget(const struct jf_inode *inode);
-/* The daemon itself just created, removed or renamed @name in directory
- * @dir (a mutation through the view): for WATCH_OWN_MS (1000 ms) events on
- * that name are not turned into invalidations, since the kernel already
- * learnt the change from our reply. Any lock may be held except the watch
- * module's own; no system call except clock_gettime. */
-void jf_watch_own_change(const struct jf_inode *dir, const char *name);

@@ -4,7 +4,8 @@
 #   sanitize.sh NAME B_SANITIZE    e.g.  sanitize.sh tsan thread
 # configures (first time) and builds $JF_BUILDDIR/sanitize-NAME from
 # $JF_SRCDIR with -Db_sanitize=B_SANITIZE, runs its tests 'mount' (and the
-# other topics of tests/mount/test-mount-*.c), 'race' and 'mount-audit', and
+# other topics of tests/mount/test-mount-*.c), 'race', 'mount-audit' and the
+# notifier's queue ('notifyq', a unit test whose threads are the point), and
 # fails if any of them fails or if any process wrote a
 # sanitizer report. The daemon is a separate (often daemonized) process, so
 # its reports are caught through log_path files, not through exit codes.
@@ -16,7 +17,7 @@ sanitize=$2
 : "${JF_SRCDIR:?}" "${JF_BUILDDIR:?}"
 dir=$JF_BUILDDIR/sanitize-$name
 reports=$dir/sanitizer-reports
-tests=${JF_SANITIZE_TESTS:-mount mount-posix-safe mount-escape mount-lifecycle mount-bigtree mount-watch mount-handles mount-nullfh race mount-audit}
+tests=${JF_SANITIZE_TESTS:-mount mount-posix-safe mount-escape mount-lifecycle mount-bigtree mount-watch mount-handles mount-nullfh race mount-audit notifyq}
 start=$SECONDS
 
 if [ -n "${JF_SANITIZE_NESTED:-}" ]; then

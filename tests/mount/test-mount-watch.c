@@ -4,7 +4,8 @@
  * creates, deletes and renames made on the host behind the view show
  * through kernel caches that would otherwise hold for 10 minutes; -o nowatch
  * keeps serving the cache; the watch limit; a file the host replaces right
- * after the view wrote it; what an inotify watcher in the view sees.
+ * after the view wrote it; what an inotify watcher in the view sees; the
+ * unmount during a burst of host changes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -443,6 +444,81 @@ static void test_host_replaces_own_file(void **state)
 			 got ? got : strerror(errno));
 }
 
+/* Host changes in @ndirs directories of SOURCE/work/burst, each file
+ * created, renamed and removed (nothing stays: bounded), until killed or
+ * after 10 s. Run in a child. */
+static void host_burst(const struct jf_mnt *m, int ndirs)
+{
+	char a[600], b[600];
+
+	alarm(10);
+	for (unsigned long i = 0;; i++) {
+		int d = (int)(i % (unsigned long)ndirs), fd;
+
+		snprintf(a, sizeof(a), "%s/work/burst/d%d/f%lu", m->src, d, i % 64);
+		snprintf(b, sizeof(b), "%s/work/burst/d%d/g%lu", m->src, d, i % 64);
+		fd = open(a, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+		(void)rename(a, b);
+		(void)unlink(b);
+	}
+}
+
+/*
+ * The unmount while the host changes SOURCE as fast as it can: the watcher
+ * keeps pushing invalidations to the notifier while the session loop ends,
+ * the watcher is joined, and the notifier is drained and joined before the
+ * session's fd is closed. The daemon exits 0 within mu_umount's bound, the
+ * mount is gone, and its -d counts show notifications went through the
+ * queue. tests/sanitize.sh runs this under ThreadSanitizer, where a send
+ * racing the close of the session's fd is a report.
+ */
+static void test_unmount_during_host_burst(void **state)
+{
+	const char *args[] = {"-d", "-o", LONG_TIMEOUTS, NULL};
+	char err[300], rel[64];
+	int ndirs = 16, saved, fd, status;
+	struct jf_mnt t;
+	pid_t burst;
+
+	(void)state;
+	mu_tree_new(&t);
+	for (int d = 0; d < ndirs; d++) {
+		snprintf(rel, sizeof(rel), "work/burst/d%d/keep", d);
+		mu_write(&t, rel, "k\n");
+	}
+	/* -d's lines go to a file: the daemon inherits our stderr */
+	snprintf(err, sizeof(err), "%s/err", t.dir);
+	fd = open(err, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	status = mu_mount(&t, args, 0);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(status, 0);
+	/* every directory known to the kernel, so watched, and cached */
+	assert_int_equal(mu_sh("ls -lR '%s' >/dev/null", mu_v(&t, "work/burst")), 0);
+	burst = fork();
+	assert_true(burst >= 0);
+	if (burst == 0) {
+		host_burst(&t, ndirs);
+		_exit(0);
+	}
+	usleep(500 * 1000);
+	status = mu_umount(&t, SIGTERM);
+	kill(burst, SIGKILL);
+	waitpid(burst, NULL, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(mu_is_mounted(t.mnt, NULL));
+	assert_int_equal(mu_sh("grep -Eq 'jailfs: notify: [1-9][0-9]* queued' '%s'", err), 0);
+	assert_int_equal(mu_sh("! grep -q 'blocked in the kernel' '%s'", err), 0);
+	mu_tree_free(&t);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +545,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_watcher_in_view, watch_fast_setup,
 						mu_std_teardown),
 		mu_fast_open_test(test_host_replaces_own_file),
+		cmocka_unit_test(test_unmount_during_host_burst),
 	};
 
 	return mu_run_tests("mount-watch", tests, argc, argv);
