@@ -30,9 +30,9 @@
 #include "hardlinks.h"
 #include "jailfs.h"
 #include "policy.h"
+#include "refine.h"
 #include "text.h"
 #include "tracked.h"
-#include "zones.h"
 
 static const char check_usage[] =
 	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"
@@ -223,7 +223,7 @@ static int load_policy(const struct opts *o, const char *source, struct jf_polic
 /*
  * Why a verdict differs from what the name alone says, for the rule column
  * (NULL: nothing to add). @named is the verdict of the name, @v the one of
- * the object (jf_zone_refine, the daemon's own code); @looked: the object
+ * the object (jf_refine, the daemon's own code); @looked: the object
  * exists and was examined.
  */
 static const char *verdict_note(const struct jf_verdict *named, const struct jf_verdict *v,
@@ -296,7 +296,7 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
 
 /*
- * --check and --scan judge objects with the daemon's own code (zones.c,
+ * --check and --scan judge objects with the daemon's own code (refine.c,
  * tracked.c, hardlinks.c), which reads the policy from jf_fs: give it @pol,
  * and with a source (@srcfd >= 0, named @source) the files git tracks there
  * and the index of files with several names.
@@ -311,7 +311,7 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 	jf_fs.hardlinks = jf_policy_hardlinks(pol);
 	if (srcfd < 0)
 		return;
-	jf_zones_load_tracked(srcfd, source, JF_TELL_NEVER);
+	jf_refine_load_tracked(srcfd, source, JF_TELL_NEVER);
 	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
 		return;
 	/* the daemon's start-up walk of files with several names */
@@ -389,7 +389,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 	if (pfd >= 0) {
 		const char *slash = memrchr(c.path, '/', c.len);
 
-		jf_zone_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+		jf_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
 		links_verdict(&st, &v);
 	}
 	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
@@ -676,9 +676,9 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	jf_classify(s->pol, s->path, s->len, dir, &v);
 	named = v;
 	/* what the object holds may decide, as in the daemon */
-	if (jf_zone_may_refine(s->path, s->len, &v) &&
+	if (jf_refine_may(s->path, s->len, &v) &&
 	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
-		jf_zone_refine(dfd, name, s->path, s->len, &st, &v);
+		jf_refine(dfd, name, s->path, s->len, &st, &v);
 		type = DT_UNKNOWN; /* st is filled */
 	}
 	if (v.zone != JF_DENIED && (type == DT_REG || type == DT_UNKNOWN) && links_matter() &&

@@ -19,7 +19,7 @@
 #include "gitswap.h"
 #include "inode.h"
 #include "policy.h"
-#include "zone.h"
+#include "zone-name.h"
 
 /* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
 static int read_all(int fd, size_t size, unsigned char **out, size_t *len)

@@ -25,7 +25,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "watch.h"
-#include "zone.h"
+#include "zone-name.h"
 
 struct jf_file *jf_file_of(struct fuse_file_info *fi)
 {
@@ -173,7 +173,7 @@ static bool content_name_ok(struct jf_inode *pi, int dirfd, const char *dpath, c
  * name), -EROFS (RESTRICTED). A regular file named by a rule subject to
  * content is judged as public where content_name_ok() says so: it holds
  * nothing yet, and is judged by what it holds at each look afterwards
- * (zones.c), so one that comes to hold a private key is hidden then.
+ * (refine.c), so one that comes to hold a private key is hidden then.
  * Audits refusals. */
 int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
 		      const char *dpath, const char *name, mode_t type, char *path, size_t size,

@@ -33,13 +33,13 @@
 #include "options.h"
 #include "passthrough.h"
 #include "policy.h"
+#include "refine.h"
 #include "stats.h"
 #include "status.h"
 #include "tracked.h"
 #include "uring.h"
 #include "watch.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* The inode table tells the watch module of its directories. */
 static const struct jf_inode_watcher watcher = {
@@ -543,8 +543,8 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
-				      o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
+		jf_refine_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
+				       o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r)

@@ -28,6 +28,7 @@
 #include "probe.h"
 #include "status.h"
 #include "symlink.h"
+#include "zone-name.h"
 #include "zone.h"
 
 /* ---------- lookup / forget / getattr ---------- */

@@ -36,6 +36,7 @@
 #include "options.h"
 #include "policy.h"
 #include "probe.h"
+#include "zone.h"
 
 /* View offset -> backing position: pos[k] is the telldir(3) cookie from
  * which the next visible entry is the one with view offset k (pos[0] = 0,

@@ -28,6 +28,7 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "probe.h"
+#include "zone.h"
 
 /* ---------- open / create / read / write ---------- */
 

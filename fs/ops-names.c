@@ -20,17 +20,18 @@
 #include "backing.h"
 #include "cleanup.h"
 #include "fsstate.h"
+#include "gitswap.h"
 #include "handler.h"
 #include "hardlinks.h"
-#include "gitswap.h"
 #include "inode.h"
 #include "newdirs.h"
 #include "ops.h"
 #include "policy.h"
 #include "probe.h"
+#include "refine.h"
 #include "symlink.h"
+#include "zone-name.h"
 #include "zone.h"
-#include "zones.h"
 
 /* The bounds of a directory rename's walk, which holds the namespace lock
  * exclusive: names below the directory (hidden ones too), levels. */
@@ -293,7 +294,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	if (len < 0 || jf_is_mnt_path(path))
 		return JF_DENIED;
 	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
-	jf_zone_refine(dirfd, name, path, (size_t)len, st, &v);
+	jf_refine(dirfd, name, path, (size_t)len, st, &v);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		jf_inode_info(st->st_dev, st->st_ino, &known);
 	jf_effective_zone(st, &v, known.safe_links);
@@ -313,7 +314,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 static int subtree_ok(int parent_fd, struct move_walk *w);
 
 /* Is entry @name (@st) answered alike at its old and new path without a
- * look at its content (jf_zone_same_either_way)? */
+ * look at its content (jf_refine_same_either_way)? */
 static bool same_either_way(const char *name, const struct stat *st, const struct move_walk *w)
 {
 	char a[JF_PATH_MAX + 1], b[JF_PATH_MAX + 1];
@@ -321,7 +322,7 @@ static bool same_either_way(const char *name, const struct stat *st, const struc
 	    blen = jf_join(b, sizeof(b), w->newp, name);
 
 	return alen >= 0 && blen >= 0 &&
-	       jf_zone_same_either_way(a, (size_t)alen, b, (size_t)blen, st);
+	       jf_refine_same_either_way(a, (size_t)alen, b, (size_t)blen, st);
 }
 
 /* One entry of the walk: 0 or -EXDEV (or -errno of the backing calls). */

@@ -22,9 +22,9 @@
 #include "inode.h"
 #include "policy.h"
 #include "probe.h"
+#include "refine.h"
 #include "symlink.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* fstatat(AT_SYMLINK_NOFOLLOW) of one name, plus the birth time when the
  * filesystem records one (statx STATX_BTIME). 0 or -errno. */
@@ -65,7 +65,7 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
  * or not (no stat whose cost tells). Only a name DENIED as one type and not
  * the other ("foo" then "!foo/": a directory rule such as "secrets/" holds
  * every type) needs the stat that tells which,
- * and so does a name whose object may decide (jf_zone_may_refine: a rule
+ * and so does a name whose object may decide (jf_refine_may: a rule
  * subject to content, a file tracked by git).
  */
 static bool denied_by_name(struct probe *p, unsigned char dtype)
@@ -73,12 +73,12 @@ static bool denied_by_name(struct probe *p, unsigned char dtype)
 	struct jf_verdict as_dir;
 
 	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
-	if (p->v.zone != JF_DENIED || jf_zone_may_refine(p->path, p->len, &p->v))
+	if (p->v.zone != JF_DENIED || jf_refine_may(p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
 	jf_classify_path(p->path, p->len, true, &as_dir);
-	return as_dir.zone == JF_DENIED && !jf_zone_may_refine(p->path, p->len, &as_dir);
+	return as_dir.zone == JF_DENIED && !jf_refine_may(p->path, p->len, &as_dir);
 }
 
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
@@ -120,7 +120,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
 		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
-		jf_zone_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
+		jf_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
@@ -159,82 +159,6 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 			return 0;
 	}
 	return 1;
-}
-
-/* Probe @path (the inode's current view path) again from its directory:
- * 0 with the zone in @v, or -ESTALE when the name holds another object. */
-static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
-{
-	char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	struct stat dst;
-	struct probe p;
-	int dfd, r;
-
-	if (slash)
-		*slash = '\0';
-	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
-	if (dfd < 0)
-		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
-	r = fstat(dfd, &dst) < 0 ? -errno : 0;
-	if (r == 0)
-		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
-	jf_put_fd(dfd);
-	if (r == -ENOENT ||
-	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
-		return -ESTALE;
-	if (r < 0)
-		return r;
-	*v = p.v;
-	if (r == 0)
-		v->zone = JF_DENIED;
-	return 0;
-}
-
-/* jf_zone_of(); with @reread a zone that depends on the content is
- * computed again. */
-static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
-{
-	char path[JF_PATH_MAX + 1];
-	struct jf_verdict fresh;
-	uint64_t gen;
-	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path), reread);
-
-	if (r > 0)
-		return 0;
-	if (r == 0)
-		r = probe_again(inode, path, &fresh);
-	if (r < 0)
-		return r;
-	jf_inode_zone_set(inode, &fresh, gen);
-	*v = fresh;
-	return 0;
-}
-
-int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
-{
-	return zone_of(inode, v, false);
-}
-
-int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
-{
-	return zone_of(inode, v, true);
-}
-
-int jf_zone_links(int fd, struct jf_verdict *v)
-{
-	struct jf_inode_info known = {.safe_links = false};
-	struct stat st;
-
-	if (v->zone != JF_SAFE)
-		return 0;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
-		return 0;
-	jf_inode_info(st.st_dev, st.st_ino, &known);
-	jf_effective_zone(&st, v, known.safe_links);
-	return 0;
 }
 
 /* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,

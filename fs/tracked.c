@@ -18,7 +18,7 @@
  * wrote through a view, guessing the content of a hidden .env or of one
  * the host makes later from .env.example, does not show it). Kept
  * files, and the DENIED directories leading to them, are shown RESTRICTED
- * by zones.c, which checks the content again at each look.
+ * by refine.c, which checks the content again at each look.
  *
  * Not done: when the policy hides .git/objects, nothing is shown (the
  * objects are not readable either). Entries added to the index after
@@ -44,7 +44,7 @@
 #include "gitindex.h"
 #include "policy.h"
 #include "tracked.h"
-#include "zone.h"
+#include "zone-name.h"
 
 #define JF_INDEX_MAX_SIZE (256u << 20)
 /* Entries of files SOURCE lacks, looked for in vain, before the index is

@@ -27,7 +27,7 @@ struct jf_tracked {
 extern const struct jf_rule jf_git_index_rule;
 
 /* Is the file of candidate @t, below @rootfd, still the blob the index
- * names? (zones.c's content judge, passed in so this module stays below it.) */
+ * names? (refine.c's content judge, passed in so this module stays below it.) */
 typedef bool (*jf_tracked_verify_fn)(int rootfd, const struct jf_tracked *t);
 
 /* Read SOURCE's .git/index below @rootfd once and keep the tracked files with

@@ -88,7 +88,7 @@
 #include "options.h"
 #include "policy.h"
 #include "watch.h"
-#include "zone.h"
+#include "zone-name.h"
 
 #define WATCH_STR2(x) #x
 #define WATCH_STR(x) WATCH_STR2(x)

@@ -32,9 +32,9 @@
 #include "gitindex.h"
 #include "notice.h"
 #include "policy.h"
+#include "refine.h"
 #include "tracked.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* The largest tracked file whose blob id is computed (bigger: stays hidden). */
 #define JF_TRACKED_MAX_SIZE (64ull << 20)
@@ -205,25 +205,25 @@ static bool judge(int dirfd, const char *name, const struct stat *st, uint32_t w
 	return pass;
 }
 
-bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
-			const struct jf_tracked *t)
+bool jf_refine_tracked_ok(int dirfd, const char *name, const struct stat *st,
+			  const struct jf_tracked *t)
 {
 	return S_ISREG(st->st_mode) && judge(dirfd, name, st, WHAT_TRACKED + t->id, 0, t);
 }
 
-bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v)
+bool jf_refine_may(const char *path, size_t len, const struct jf_verdict *v)
 {
 	return v->zone == JF_DENIED &&
 	       ((v->rule && v->rule->content != JF_CONTENT_NONE) || jf_tracked_find(path, len));
 }
 
-void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
-		    const struct stat *st, struct jf_verdict *v)
+void jf_refine(int dirfd, const char *name, const char *path, size_t len, const struct stat *st,
+	       struct jf_verdict *v)
 {
 	const struct jf_tracked *t;
 	struct jf_verdict pub = {.zone = JF_DENIED};
 
-	if (!jf_zone_may_refine(path, len, v))
+	if (!jf_refine_may(path, len, v))
 		return;
 	t = jf_tracked_find(path, len);
 	if (t && t->dir != S_ISDIR(st->st_mode))
@@ -240,14 +240,14 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
 	    judge(dirfd, name, st, v->rule->content, v->rule->content, NULL)) {
 		*v = pub;
 		v->by_content = true;
-	} else if (t && jf_zone_tracked_ok(dirfd, name, st, t)) {
+	} else if (t && jf_refine_tracked_ok(dirfd, name, st, t)) {
 		*v = (struct jf_verdict){
 			.zone = JF_RESTRICTED, .rule = &jf_git_index_rule, .by_content = true};
 	}
 }
 
-bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
-			     const struct stat *st)
+bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
+			       const struct stat *st)
 {
 	struct jf_verdict va, vb, pa = {.zone = JF_DENIED}, pb = {.zone = JF_DENIED};
 
@@ -271,7 +271,7 @@ static bool tracked_verified(int rootfd, const struct jf_tracked *t)
 	_cleanup_close_ int fd = jf_open_below(rootfd, t->path, O_PATH, 0);
 	struct stat st;
 
-	return fd >= 0 && fstat(fd, &st) == 0 && jf_zone_tracked_ok(rootfd, t->path, &st, t);
+	return fd >= 0 && fstat(fd, &st) == 0 && jf_refine_tracked_ok(rootfd, t->path, &st, t);
 }
 
 #define SHOWN_NAMED 5 /* names in the start-up line */
@@ -289,7 +289,7 @@ static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return false;
 	jf_classify_path(t->path, t->len, false, &v);
-	jf_zone_refine(rootfd, t->path, t->path, t->len, &st, &v);
+	jf_refine(rootfd, t->path, t->path, t->len, &st, &v);
 	return v.rule == &jf_git_index_rule;
 }
 
@@ -326,7 +326,7 @@ static void report_tracked(int rootfd, const char *source, long dropped, enum jf
 		fprintf(stderr, "%s\n", line);
 }
 
-int jf_zones_load_tracked(int rootfd, const char *source, enum jf_tell tell)
+int jf_refine_load_tracked(int rootfd, const char *source, enum jf_tell tell)
 {
 	long dropped;
 	int r = jf_tracked_load(rootfd, source, tracked_verified, &dropped);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a name cannot tell (zones.c): zones refined by what a DENIED file
+ * What a name cannot tell (refine.c): zones refined by what a DENIED file
  * holds (public content, a blob tracked by git).
  */
 #pragma once
@@ -12,9 +12,9 @@
 #include "policy.h"
 #include "tracked.h"
 
-/* May jf_zone_refine() change verdict @v of @path (DENIED by a rule subject
+/* May jf_refine() change verdict @v of @path (DENIED by a rule subject
  * to content, or a tracked path)? No backing access; thread-safe. */
-bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v);
+bool jf_refine_may(const char *path, size_t len, const struct jf_verdict *v);
 /*
  * Refine the DENIED verdict @v of the existing object @name below directory
  * @dirfd (view path @path, @len bytes; @st its lstat): a regular file whose
@@ -25,8 +25,8 @@ bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v
  * only when it still matches @st; results cached by (dev, ino, size, mtime,
  * ctime). Needs jf_fs.policy. Thread-safe.
  */
-void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
-		    const struct stat *st, struct jf_verdict *v);
+void jf_refine(int dirfd, const char *name, const char *path, size_t len, const struct stat *st,
+	       struct jf_verdict *v);
 /*
  * Would the regular file @st, with view path @a (@alen bytes) before a
  * rename and @b (@blen) after, be hidden at both or SAFE at both, whatever
@@ -36,12 +36,12 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
  * (the content's judgement is the same at both). Then a rename need not
  * read it. No backing access; needs jf_fs.policy; thread-safe.
  */
-bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
-			     const struct stat *st);
+bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
+			       const struct stat *st);
 /* Is the regular file @name below @dirfd (@st) the blob of tracked entry @t?
- * Cached like jf_zone_refine(). */
-bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
-			const struct jf_tracked *t);
+ * Cached like jf_refine(). */
+bool jf_refine_tracked_ok(int dirfd, const char *name, const struct stat *st,
+			  const struct jf_tracked *t);
 
 /* When to say how many tracked files are shown read-only. */
 enum jf_tell {
@@ -55,4 +55,4 @@ enum jf_tell {
  * and say on stderr how many are shown read-only as @tell says (once:
  * jf_notice_said). Start-up only, one thread. Returns what jf_tracked_load()
  * returns. */
-int jf_zones_load_tracked(int rootfd, const char *source, enum jf_tell tell);
+int jf_refine_load_tracked(int rootfd, const char *source, enum jf_tell tell);
