@@ -307,18 +307,18 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 	struct stat st;
 	int r;
 
-	jf_fs.policy = pol;
-	jf_fs.hardlinks = jf_policy_hardlinks(pol);
+	jf_fs.view.policy = pol;
+	jf_fs.view.hardlinks = jf_policy_hardlinks(pol);
 	if (srcfd < 0)
 		return;
 	jf_refine_load_tracked(srcfd, source, JF_TELL_NEVER);
-	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
+	if (jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
 		return;
 	/* the daemon's start-up walk of files with several names */
-	jf_fs.root_fd = srcfd;
+	jf_fs.view.root_fd = srcfd;
 	jf_fs.root.dev = st.st_dev;
 	jf_fs.root.ino = st.st_ino;
-	jf_fs.source_abs = (char *)source;
+	jf_fs.view.source_abs = (char *)source;
 	links_indexed = true;
 	r = jf_hardlinks_build();
 	if (r < 0)
@@ -332,17 +332,17 @@ static void daemon_view_end(void)
 {
 	jf_hardlinks_free();
 	jf_tracked_free();
-	jf_fs.policy = NULL;
-	jf_fs.source_abs = NULL;
+	jf_fs.view.policy = NULL;
+	jf_fs.view.source_abs = NULL;
 	links_indexed = false;
 }
 
 /* Does a regular file need its stat for links_verdict()? */
 static bool links_matter(void)
 {
-	if (jf_fs.hardlinks == JF_HARDLINKS_RESTRICTED)
+	if (jf_fs.view.hardlinks == JF_HARDLINKS_RESTRICTED)
 		return links_indexed && !jf_hardlinks_empty();
-	return jf_fs.hardlinks == JF_HARDLINKS_DENY;
+	return jf_fs.view.hardlinks == JF_HARDLINKS_DENY;
 }
 
 /* What the view makes of a name of the existing object @st (hard links,
@@ -350,7 +350,7 @@ static bool links_matter(void)
  * (--check without --source) the name's own verdict stands. */
 static void links_verdict(const struct stat *st, struct jf_verdict *v)
 {
-	if (links_indexed || jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED)
+	if (links_indexed || jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED)
 		jf_effective_zone(st, v, false);
 }
 

@@ -106,7 +106,7 @@ int jf_dir_fd(struct jf_inode *dir, char *path, size_t size)
 	if (r < 0)
 		return r;
 	if (dir == &jf_fs.root)
-		return jf_fs.root_fd;
+		return jf_fs.view.root_fd;
 	if (dir->type != S_IFDIR)
 		return -ENOTDIR;
 	return jf_open_inode(dir, O_PATH | O_DIRECTORY, NULL);
@@ -191,11 +191,11 @@ int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int d
 	r = jf_join(path, size, dpath, name);
 	if (r < 0)
 		return r;
-	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
-		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
+	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(&jf_fs.view, path))
+		jf_classify_path(&jf_fs.view, path, (size_t)r, S_ISDIR(type), v);
 	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule &&
 	    v->rule->content != JF_CONTENT_NONE && content_name_ok(pi, dirfd, dpath, name))
-		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
+		jf_classify_public(jf_fs.view.policy, path, (size_t)r, v);
 	if (v->zone == JF_SAFE)
 		return 0;
 	r = v->zone == JF_DENIED ? -EACCES : -EROFS;

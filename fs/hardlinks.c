@@ -158,7 +158,7 @@ static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len
 	if (len)
 		w->path[len] = '/';
 	memcpy(w->path + (len ? len + 1 : 0), de->d_name, n + 1);
-	if (jf_fs.mnt_rel && strcmp(w->path, jf_fs.mnt_rel) == 0)
+	if (jf_fs.view.mnt_rel && strcmp(w->path, jf_fs.view.mnt_rel) == 0)
 		goto out; /* MOUNTPOINT: never entered, never stat'ed */
 	if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		goto out;
@@ -166,7 +166,7 @@ static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len
 	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && st.st_nlink > 1))
 		goto out; /* the common case: nothing to classify */
 	if (!denied && jf_check_name(de->d_name, n) == JF_REFUSE_NONE) {
-		jf_classify_path(w->path, nlen, S_ISDIR(st.st_mode), &v);
+		jf_classify_path(&jf_fs.view, w->path, nlen, S_ISDIR(st.st_mode), &v);
 		jf_refine(dirfd(dp), de->d_name, w->path, nlen, &st, &v);
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -217,7 +217,7 @@ int jf_hardlinks_index(struct jf_hardlink_stats *stats)
 	if (!w)
 		return -ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fd = openat(jf_fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(jf_fs.view.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		free(w);
 		return -errno;
@@ -253,7 +253,7 @@ static void *hl_main(void *arg)
 		fprintf(stderr,
 			"jailfs: %s: indexing hard links: %s; files with several names "
 			"are hidden\n",
-			jf_fs.source_abs, strerror(-r));
+			jf_fs.view.source_abs, strerror(-r));
 	else if (jf_fs.debug)
 		fprintf(stderr,
 			"jailfs: hard-link index: %llu names in %llu directories, %llu files "
@@ -365,7 +365,7 @@ void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_li
 {
 	if (v->zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
 		return;
-	switch (jf_fs.hardlinks) {
+	switch (jf_fs.view.hardlinks) {
 	case JF_HARDLINKS_DENY:
 		set_effective(v, JF_DENIED, &jf_hardlink_policy_rule);
 		return;

@@ -19,7 +19,7 @@ struct jf_hardlink_stats {
 	uint64_t ms;	  /* wall time of the walk, milliseconds */
 };
 
-/* Walk SOURCE (below jf_fs.root_fd, never following symlinks, skipping
+/* Walk SOURCE (below jf_fs.view.root_fd, never following symlinks, skipping
  * pseudo filesystems and MOUNTPOINT) and index every regular file with
  * st_nlink > 1: the most restrictive zone of its names and how many were
  * found. Start-up only, single-threaded, before the mount. 0 or -ENOMEM. */
@@ -60,7 +60,7 @@ extern const struct jf_rule jf_hardlink_denied_rule;
 extern const struct jf_rule jf_hardlink_policy_rule;
 
 /* The verdict @v of a name of the existing backing object @st, after the
- * policy's hardlinks setting (jf_fs.hardlinks) and the start-up index: a
+ * policy's hardlinks setting (jf_fs.view.hardlinks) and the start-up index: a
  * zone made stricter gets one of the rules above. @safe_links: the inode
  * was hard-linked through the view between SAFE names. Lock-free; waits for
  * the walk for a file with several names. */

@@ -36,6 +36,7 @@
 #include "refine.h"
 #include "stats.h"
 #include "status.h"
+#include "systarget.h"
 #include "tracked.h"
 #include "uring.h"
 #include "watch.h"
@@ -147,9 +148,9 @@ static int load_policy(struct jf_options *o)
 	if (!file)
 		file = found;
 	if (r == 0 && file)
-		r = jf_policy_load(file, &jf_fs.policy, err, sizeof(err));
+		r = jf_policy_load(file, &jf_fs.view.policy, err, sizeof(err));
 	else if (r == 0)
-		r = jf_policy_default(&jf_fs.policy);
+		r = jf_policy_default(&jf_fs.view.policy);
 	if (r < 0) {
 		if (err[0])
 			fprintf(stderr, "jailfs: %s\n", err);
@@ -160,10 +161,10 @@ static int load_policy(struct jf_options *o)
 	}
 	if (file)
 		o->policy_abs = realpath(file, NULL); /* NULL: --list names it as given */
-	jf_policy_set_read_only(jf_fs.policy, o->read_only);
+	jf_policy_set_read_only(jf_fs.view.policy, o->read_only);
 	for (int z = JF_SAFE; z <= JF_DENIED; z++)
-		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.policy, (enum jf_zone)z);
-	jf_fs.hardlinks = jf_policy_hardlinks(jf_fs.policy);
+		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.view.policy, (enum jf_zone)z);
+	jf_fs.view.hardlinks = jf_policy_hardlinks(jf_fs.view.policy);
 	return 0;
 }
 
@@ -174,8 +175,8 @@ static int open_source(const struct jf_options *o)
 	char *mnt_abs;
 	struct stat st;
 
-	jf_fs.source_abs = realpath(o->source, NULL);
-	if (!jf_fs.source_abs) {
+	jf_fs.view.source_abs = realpath(o->source, NULL);
+	if (!jf_fs.view.source_abs) {
 		fprintf(stderr, "jailfs: %s: %s\n", o->source, strerror(errno));
 		return 1;
 	}
@@ -197,20 +198,20 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	warn_not_empty(mnt_abs);
-	jf_fs.mnt_rel = path_inside(jf_fs.source_abs, mnt_abs);
-	if (jf_fs.mnt_rel && !jf_fs.mnt_rel[0]) {
+	jf_fs.view.mnt_rel = path_inside(jf_fs.view.source_abs, mnt_abs);
+	if (jf_fs.view.mnt_rel && !jf_fs.view.mnt_rel[0]) {
 		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
 			o->mountpoint);
 		return 2;
 	}
-	jf_fs.host_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jf_fs.host_root_fd < 0) {
+	jf_fs.view.host_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.view.host_root_fd < 0) {
 		fprintf(stderr, "jailfs: /: %s\n", strerror(errno));
 		return 1;
 	}
-	jf_fs.root_fd = open(jf_fs.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jf_fs.root_fd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
-		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.source_abs, strerror(errno));
+	jf_fs.view.root_fd = open(jf_fs.view.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.view.root_fd < 0 || fstat(jf_fs.view.root_fd, &st) < 0) {
+		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.view.source_abs, strerror(errno));
 		return 1;
 	}
 	if (jf_inode_init(&jf_fs, &st) < 0) {
@@ -218,10 +219,15 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	jf_inode_set_watcher(&watcher);
+	jf_fs.view.root_dev = st.st_dev;
+	jf_fs.view.root_ino = st.st_ino;
+	jf_fs.view.host_check = jf_systarget_check;
+	jf_fs.view.name_gen = &jf_fs.name_gen;
+	jf_fs.view.inode_info = jf_inode_info;
 	{
 		struct jf_verdict v;
 
-		jf_classify_path("", 0, true, &v);
+		jf_classify_path(&jf_fs.view, "", 0, true, &v);
 		jf_fs.root.zone = v.zone == JF_DENIED ? JF_RESTRICTED : v.zone;
 		jf_fs.root.rule = v.rule;
 	}
@@ -236,7 +242,7 @@ static bool audit_on(const struct jf_options *o)
 
 static int add_mount_options(struct jf_options *o)
 {
-	_cleanup_free_ char *fsname = opt_escape(jf_fs.source_abs);
+	_cleanup_free_ char *fsname = opt_escape(jf_fs.view.source_abs);
 	_cleanup_free_ char *opt = NULL;
 
 	/* A read-only view is a read-only mount: the kernel answers EROFS at
@@ -269,7 +275,7 @@ static int add_mount_options(struct jf_options *o)
 static void choose_open_mode(struct jf_options *o)
 {
 	if (!o->fast_open_given)
-		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.policy) ||
+		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.view.policy) ||
 			       (!o->allow_others && !jf_pt_privileged());
 }
 
@@ -316,12 +322,12 @@ static char *abs_file_path(const char *path)
  */
 static int check_audit_in_source(const char *given, const char *target)
 {
-	_cleanup_free_ char *rel = path_inside(jf_fs.source_abs, target);
+	_cleanup_free_ char *rel = path_inside(jf_fs.view.source_abs, target);
 	struct jf_verdict v;
 
 	if (!rel)
 		return 0;
-	jf_classify(jf_fs.policy, rel, strlen(rel), false, &v);
+	jf_classify(jf_fs.view.policy, rel, strlen(rel), false, &v);
 	if (v.zone == JF_DENIED)
 		return 0;
 	fprintf(stderr,
@@ -329,7 +335,7 @@ static int check_audit_in_source(const char *given, const char *target)
 		"view\n"
 		"  (the audited program could read or rewrite its own record); put it outside\n"
 		"  SOURCE, or add its name to the policy's [denied] section\n",
-		given, jf_fs.source_abs, jf_zone_name(v.zone));
+		given, jf_fs.view.source_abs, jf_zone_name(v.zone));
 	return 2;
 }
 
@@ -414,7 +420,7 @@ static int index_hardlinks(void)
 {
 	int r;
 
-	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED) {
+	if (jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED) {
 		jf_hardlinks_skip();
 		return 0;
 	}
@@ -439,7 +445,7 @@ static int serve(struct jf_options *o)
 		fprintf(stderr, "jailfs: --stats %s: %s\n", o->stats, strerror(-r));
 		return 1;
 	}
-	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
+	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), &jf_fs);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
 	jf_fs.se = se;
@@ -448,7 +454,8 @@ static int serve(struct jf_options *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
 	if (fuse_session_mount(se, jf_fs.mnt_abs) < 0) {
-		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs, o->mountpoint);
+		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.view.source_abs,
+			o->mountpoint);
 		if (geteuid() != 0 && access("/dev/fuse", R_OK | W_OK) < 0)
 			fprintf(stderr, "jailfs: /dev/fuse is not usable by this user; fusermount3 "
 					"needs it mode 0666 (Debian's default)\n");
@@ -518,8 +525,8 @@ int jf_cmd_mount(int argc, char **argv)
 	struct jf_options o = {.fuse_args = FUSE_ARGS_INIT(0, NULL)};
 	int r;
 
-	jf_fs.root_fd = -1;
-	jf_fs.host_root_fd = -1;
+	jf_fs.view.root_fd = -1;
+	jf_fs.view.host_root_fd = -1;
 	jf_fs.opts = &o;
 	preload_unwinder();
 	r = jf_options_parse(argc, argv, &o);
@@ -543,7 +550,7 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_refine_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
+		jf_refine_load_tracked(jf_fs.view.root_fd, jf_fs.view.source_abs,
 				       o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
@@ -560,14 +567,14 @@ int jf_cmd_mount(int argc, char **argv)
 	jf_ops_cleanup();
 	if (jf_fs.table)
 		jf_inode_free_all();
-	if (jf_fs.root_fd >= 0)
-		close(jf_fs.root_fd);
-	if (jf_fs.host_root_fd >= 0)
-		close(jf_fs.host_root_fd);
-	if (jf_fs.policy)
-		jf_policy_free(jf_fs.policy);
-	free(jf_fs.source_abs);
-	free(jf_fs.mnt_rel);
+	if (jf_fs.view.root_fd >= 0)
+		close(jf_fs.view.root_fd);
+	if (jf_fs.view.host_root_fd >= 0)
+		close(jf_fs.view.host_root_fd);
+	if (jf_fs.view.policy)
+		jf_policy_free(jf_fs.view.policy);
+	free(jf_fs.view.source_abs);
+	free(jf_fs.view.mnt_rel);
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
 	jf_hardlinks_free();

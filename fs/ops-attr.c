@@ -148,7 +148,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 		if (fstat(jf_file_of(fi)->fd, st) < 0)
 			return -errno;
 	} else if (inode == &jf_fs.root) {
-		if (fstat(jf_fs.root_fd, st) < 0)
+		if (fstat(jf_fs.view.root_fd, st) < 0)
 			return -errno;
 	} else if (fstat_open_file(inode, st) < 0) {
 		fd = jf_open_inode(inode, O_PATH, st);
@@ -239,7 +239,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	if (f) {
 		fd = f->fd;
 	} else if (inode == &jf_fs.root) {
-		fd = jf_fs.root_fd;
+		fd = jf_fs.view.root_fd;
 	} else {
 		pfd = jf_open_inode(inode, O_PATH, NULL);
 		if (pfd < 0)
@@ -371,7 +371,7 @@ void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 
 static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	ssize_t n;
@@ -417,7 +417,7 @@ void jf_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
 
-	if (fstatvfs(jf_fs.root_fd, &sv) < 0)
+	if (fstatvfs(jf_fs.view.root_fd, &sv) < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_statfs(req, &sv);
@@ -428,7 +428,8 @@ void jf_statfs(fuse_req_t req, fuse_ino_t ino)
 /* O_PATH fd of @inode and its /proc/self/fd path in @proc. */
 static int xattr_fd(struct jf_inode *inode, char *proc, size_t size)
 {
-	int fd = inode == &jf_fs.root ? dup(jf_fs.root_fd) : jf_open_inode(inode, O_PATH, NULL);
+	int fd =
+		inode == &jf_fs.root ? dup(jf_fs.view.root_fd) : jf_open_inode(inode, O_PATH, NULL);
 
 	if (fd < 0)
 		return fd == -1 ? -errno : fd;
@@ -511,7 +512,7 @@ static void reply_xattr_text(fuse_req_t req, size_t size, const char *text, int 
 static void run_xattr(fuse_req_t req, size_t size)
 {
 	_cleanup_free_ char *text = NULL;
-	int n = jf_policy_run_format(jf_fs.policy, &text);
+	int n = jf_policy_run_format(jf_fs.view.policy, &text);
 
 	reply_xattr_text(req, size, text, n);
 }

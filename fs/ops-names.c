@@ -53,7 +53,7 @@
  */
 static int symlink_fits(int dirfd, const char *name, const char *vdir)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char target[JF_PATH_MAX + 1];
 	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
@@ -79,7 +79,7 @@ enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
 static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
 		   mode_t mode, const char *link, struct fuse_entry_param *e, const char **op)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	int fd, r;
@@ -284,16 +284,16 @@ struct move_walk {
  */
 static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *st, const char *dir)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
 	struct jf_inode_info known = {.safe_links = false};
 	struct jf_verdict v;
 	int len = jf_join(path, sizeof(path), dir, name);
 	ssize_t n;
 
-	if (len < 0 || jf_is_mnt_path(path))
+	if (len < 0 || jf_is_mnt_path(&jf_fs.view, path))
 		return JF_DENIED;
-	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
+	jf_classify_path(&jf_fs.view, path, (size_t)len, S_ISDIR(st->st_mode), &v);
 	jf_refine(dirfd, name, path, (size_t)len, st, &v);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		jf_inode_info(st->st_dev, st->st_ino, &known);
@@ -435,9 +435,9 @@ static const struct jf_rule *git_target(const struct rename_req *rr, const char 
 	struct jf_verdict v;
 
 	if (rr->pi != rr->npi || rr->flags != 0 || !S_ISREG(rr->src.st.st_mode) ||
-	    rr->src.v.zone != JF_SAFE || jf_is_mnt_path(newpath))
+	    rr->src.v.zone != JF_SAFE || jf_is_mnt_path(&jf_fs.view, newpath))
 		return NULL;
-	jf_classify_path(newpath, strlen(newpath), false, &v);
+	jf_classify_path(&jf_fs.view, newpath, strlen(newpath), false, &v);
 	return v.zone == JF_RESTRICTED && jf_rule_git_check(v.rule) != JF_GIT_CHECK_NONE ? v.rule
 											 : NULL;
 }
@@ -489,7 +489,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 			return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
 					 rr->dst.v.rule, r);
 		/* The old name receives the target: classify it as such. */
-		jf_classify_path(rr->src.path, rr->src.len, S_ISDIR(rr->dst.st.st_mode), &v);
+		jf_classify_path(&jf_fs.view, rr->src.path, rr->src.len,
+				 S_ISDIR(rr->dst.st.st_mode), &v);
 		if (v.zone != JF_SAFE)
 			return jf_refuse(req, "rename", rr->src.path, newpath, v.zone, v.rule,
 					 v.zone == JF_DENIED ? -EACCES : -EROFS);

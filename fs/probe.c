@@ -72,12 +72,12 @@ static bool denied_by_name(struct probe *p, unsigned char dtype)
 {
 	struct jf_verdict as_dir;
 
-	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+	jf_classify_path(&jf_fs.view, p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone != JF_DENIED || jf_refine_may(p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
-	jf_classify_path(p->path, p->len, true, &as_dir);
+	jf_classify_path(&jf_fs.view, p->path, p->len, true, &as_dir);
 	return as_dir.zone == JF_DENIED && !jf_refine_may(p->path, p->len, &as_dir);
 }
 
@@ -100,14 +100,14 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if (r < 0)
 		return r;
 	p->len = (size_t)r;
-	if (jf_is_mnt_path(p->path))
+	if (jf_is_mnt_path(&jf_fs.view, p->path))
 		return 0; /* checked before any stat: stat would call into ourselves */
 	if (denied_by_name(p, dtype))
 		return 0;
 	guess = dtype;
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
 	    (dtype == DT_REG &&
-	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
+	     (jf_fs.view.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
 		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
 			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
@@ -118,7 +118,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 			return 0;
 	}
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
-		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+		jf_classify_path(&jf_fs.view, p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
 		jf_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
@@ -134,7 +134,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 			return 0;
 	}
 	if (dtype == DT_LNK) {
-		const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+		const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
 		if (n < 0)

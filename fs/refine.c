@@ -235,7 +235,7 @@ void jf_refine(int dirfd, const char *name, const char *path, size_t len, const 
 	if (!S_ISREG(st->st_mode))
 		return;
 	if (v->rule && v->rule->content != JF_CONTENT_NONE)
-		jf_classify_public(jf_fs.policy, path, len, &pub);
+		jf_classify_public(jf_fs.view.policy, path, len, &pub);
 	if (pub.zone != JF_DENIED &&
 	    judge(dirfd, name, st, v->rule->content, v->rule->content, NULL)) {
 		*v = pub;
@@ -251,17 +251,18 @@ bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t
 {
 	struct jf_verdict va, vb, pa = {.zone = JF_DENIED}, pb = {.zone = JF_DENIED};
 
-	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || jf_is_mnt_path(a) || jf_is_mnt_path(b))
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || jf_is_mnt_path(&jf_fs.view, a) ||
+	    jf_is_mnt_path(&jf_fs.view, b))
 		return false;
-	jf_classify_path(a, alen, false, &va);
-	jf_classify_path(b, blen, false, &vb);
+	jf_classify_path(&jf_fs.view, a, alen, false, &va);
+	jf_classify_path(&jf_fs.view, b, blen, false, &vb);
 	if (va.zone != JF_DENIED || vb.zone != JF_DENIED || va.rule != vb.rule ||
 	    jf_tracked_find(a, alen) || jf_tracked_find(b, blen))
 		return false;
 	if (!va.rule || va.rule->content == JF_CONTENT_NONE)
 		return true; /* hidden at both: nothing refines it */
-	jf_classify_public(jf_fs.policy, a, alen, &pa);
-	jf_classify_public(jf_fs.policy, b, blen, &pb);
+	jf_classify_public(jf_fs.view.policy, a, alen, &pa);
+	jf_classify_public(jf_fs.view.policy, b, blen, &pb);
 	return pa.zone == JF_SAFE && pb.zone == JF_SAFE;
 }
 
@@ -288,7 +289,7 @@ static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
 	fd = jf_open_below(rootfd, t->path, O_PATH, 0);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return false;
-	jf_classify_path(t->path, t->len, false, &v);
+	jf_classify_path(&jf_fs.view, t->path, t->len, false, &v);
 	jf_refine(rootfd, t->path, t->path, t->len, &st, &v);
 	return v.rule == &jf_git_index_rule;
 }

@@ -23,7 +23,7 @@ bool jf_refine_may(const char *path, size_t len, const struct jf_verdict *v);
  * with rule jf_git_index_rule; by_content is set for files. Otherwise @v
  * stays. Reads the file through openat2 below @dirfd (never a symlink),
  * only when it still matches @st; results cached by (dev, ino, size, mtime,
- * ctime). Needs jf_fs.policy. Thread-safe.
+ * ctime). Needs jf_fs.view.policy. Thread-safe.
  */
 void jf_refine(int dirfd, const char *name, const char *path, size_t len, const struct stat *st,
 	       struct jf_verdict *v);
@@ -34,7 +34,7 @@ void jf_refine(int dirfd, const char *name, const char *path, size_t len, const 
  * tracked nor the mountpoint, the file has one link, and the rule is not
  * subject to content or a public content would make it SAFE at both paths
  * (the content's judgement is the same at both). Then a rename need not
- * read it. No backing access; needs jf_fs.policy; thread-safe.
+ * read it. No backing access; needs jf_fs.view.policy; thread-safe.
  */
 bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
 			       const struct stat *st);

@@ -41,6 +41,7 @@
 
 #include "backing.h"
 #include "cleanup.h"
+#include "fsstate.h"
 #include "gitindex.h"
 #include "policy.h"
 #include "tracked.h"
@@ -274,7 +275,7 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 		return c->walk.misses > JF_INDEX_MAX_MISSES ? -E2BIG : 0;
 	if (!canonical(e->path, e->len))
 		return 0;
-	jf_classify_path(e->path, e->len, false, &v);
+	jf_classify_path(&jf_fs.view, e->path, e->len, false, &v);
 	if (v.zone != JF_DENIED)
 		return 0;
 	if (e->len <= JF_INDEX_CLASSIFY_FIRST && !walk_present(&c->walk, e->path, e->len, &st))
@@ -350,7 +351,8 @@ static bool objects_readable(void)
 	struct jf_verdict v;
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		jf_classify_path(probes[i][0], strlen(probes[i][0]), probes[i][1][0] == 'd', &v);
+		jf_classify_path(&jf_fs.view, probes[i][0], strlen(probes[i][0]),
+				 probes[i][1][0] == 'd', &v);
 		if (v.zone == JF_DENIED)
 			return false;
 	}
@@ -392,7 +394,7 @@ static int build_set(void)
 
 			if (set[i].path[d] != '/' || jf_tracked_find(dir.path, d))
 				continue;
-			jf_classify_path(dir.path, d, true, &v);
+			jf_classify_path(&jf_fs.view, dir.path, d, true, &v);
 			if (v.zone != JF_DENIED)
 				continue;
 			if (set_push(&dir) < 0)

@@ -34,7 +34,7 @@ typedef bool (*jf_tracked_verify_fn)(int rootfd, const struct jf_tracked *t);
  * DENIED names that SOURCE holds, whose stat data is the entry's (ctime,
  * mtime, inode, size) and that @verify accepts, with the DENIED directories
  * above them; *@ret_dropped gets how many were refused. @source names SOURCE in
- * messages. Needs jf_fs.policy. Start-up only, one thread, before serving.
+ * messages. Needs jf_fs.view.policy. Start-up only, one thread, before serving.
  * Returns 0 (also without a repository, or when the policy hides
  * .git/objects) or a negative errno after one warning; then nothing is
  * shown (fail closed). */

@@ -433,7 +433,7 @@ static void warn_add_failed(int err)
 		fprintf(stderr,
 			"jailfs: inotify_add_watch: %s: changes made to %s outside the view show "
 			"in it only after entry_timeout/attr_timeout\n",
-			strerror(err), jf_fs.source_abs);
+			strerror(err), jf_fs.view.source_abs);
 		return;
 	}
 	f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
@@ -450,7 +450,7 @@ static void warn_add_failed(int err)
 		"  are not watched, and changes made to them outside the view show in it\n"
 		"  only after entry_timeout/attr_timeout; raise the limit, e.g.\n"
 		"  sysctl fs.inotify.max_user_watches=%d\n",
-		limit, jf_fs.source_abs, 1 << 20);
+		limit, jf_fs.view.source_abs, 1 << 20);
 }
 
 void jf_watch_dir(struct jf_inode *inode)
@@ -680,7 +680,7 @@ static bool seen_add(struct batch *b, uint64_t key)
 
 static void dir_close(struct batch *b)
 {
-	if (b->fd >= 0 && b->fd != jf_fs.root_fd)
+	if (b->fd >= 0 && b->fd != jf_fs.view.root_fd)
 		close(b->fd);
 	b->fd = -1;
 }
@@ -725,7 +725,7 @@ static int dir_fd(struct batch *b)
 		return -ESTALE;
 	}
 	if (b->nodeid == FUSE_ROOT_ID) {
-		b->fd = jf_fs.root_fd;
+		b->fd = jf_fs.view.root_fd;
 		return b->fd;
 	}
 	fd = jf_open_beneath(b->path, O_PATH | O_DIRECTORY, 0);
@@ -750,7 +750,7 @@ static int child_node(struct batch *b, const char *name, fuse_ino_t *child)
 		return 0;
 	if (jf_join(full, sizeof(full), b->path, name) < 0)
 		return 0;
-	if (jf_is_mnt_path(full))
+	if (jf_is_mnt_path(&jf_fs.view, full))
 		return -1; /* MOUNTPOINT inside SOURCE */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
@@ -808,7 +808,8 @@ static void note_move(struct batch *b, const char *name)
 	struct stat st;
 	int fd = dir_fd(b);
 
-	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 || jf_is_mnt_path(full))
+	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 ||
+	    jf_is_mnt_path(&jf_fs.view, full))
 		return; /* the mountpoint: stat would call into ourselves */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		jf_inode_moved(st.st_dev, st.st_ino, b->dev, b->ino, name);
@@ -980,7 +981,7 @@ static void warn_init_failed(int err)
 	fprintf(stderr,
 		"jailfs: cannot watch %s for changes made outside the view: %s%s\n"
 		"  they show in the view only after entry_timeout/attr_timeout\n",
-		jf_fs.source_abs, strerror(err),
+		jf_fs.view.source_abs, strerror(err),
 		err == EMFILE ? " (fs.inotify.max_user_instances, "
 				"/proc/sys/fs/inotify/max_user_instances)"
 			      : "");
@@ -996,7 +997,7 @@ int jf_watch_start(struct fuse_session *se)
 	W.se = se;
 	atomic_store(&W.stop, false);
 	W.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (W.ifd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
+	if (W.ifd < 0 || fstat(jf_fs.view.root_fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
@@ -1010,7 +1011,7 @@ int jf_watch_start(struct fuse_session *se)
 		r = -ENOMEM;
 		goto fail;
 	}
-	jf_proc_fd_path(proc, sizeof(proc), jf_fs.root_fd);
+	jf_proc_fd_path(proc, sizeof(proc), jf_fs.view.root_fd);
 	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
 	if (wd < 0) {
 		r = -errno;

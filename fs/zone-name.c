@@ -1,33 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The zone of a view path by its name: the policy (jf_fs.policy) applied to
- * paths of the view, and the one place that says which view path is the
- * jailfs mountpoint inside SOURCE.
+ * The zone of a view path by its name: the view's policy applied to paths
+ * of the view, and the one place that says which view path is the jailfs
+ * mountpoint inside SOURCE.
  */
 #include <string.h>
 
-#include "fsstate.h"
 #include "policy.h"
-#include "systarget.h"
 #include "zone-name.h"
 
-void jf_classify_path(const char *path, size_t len, bool is_dir, struct jf_verdict *v)
+void jf_classify_path(const struct jf_view *view, const char *path, size_t len, bool is_dir,
+		      struct jf_verdict *v)
 {
-	jf_classify(jf_fs.policy, path, len, is_dir, v);
+	jf_classify(view->policy, path, len, is_dir, v);
 }
 
-bool jf_is_mnt_path(const char *path)
+bool jf_is_mnt_path(const struct jf_view *view, const char *path)
 {
-	return jf_fs.mnt_rel && strcmp(path, jf_fs.mnt_rel) == 0;
+	return view->mnt_rel && strcmp(path, view->mnt_rel) == 0;
 }
 
-struct jf_symlink_ctx jf_view_symlink_ctx(void)
+struct jf_symlink_ctx jf_view_symlink_ctx(const struct jf_view *view)
 {
 	return (struct jf_symlink_ctx){
-		.source_abs = jf_fs.source_abs,
-		.mnt_rel = jf_fs.mnt_rel,
-		.policy = jf_fs.policy,
-		.host_check = jf_systarget_check,
-		.host_root_fd = jf_fs.host_root_fd,
+		.source_abs = view->source_abs,
+		.mnt_rel = view->mnt_rel,
+		.policy = view->policy,
+		.host_check = view->host_check,
+		.host_root_fd = view->host_root_fd,
 	};
 }

@@ -32,7 +32,7 @@ static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdi
 
 	if (slash)
 		*slash = '\0';
-	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
+	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.view.root_fd;
 	if (dfd < 0)
 		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
 	r = fstat(dfd, &dst) < 0 ? -errno : 0;
