@@ -294,6 +294,7 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 }
 
 static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
+static struct jf_tracked_set check_tracked;
 
 /*
  * --check and --scan judge objects with the daemon's own code (refine.c,
@@ -311,14 +312,15 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 	jf_fs.view.hardlinks = jf_policy_hardlinks(pol);
 	if (srcfd < 0)
 		return;
-	jf_refine_load_tracked(srcfd, source, JF_TELL_NEVER);
+	jf_fs.view.root_fd = srcfd;
+	jf_fs.view.source_abs = (char *)source;
+	jf_fs.view.tracked = &check_tracked;
+	jf_refine_load_tracked(&jf_fs.view, &check_tracked, JF_TELL_NEVER);
 	if (jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
 		return;
 	/* the daemon's start-up walk of files with several names */
-	jf_fs.view.root_fd = srcfd;
 	jf_fs.root.dev = st.st_dev;
 	jf_fs.root.ino = st.st_ino;
-	jf_fs.view.source_abs = (char *)source;
 	links_indexed = true;
 	r = jf_hardlinks_build();
 	if (r < 0)
@@ -331,7 +333,8 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 static void daemon_view_end(void)
 {
 	jf_hardlinks_free();
-	jf_tracked_free();
+	jf_tracked_free(&check_tracked);
+	jf_fs.view.tracked = NULL;
 	jf_fs.view.policy = NULL;
 	jf_fs.view.source_abs = NULL;
 	links_indexed = false;

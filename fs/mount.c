@@ -136,6 +136,9 @@ static void warn_not_empty(const char *mnt)
 		}
 }
 
+/* The daemon's tables of its view (jf_fs.view points to them). */
+static struct jf_tracked_set tracked;
+
 static int load_policy(struct jf_options *o)
 {
 	_cleanup_free_ char *found = NULL;
@@ -224,6 +227,7 @@ static int open_source(const struct jf_options *o)
 	jf_fs.view.host_check = jf_systarget_check;
 	jf_fs.view.name_gen = &jf_fs.name_gen;
 	jf_fs.view.inode_info = jf_inode_info;
+	jf_fs.view.tracked = &tracked;
 	{
 		struct jf_verdict v;
 
@@ -550,7 +554,7 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_refine_load_tracked(jf_fs.view.root_fd, jf_fs.view.source_abs,
+		jf_refine_load_tracked(&jf_fs.view, &tracked,
 				       o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
@@ -578,6 +582,6 @@ int jf_cmd_mount(int argc, char **argv)
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
 	jf_hardlinks_free();
-	jf_tracked_free();
+	jf_tracked_free(&tracked);
 	return r;
 }

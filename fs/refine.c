@@ -213,8 +213,8 @@ bool jf_refine_tracked_ok(int dirfd, const char *name, const struct stat *st,
 
 bool jf_refine_may(const char *path, size_t len, const struct jf_verdict *v)
 {
-	return v->zone == JF_DENIED &&
-	       ((v->rule && v->rule->content != JF_CONTENT_NONE) || jf_tracked_find(path, len));
+	return v->zone == JF_DENIED && ((v->rule && v->rule->content != JF_CONTENT_NONE) ||
+					jf_tracked_find(jf_fs.view.tracked, path, len));
 }
 
 void jf_refine(int dirfd, const char *name, const char *path, size_t len, const struct stat *st,
@@ -225,7 +225,7 @@ void jf_refine(int dirfd, const char *name, const char *path, size_t len, const 
 
 	if (!jf_refine_may(path, len, v))
 		return;
-	t = jf_tracked_find(path, len);
+	t = jf_tracked_find(jf_fs.view.tracked, path, len);
 	if (t && t->dir != S_ISDIR(st->st_mode))
 		t = NULL;
 	if (t && t->dir) {
@@ -257,7 +257,8 @@ bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t
 	jf_classify_path(&jf_fs.view, a, alen, false, &va);
 	jf_classify_path(&jf_fs.view, b, blen, false, &vb);
 	if (va.zone != JF_DENIED || vb.zone != JF_DENIED || va.rule != vb.rule ||
-	    jf_tracked_find(a, alen) || jf_tracked_find(b, blen))
+	    jf_tracked_find(jf_fs.view.tracked, a, alen) ||
+	    jf_tracked_find(jf_fs.view.tracked, b, blen))
 		return false;
 	if (!va.rule || va.rule->content == JF_CONTENT_NONE)
 		return true; /* hidden at both: nothing refines it */
@@ -267,8 +268,9 @@ bool jf_refine_same_either_way(const char *a, size_t alen, const char *b, size_t
 }
 
 /* Is candidate @t still the blob the index names? */
-static bool tracked_verified(int rootfd, const struct jf_tracked *t)
+static bool tracked_verified(const struct jf_view *view, const struct jf_tracked *t)
 {
+	const int rootfd = view->root_fd;
 	_cleanup_close_ int fd = jf_open_below(rootfd, t->path, O_PATH, 0);
 	struct stat st;
 
@@ -296,13 +298,16 @@ static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
 
 /* The start-up line: how many tracked files are shown read-only although
  * their names are DENIED (not those a public content shows anyway). */
-static void report_tracked(int rootfd, const char *source, long dropped, enum jf_tell tell)
+static void report_tracked(const struct jf_view *view, const struct jf_tracked_set *ts,
+			   long dropped, enum jf_tell tell)
 {
-	size_t shown = 0, n = jf_tracked_count();
+	const int rootfd = view->root_fd;
+	const char *source = view->source_abs;
+	size_t shown = 0, n = jf_tracked_count(ts);
 	char names[512] = "", line[1024], more[128] = "";
 
 	for (size_t i = 0; i < n; i++) {
-		const struct jf_tracked *t = jf_tracked_at(i);
+		const struct jf_tracked *t = jf_tracked_at(ts, i);
 
 		if (!shown_as_tracked(rootfd, t))
 			continue;
@@ -327,12 +332,12 @@ static void report_tracked(int rootfd, const char *source, long dropped, enum jf
 		fprintf(stderr, "%s\n", line);
 }
 
-int jf_refine_load_tracked(int rootfd, const char *source, enum jf_tell tell)
+int jf_refine_load_tracked(const struct jf_view *view, struct jf_tracked_set *ts, enum jf_tell tell)
 {
 	long dropped;
-	int r = jf_tracked_load(rootfd, source, tracked_verified, &dropped);
+	int r = jf_tracked_load(view, ts, tracked_verified, &dropped);
 
-	if (r == 0 && tell != JF_TELL_NEVER && (jf_tracked_count() || dropped > 0))
-		report_tracked(rootfd, source, dropped, tell);
+	if (r == 0 && tell != JF_TELL_NEVER && (jf_tracked_count(ts) || dropped > 0))
+		report_tracked(view, ts, dropped, tell);
 	return r;
 }

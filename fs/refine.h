@@ -50,9 +50,10 @@ enum jf_tell {
 	JF_TELL_ALWAYS, /* a mount with -v */
 };
 
-/* Load the files tracked by SOURCE's git index whose names are DENIED
- * (jf_tracked_load), keeping those whose content is still the indexed blob,
- * and say on stderr how many are shown read-only as @tell says (once:
- * jf_notice_said). Start-up only, one thread. Returns what jf_tracked_load()
- * returns. */
-int jf_refine_load_tracked(int rootfd, const char *source, enum jf_tell tell);
+/* Load into @ts the files tracked by @view's SOURCE's git index whose names
+ * are DENIED (jf_tracked_load), keeping those whose content is still the
+ * indexed blob, and say on stderr how many are shown read-only as @tell says
+ * (once: jf_notice_said); @view->tracked is @ts or NULL. Start-up only, one
+ * thread. Returns what jf_tracked_load() returns. */
+int jf_refine_load_tracked(const struct jf_view *view, struct jf_tracked_set *ts,
+			   enum jf_tell tell);
