@@ -295,6 +295,7 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 
 static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
 static struct jf_tracked_set check_tracked;
+static struct jf_judged check_judged;
 
 /*
  * --check and --scan judge objects with the daemon's own code (refine.c,
@@ -310,6 +311,8 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 
 	jf_fs.view.policy = pol;
 	jf_fs.view.hardlinks = jf_policy_hardlinks(pol);
+	if (jf_judged_init(&check_judged) == 0)
+		jf_fs.view.judged = &check_judged;
 	if (srcfd < 0)
 		return;
 	jf_fs.view.root_fd = srcfd;
@@ -335,6 +338,9 @@ static void daemon_view_end(void)
 	jf_hardlinks_free();
 	jf_tracked_free(&check_tracked);
 	jf_fs.view.tracked = NULL;
+	if (jf_fs.view.judged)
+		jf_judged_destroy(&check_judged);
+	jf_fs.view.judged = NULL;
 	jf_fs.view.policy = NULL;
 	jf_fs.view.source_abs = NULL;
 	links_indexed = false;
@@ -392,7 +398,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 	if (pfd >= 0) {
 		const char *slash = memrchr(c.path, '/', c.len);
 
-		jf_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+		jf_refine(&jf_fs.view, pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
 		links_verdict(&st, &v);
 	}
 	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
@@ -679,9 +685,9 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	jf_classify(s->pol, s->path, s->len, dir, &v);
 	named = v;
 	/* what the object holds may decide, as in the daemon */
-	if (jf_refine_may(s->path, s->len, &v) &&
+	if (jf_refine_may(&jf_fs.view, s->path, s->len, &v) &&
 	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
-		jf_refine(dfd, name, s->path, s->len, &st, &v);
+		jf_refine(&jf_fs.view, dfd, name, s->path, s->len, &st, &v);
 		type = DT_UNKNOWN; /* st is filled */
 	}
 	if (v.zone != JF_DENIED && (type == DT_REG || type == DT_UNKNOWN) && links_matter() &&

@@ -167,7 +167,7 @@ static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len
 		goto out; /* the common case: nothing to classify */
 	if (!denied && jf_check_name(de->d_name, n) == JF_REFUSE_NONE) {
 		jf_classify_path(&jf_fs.view, w->path, nlen, S_ISDIR(st.st_mode), &v);
-		jf_refine(dirfd(dp), de->d_name, w->path, nlen, &st, &v);
+		jf_refine(&jf_fs.view, dirfd(dp), de->d_name, w->path, nlen, &st, &v);
 	}
 	if (S_ISREG(st.st_mode)) {
 		if (hl_add(&st, v.zone) < 0)

@@ -138,6 +138,7 @@ static void warn_not_empty(const char *mnt)
 
 /* The daemon's tables of its view (jf_fs.view points to them). */
 static struct jf_tracked_set tracked;
+static struct jf_judged judged;
 
 static int load_policy(struct jf_options *o)
 {
@@ -228,6 +229,11 @@ static int open_source(const struct jf_options *o)
 	jf_fs.view.name_gen = &jf_fs.name_gen;
 	jf_fs.view.inode_info = jf_inode_info;
 	jf_fs.view.tracked = &tracked;
+	if (jf_judged_init(&judged) < 0) {
+		fprintf(stderr, "jailfs: out of memory\n");
+		return 1;
+	}
+	jf_fs.view.judged = &judged;
 	{
 		struct jf_verdict v;
 

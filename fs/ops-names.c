@@ -294,7 +294,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	if (len < 0 || jf_is_mnt_path(&jf_fs.view, path))
 		return JF_DENIED;
 	jf_classify_path(&jf_fs.view, path, (size_t)len, S_ISDIR(st->st_mode), &v);
-	jf_refine(dirfd, name, path, (size_t)len, st, &v);
+	jf_refine(&jf_fs.view, dirfd, name, path, (size_t)len, st, &v);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		jf_inode_info(st->st_dev, st->st_ino, &known);
 	jf_effective_zone(st, &v, known.safe_links);
@@ -322,7 +322,7 @@ static bool same_either_way(const char *name, const struct stat *st, const struc
 	    blen = jf_join(b, sizeof(b), w->newp, name);
 
 	return alen >= 0 && blen >= 0 &&
-	       jf_refine_same_either_way(a, (size_t)alen, b, (size_t)blen, st);
+	       jf_refine_same_either_way(&jf_fs.view, a, (size_t)alen, b, (size_t)blen, st);
 }
 
 /* One entry of the walk: 0 or -EXDEV (or -errno of the backing calls). */

@@ -73,12 +73,12 @@ static bool denied_by_name(struct probe *p, unsigned char dtype)
 	struct jf_verdict as_dir;
 
 	jf_classify_path(&jf_fs.view, p->path, p->len, dtype == DT_DIR, &p->v);
-	if (p->v.zone != JF_DENIED || jf_refine_may(p->path, p->len, &p->v))
+	if (p->v.zone != JF_DENIED || jf_refine_may(&jf_fs.view, p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
 	jf_classify_path(&jf_fs.view, p->path, p->len, true, &as_dir);
-	return as_dir.zone == JF_DENIED && !jf_refine_may(p->path, p->len, &as_dir);
+	return as_dir.zone == JF_DENIED && !jf_refine_may(&jf_fs.view, p->path, p->len, &as_dir);
 }
 
 int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
@@ -120,7 +120,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
 		jf_classify_path(&jf_fs.view, p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
-		jf_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
+		jf_refine(&jf_fs.view, dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
