@@ -234,6 +234,11 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	jf_fs.view.judged = &judged;
+	jf_fs.view.links = jf_hardlinks_new();
+	if (!jf_fs.view.links) {
+		fprintf(stderr, "jailfs: out of memory\n");
+		return 1;
+	}
 	{
 		struct jf_verdict v;
 
@@ -431,10 +436,10 @@ static int index_hardlinks(void)
 	int r;
 
 	if (jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED) {
-		jf_hardlinks_skip();
+		jf_hardlinks_skip(jf_fs.view.links);
 		return 0;
 	}
-	r = jf_hardlinks_start();
+	r = jf_hardlinks_start(jf_fs.view.links, &jf_fs.view, jf_fs.debug);
 	if (r < 0)
 		fprintf(stderr, "jailfs: cannot start the hard-link index: %s\n", strerror(-r));
 	return r < 0;
@@ -499,7 +504,7 @@ static int serve(struct jf_options *o)
 	status = r < 0 ? 1 : 0;
 	/* No ring thread serves past the loop; one waiting for the hard-link
 	 * index is woken by stopping the walk first. */
-	jf_hardlinks_stop();
+	jf_hardlinks_stop(jf_fs.view.links);
 	jf_uring_stop();
 	if (o->debug || o->stats)
 		jf_stats_report();
@@ -508,7 +513,7 @@ out_audit:
 	if (audit)
 		jf_audit_stop();
 out_unmount:
-	jf_hardlinks_stop();
+	jf_hardlinks_stop(jf_fs.view.links);
 	jf_later_stop(); /* fuse_session_unmount closes the session's fd */
 	fuse_session_unmount(se);
 out_signals:
@@ -587,7 +592,8 @@ int jf_cmd_mount(int argc, char **argv)
 	free(jf_fs.view.mnt_rel);
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
-	jf_hardlinks_free();
+	jf_hardlinks_free(jf_fs.view.links);
+	jf_fs.view.links = NULL;
 	jf_tracked_free(&tracked);
 	return r;
 }

@@ -297,7 +297,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	jf_refine(&jf_fs.view, dirfd, name, path, (size_t)len, st, &v);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		jf_inode_info(st->st_dev, st->st_ino, &known);
-	jf_effective_zone(st, &v, known.safe_links);
+	jf_effective_zone(&jf_fs.view, st, &v, known.safe_links);
 	if (jf_hardlink_name_only(&v))
 		return JF_SAFE; /* the name moves; the content stays read-only */
 	if (v.zone == JF_DENIED || !S_ISLNK(st->st_mode))
@@ -629,7 +629,7 @@ void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 
 	/* A name moved while the hard-link walk runs could be counted twice
 	 * (hardlinks.c): wait for it (at once once it ended). */
-	jf_hardlinks_wait();
+	jf_hardlinks_wait(jf_fs.view.links);
 	rr = calloc(1, sizeof(*rr));
 	if (!rr) {
 		fuse_reply_err(req, ENOMEM);
@@ -727,7 +727,7 @@ void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	struct fuse_entry_param e;
 	int r;
 
-	jf_hardlinks_wait(); /* as rename: a name added mid-walk could be counted */
+	jf_hardlinks_wait(jf_fs.view.links); /* as rename: a name added mid-walk could be counted */
 	jf_ns_lock(false);
 	r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
 	jf_ns_unlock();

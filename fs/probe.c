@@ -106,8 +106,8 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 		return 0;
 	guess = dtype;
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
-	    (dtype == DT_REG &&
-	     (jf_fs.view.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
+	    (dtype == DT_REG && (jf_fs.view.hardlinks == JF_HARDLINKS_DENY ||
+				 jf_hardlink_any_denied(jf_fs.view.links)))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
 		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
 			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
@@ -154,7 +154,7 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 
 		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1)
 			jf_inode_info(p->st.st_dev, p->st.st_ino, &known);
-		jf_effective_zone(&p->st, &p->v, known.safe_links);
+		jf_effective_zone(&jf_fs.view, &p->st, &p->v, known.safe_links);
 		if (p->v.zone == JF_DENIED)
 			return 0;
 	}

@@ -92,6 +92,6 @@ int jf_zone_links(int fd, struct jf_verdict *v)
 	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
 		return 0;
 	jf_inode_info(st.st_dev, st.st_ino, &known);
-	jf_effective_zone(&st, v, known.safe_links);
+	jf_effective_zone(&jf_fs.view, &st, v, known.safe_links);
 	return 0;
 }
