@@ -143,7 +143,7 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 
 	/* We made @name: its inotify events are not host changes (watch.c). */
 	jf_watch_own_change(parent, name);
-	r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
+	r = jf_probe_child(&jf_fs.view, dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
 	if (r < 0)
 		return r;
 	if (r == 0)
@@ -165,7 +165,7 @@ static bool content_name_ok(struct jf_inode *pi, int dirfd, const char *dpath, c
 
 	if (jf_newdir_is(pi->dev, pi->ino))
 		return true;
-	return jf_probe_child(dirfd, dpath, pi->dev, name, DT_UNKNOWN, true, &p) > 0;
+	return jf_probe_child(&jf_fs.view, dirfd, dpath, pi->dev, name, DT_UNKNOWN, true, &p) > 0;
 }
 
 /* May @name be created in directory @pi (@dirfd, view path @dpath) as an
@@ -240,7 +240,8 @@ int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *n
 {
 	struct probe p;
 
-	if (r == -EEXIST && jf_probe_child(dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
+	if (r == -EEXIST &&
+	    jf_probe_child(&jf_fs.view, dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
 		return -EACCES;
 	return r;
 }

@@ -91,7 +91,7 @@ void jf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	r = jf_probe_child(fd, dpath, pi->dev, name, DT_UNKNOWN, true, &p);
+	r = jf_probe_child(jf_req_view(req), fd, dpath, pi->dev, name, DT_UNKNOWN, true, &p);
 	jf_put_fd(fd);
 	if (r == 0) {
 		audit_hidden_lookup(req, dpath, name, &p);
@@ -141,7 +141,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 	struct jf_verdict v;
 	int fd;
 
-	jf_zone_of(inode, &v);
+	jf_zone_of(&jf_fs.view, inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT; /* moved to a hidden name */
 	if (fi && fi->fh) {
@@ -246,7 +246,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 			return pfd;
 		fd = pfd;
 	}
-	r = jf_zone_links(fd, v);
+	r = jf_zone_links(&jf_fs.view, fd, v);
 	if (r < 0 || (v->zone != JF_SAFE && !config_chmod(v, to_set)))
 		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
@@ -337,7 +337,7 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &v);
+	jf_zone_of(jf_req_view(req), inode, &v);
 	if (v.zone == JF_RESTRICTED && same_size_only(inode, attr, to_set, out) == 0)
 		return 0;
 	if (v.zone != JF_SAFE && !config_chmod(&v, to_set))
@@ -377,7 +377,7 @@ static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 	ssize_t n;
 	int fd, r;
 
-	jf_zone_of(inode, &v);
+	jf_zone_of(&jf_fs.view, inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT;
 	r = jf_inode_path(inode, path, sizeof(path));
@@ -446,7 +446,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &v);
+	jf_zone_of(jf_req_view(req), inode, &v);
 	if (v.zone != JF_SAFE)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
@@ -460,7 +460,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
 		return fd;
-	r = jf_zone_links(fd, &v);
+	r = jf_zone_links(jf_req_view(req), fd, &v);
 	if (r == 0 && v.zone != JF_SAFE)
 		r = jf_refuse(req, op, path, NULL, v.zone, v.rule, -EROFS);
 	if (r == 0 && (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name)))

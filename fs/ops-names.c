@@ -214,7 +214,7 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
-	r = jf_probe_existing(fd, dpath, pi->dev, name, &p);
+	r = jf_probe_existing(jf_req_view(req), fd, dpath, pi->dev, name, &p);
 	if (r < 0) {
 		if (r == -EROFS || r == -ENOENT)
 			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
@@ -449,7 +449,7 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	bool src_dir;
 	int r;
 
-	r = jf_probe_existing(rr->fd, rr->dpath, rr->pi->dev, rr->name, &rr->src);
+	r = jf_probe_existing(jf_req_view(req), rr->fd, rr->dpath, rr->pi->dev, rr->name, &rr->src);
 	if (r < 0)
 		return jf_refuse(req, "rename", rr->src.path, NULL, rr->src.v.zone, rr->src.v.rule,
 				 r);
@@ -464,7 +464,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 		if (r < 0)
 			return r;
 	}
-	r = jf_probe_existing(rr->nfd, rr->ndpath, rr->npi->dev, rr->newname, &rr->dst);
+	r = jf_probe_existing(jf_req_view(req), rr->nfd, rr->ndpath, rr->npi->dev, rr->newname,
+			      &rr->dst);
 	if (r == -EROFS && rr->git_rule && rr->dst.v.rule == rr->git_rule &&
 	    S_ISREG(rr->dst.st.st_mode))
 		r = 0; /* the checked file being replaced */
@@ -675,7 +676,7 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &cur);
+	jf_zone_of(jf_req_view(req), inode, &cur);
 	if (cur.zone != JF_SAFE)
 		return jf_refuse(req, "link", path, newname, cur.zone, cur.rule,
 				 cur.zone == JF_DENIED ? -ENOENT : -EROFS);

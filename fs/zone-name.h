@@ -19,10 +19,17 @@
 #include "policy.h"
 #include "symlink.h"
 
-struct jf_inode_info;
 struct jf_judged;
 struct jf_links;
 struct jf_tracked_set;
+
+/* What the inode table knows of an object (jf_view.inode_info; inode.c). */
+struct jf_inode_info {
+	enum jf_zone zone; /* its cached effective zone */
+	bool safe_links;   /* hard-linked through the view between SAFE names */
+	uint64_t view_ino;
+	bool writers; /* an open handle of the inode may write */
+};
 
 /*
  * What the visibility rules know of one view. Whoever builds it owns every

@@ -22,7 +22,8 @@
 
 /* Probe @path (the inode's current view path) again from its directory:
  * 0 with the zone in @v, or -ESTALE when the name holds another object. */
-static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
+static int probe_again(const struct jf_view *view, const struct jf_inode *inode, char *path,
+		       struct jf_verdict *v)
 {
 	char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
@@ -32,13 +33,15 @@ static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdi
 
 	if (slash)
 		*slash = '\0';
-	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.view.root_fd;
+	dfd = slash ? jf_open_below(view->root_fd, path, O_PATH | O_DIRECTORY, 0) : view->root_fd;
 	if (dfd < 0)
 		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
 	r = fstat(dfd, &dst) < 0 ? -errno : 0;
 	if (r == 0)
-		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
-	jf_put_fd(dfd);
+		r = jf_probe_child(view, dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true,
+				   &p);
+	if (dfd != view->root_fd)
+		close(dfd);
 	if (r == -ENOENT ||
 	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
 		return -ESTALE;
@@ -52,7 +55,8 @@ static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdi
 
 /* jf_zone_of(); with @reread a zone that depends on the content is
  * computed again. */
-static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
+static int zone_of(const struct jf_view *view, struct jf_inode *inode, struct jf_verdict *v,
+		   bool reread)
 {
 	char path[JF_PATH_MAX + 1];
 	struct jf_verdict fresh;
@@ -62,7 +66,7 @@ static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
 	if (r > 0)
 		return 0;
 	if (r == 0)
-		r = probe_again(inode, path, &fresh);
+		r = probe_again(view, inode, path, &fresh);
 	if (r < 0)
 		return r;
 	jf_inode_zone_set(inode, &fresh, gen);
@@ -70,17 +74,17 @@ static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
 	return 0;
 }
 
-int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
+int jf_zone_of(const struct jf_view *view, struct jf_inode *inode, struct jf_verdict *v)
 {
-	return zone_of(inode, v, false);
+	return zone_of(view, inode, v, false);
 }
 
-int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
+int jf_zone_read(const struct jf_view *view, struct jf_inode *inode, struct jf_verdict *v)
 {
-	return zone_of(inode, v, true);
+	return zone_of(view, inode, v, true);
 }
 
-int jf_zone_links(int fd, struct jf_verdict *v)
+int jf_zone_links(const struct jf_view *view, int fd, struct jf_verdict *v)
 {
 	struct jf_inode_info known = {.safe_links = false};
 	struct stat st;
@@ -91,7 +95,8 @@ int jf_zone_links(int fd, struct jf_verdict *v)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
 		return 0;
-	jf_inode_info(st.st_dev, st.st_ino, &known);
-	jf_effective_zone(&jf_fs.view, &st, v, known.safe_links);
+	if (view->inode_info)
+		view->inode_info(st.st_dev, st.st_ino, &known);
+	jf_effective_zone(view, &st, v, known.safe_links);
 	return 0;
 }
