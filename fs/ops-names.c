@@ -79,7 +79,7 @@ enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
 static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
 		   mode_t mode, const char *link, struct fuse_entry_param *e, const char **op)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(jf_req_view(req));
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	int fd, r;
@@ -630,7 +630,7 @@ void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 
 	/* A name moved while the hard-link walk runs could be counted twice
 	 * (hardlinks.c): wait for it (at once once it ended). */
-	jf_hardlinks_wait(jf_fs.view.links);
+	jf_hardlinks_wait(jf_req_view(req)->links);
 	rr = calloc(1, sizeof(*rr));
 	if (!rr) {
 		fuse_reply_err(req, ENOMEM);
@@ -728,7 +728,8 @@ void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	struct fuse_entry_param e;
 	int r;
 
-	jf_hardlinks_wait(jf_fs.view.links); /* as rename: a name added mid-walk could be counted */
+	/* as rename: a name added mid-walk could be counted */
+	jf_hardlinks_wait(jf_req_view(req)->links);
 	jf_ns_lock(false);
 	r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
 	jf_ns_unlock();
