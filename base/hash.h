@@ -28,7 +28,8 @@
 #include <sys/types.h>
 
 /* The object holding @ptr, a pointer to its @member of @type. */
-#define jf_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define jf_container_of(ptr, type, member)                                                         \
+	((type *)((char *)(ptr) - (size_t)offsetof(type, member)))
 
 /* A link in a chain; embed it in the hashed object. Set by the table. */
 struct jf_hnode {
@@ -79,7 +80,7 @@ struct jf_hnode *jf_htab_find(const struct jf_htab *t, uint64_t hash, jf_hmatch_
  * node it was last given, but no other node, and may not insert. */
 struct jf_htab_iter {
 	const struct jf_htab *t;
-	size_t bucket;	      /* the next bucket to start */
+	size_t bucket;	       /* the next bucket to start */
 	struct jf_hnode *next; /* the next node to return, read in advance */
 };
 
