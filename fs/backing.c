@@ -94,7 +94,7 @@ int jf_open_below(int dirfd, const char *path, int flags, mode_t mode)
 
 int jf_open_beneath(const char *path, int flags, mode_t mode)
 {
-	return jf_open_below(jf_fs.root_fd, path, flags, mode);
+	return jf_open_below(jf_fs.view.root_fd, path, flags, mode);
 }
 
 int jf_join(char *buf, size_t size, const char *dir, const char *name)
@@ -142,6 +142,6 @@ void jf_proc_fd_path(char *buf, size_t size, int fd)
 
 void jf_put_fd(int fd)
 {
-	if (fd >= 0 && fd != jf_fs.root_fd)
+	if (fd >= 0 && fd != jf_fs.view.root_fd)
 		close(fd);
 }

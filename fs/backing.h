@@ -2,7 +2,7 @@
 /*
  * The backing access layer (backing.c): every path the daemon opens is
  * resolved by openat2(2) below an fd it holds, never from '/'. A leaf: it
- * knows jf_fs.root_fd and nothing of inodes or the policy.
+ * knows jf_fs.view.root_fd and nothing of inodes or the policy.
  */
 #pragma once
 

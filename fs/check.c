@@ -25,14 +25,14 @@
 
 #include "backing.h"
 #include "cleanup.h"
-#include "fsstate.h"
 #include "gitindex.h"
 #include "hardlinks.h"
 #include "jailfs.h"
 #include "policy.h"
+#include "refine.h"
 #include "text.h"
 #include "tracked.h"
-#include "zones.h"
+#include "zone-name.h"
 
 static const char check_usage[] =
 	"Usage: jailfs --check [--policy FILE] [--source DIR] [--read-only] PATH...\n"
@@ -223,7 +223,7 @@ static int load_policy(const struct opts *o, const char *source, struct jf_polic
 /*
  * Why a verdict differs from what the name alone says, for the rule column
  * (NULL: nothing to add). @named is the verdict of the name, @v the one of
- * the object (jf_zone_refine, the daemon's own code); @looked: the object
+ * the object (jf_refine, the daemon's own code); @looked: the object
  * exists and was examined.
  */
 static const char *verdict_note(const struct jf_verdict *named, const struct jf_verdict *v,
@@ -293,34 +293,38 @@ static int real_entry(int srcfd, const char *path, size_t len, int *pfd, struct 
 	return -1;
 }
 
-static bool links_indexed; /* jf_hardlinks_build() ran over SOURCE */
-
 /*
- * --check and --scan judge objects with the daemon's own code (zones.c,
- * tracked.c, hardlinks.c), which reads the policy from jf_fs: give it @pol,
- * and with a source (@srcfd >= 0, named @source) the files git tracks there
- * and the index of files with several names.
+ * --check and --scan judge objects with the daemon's own code (refine.c,
+ * tracked.c, hardlinks.c) over a view of their own: @pol, and with a
+ * source (@srcfd >= 0, named @source) the files git tracks there and the
+ * index of files with several names. The daemon's state is not touched.
  */
+static struct jf_view cview = {.root_fd = -1, .host_root_fd = -1};
+static struct jf_tracked_set check_tracked;
+static struct jf_judged check_judged;
 
 static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 {
 	struct stat st;
 	int r;
 
-	jf_fs.policy = pol;
-	jf_fs.hardlinks = jf_policy_hardlinks(pol);
+	cview.policy = pol;
+	cview.hardlinks = jf_policy_hardlinks(pol);
+	if (jf_judged_init(&check_judged) == 0)
+		cview.judged = &check_judged;
 	if (srcfd < 0)
 		return;
-	jf_zones_load_tracked(srcfd, source, JF_TELL_NEVER);
-	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
+	cview.root_fd = srcfd;
+	cview.source_abs = (char *)source;
+	cview.tracked = &check_tracked;
+	jf_refine_load_tracked(&cview, &check_tracked, JF_TELL_NEVER);
+	if (cview.hardlinks != JF_HARDLINKS_RESTRICTED || fstat(srcfd, &st) < 0)
 		return;
 	/* the daemon's start-up walk of files with several names */
-	jf_fs.root_fd = srcfd;
-	jf_fs.root.dev = st.st_dev;
-	jf_fs.root.ino = st.st_ino;
-	jf_fs.source_abs = (char *)source;
-	links_indexed = true;
-	r = jf_hardlinks_build();
+	cview.root_dev = st.st_dev;
+	cview.root_ino = st.st_ino;
+	cview.links = jf_hardlinks_new();
+	r = cview.links ? jf_hardlinks_build(cview.links, &cview) : -ENOMEM;
 	if (r < 0)
 		fprintf(stderr,
 			"jailfs: %s: indexing hard links: %s; files with several names "
@@ -330,19 +334,19 @@ static void daemon_view(struct jf_policy *pol, int srcfd, const char *source)
 
 static void daemon_view_end(void)
 {
-	jf_hardlinks_free();
-	jf_tracked_free();
-	jf_fs.policy = NULL;
-	jf_fs.source_abs = NULL;
-	links_indexed = false;
+	jf_hardlinks_free(cview.links);
+	jf_tracked_free(&check_tracked);
+	if (cview.judged)
+		jf_judged_destroy(&check_judged);
+	cview = (struct jf_view){.root_fd = -1, .host_root_fd = -1};
 }
 
 /* Does a regular file need its stat for links_verdict()? */
 static bool links_matter(void)
 {
-	if (jf_fs.hardlinks == JF_HARDLINKS_RESTRICTED)
-		return links_indexed && !jf_hardlinks_empty();
-	return jf_fs.hardlinks == JF_HARDLINKS_DENY;
+	if (cview.hardlinks == JF_HARDLINKS_RESTRICTED)
+		return cview.links && !jf_hardlinks_empty(cview.links);
+	return cview.hardlinks == JF_HARDLINKS_DENY;
 }
 
 /* What the view makes of a name of the existing object @st (hard links,
@@ -350,8 +354,7 @@ static bool links_matter(void)
  * (--check without --source) the name's own verdict stands. */
 static void links_verdict(const struct stat *st, struct jf_verdict *v)
 {
-	if (links_indexed || jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED)
-		jf_effective_zone(st, v, false);
+	jf_effective_zone(&cview, st, v, false);
 }
 
 struct checker {
@@ -389,7 +392,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 	if (pfd >= 0) {
 		const char *slash = memrchr(c.path, '/', c.len);
 
-		jf_zone_refine(pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+		jf_refine(&cview, pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
 		links_verdict(&st, &v);
 	}
 	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
@@ -676,9 +679,9 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	jf_classify(s->pol, s->path, s->len, dir, &v);
 	named = v;
 	/* what the object holds may decide, as in the daemon */
-	if (jf_zone_may_refine(s->path, s->len, &v) &&
+	if (jf_refine_may(&cview, s->path, s->len, &v) &&
 	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
-		jf_zone_refine(dfd, name, s->path, s->len, &st, &v);
+		jf_refine(&cview, dfd, name, s->path, s->len, &st, &v);
 		type = DT_UNKNOWN; /* st is filled */
 	}
 	if (v.zone != JF_DENIED && (type == DT_REG || type == DT_UNKNOWN) && links_matter() &&

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
+#include "zone-name.h"
 
 struct jf_options;
 
@@ -69,15 +70,11 @@ struct jf_inode {
 };
 
 struct jf_fs {
-	struct jf_policy *policy;
+	/* What the visibility rules take (zone-name.h): policy, SOURCE's fd
+	 * and names, the mountpoint, the tables. Built at start-up (mount.c),
+	 * read-only while serving; handlers reach it through jf_req_view(). */
+	struct jf_view view;
 	const struct jf_options *opts;
-	int root_fd;	  /* O_PATH fd of SOURCE: every backing access is below it */
-	char *source_abs; /* realpath(SOURCE) */
-	/* O_PATH fd of the host's "/": only for judging where a symlink target
-	 * below a system directory leads (systarget.c), never for the backing
-	 * tree. */
-	int host_root_fd;
-	char *mnt_rel; /* MOUNTPOINT relative to SOURCE if inside it, else NULL */
 	char *mnt_abs; /* realpath(MOUNTPOINT) */
 	dev_t root_dev;
 	uid_t daemon_uid;
@@ -93,7 +90,6 @@ struct jf_fs {
 	 * FALLOCATE) is refused with EROFS and recorded. */
 	bool no_open;
 	struct fuse_session *se; /* for notifications from helper threads */
-	enum jf_hardlinks hardlinks;
 
 	pthread_mutex_t lock; /* guards the table, parent/name/nlookup/refs */
 	/* The namespace lock. Every request that checks a name and then
@@ -116,6 +112,13 @@ struct jf_fs {
 };
 
 extern struct jf_fs jf_fs;
+
+/* The view of the session serving @req: its userdata is the daemon's
+ * struct jf_fs (mount.c), as libfuse's examples reach their state. */
+static inline const struct jf_view *jf_req_view(fuse_req_t req)
+{
+	return &((const struct jf_fs *)fuse_req_userdata(req))->view;
+}
 
 /* Open file handle (fi->fh). */
 struct jf_file {

@@ -19,7 +19,7 @@
 #include "gitswap.h"
 #include "inode.h"
 #include "policy.h"
-#include "zone.h"
+#include "zone-name.h"
 
 /* Read all of @fd (@size bytes by fstat) into a new buffer: *@out, *@len. */
 static int read_all(int fd, size_t size, unsigned char **out, size_t *len)
@@ -126,7 +126,7 @@ static bool guarded(const char *path, size_t len, void *arg)
 
 	if (!view_path(w, path, len))
 		return true;
-	jf_classify_path(w->path, w->len + len, false, &v);
+	jf_classify_path(&jf_fs.view, w->path, w->len + len, false, &v);
 	/* A name subject to content (*.pem) too: the host's deploy.key. */
 	return v.zone != JF_SAFE;
 }
@@ -169,11 +169,11 @@ static bool on_disk(const struct jf_git_entry *e, void *arg)
 
 	if (!w->known || (e->mode & 0170000) != 0100000 || !view_path(w, e->path, e->len))
 		return false;
-	jf_classify_path(w->path, w->len + e->len, false, &v);
+	jf_classify_path(&jf_fs.view, w->path, w->len + e->len, false, &v);
 	content = v.zone == JF_DENIED && v.rule ? v.rule->content : JF_CONTENT_NONE;
 	if (v.zone != JF_RESTRICTED && content == JF_CONTENT_NONE)
 		return false;
-	fd = jf_open_file_below(jf_fs.root_fd, w->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
+	fd = jf_open_file_below(jf_fs.view.root_fd, w->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
 	if (fd < 0)
 		return false;
 	same = (uint64_t)st.st_size <= w->budget && blob_is(fd, &st, e, content);

@@ -24,7 +24,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "recent.h"
-#include "zone.h"
+#include "zone-name.h"
 
 struct jf_file *jf_file_of(struct fuse_file_info *fi)
 {
@@ -105,7 +105,7 @@ int jf_dir_fd(struct jf_inode *dir, char *path, size_t size)
 	if (r < 0)
 		return r;
 	if (dir == &jf_fs.root)
-		return jf_fs.root_fd;
+		return jf_fs.view.root_fd;
 	if (dir->type != S_IFDIR)
 		return -ENOTDIR;
 	return jf_open_inode(dir, O_PATH | O_DIRECTORY, NULL);
@@ -142,7 +142,7 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
 
 	/* We made @name: its inotify events are not host changes (watch.c). */
 	jf_recent_note(parent, name);
-	r = jf_probe_child(dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
+	r = jf_probe_child(&jf_fs.view, dirfd, dirpath, parent->dev, name, DT_UNKNOWN, true, &p);
 	if (r < 0)
 		return r;
 	if (r == 0)
@@ -164,7 +164,7 @@ static bool content_name_ok(struct jf_inode *pi, int dirfd, const char *dpath, c
 
 	if (jf_newdir_is(pi->dev, pi->ino))
 		return true;
-	return jf_probe_child(dirfd, dpath, pi->dev, name, DT_UNKNOWN, true, &p) > 0;
+	return jf_probe_child(&jf_fs.view, dirfd, dpath, pi->dev, name, DT_UNKNOWN, true, &p) > 0;
 }
 
 /* May @name be created in directory @pi (@dirfd, view path @dpath) as an
@@ -172,7 +172,7 @@ static bool content_name_ok(struct jf_inode *pi, int dirfd, const char *dpath, c
  * name), -EROFS (RESTRICTED). A regular file named by a rule subject to
  * content is judged as public where content_name_ok() says so: it holds
  * nothing yet, and is judged by what it holds at each look afterwards
- * (zones.c), so one that comes to hold a private key is hidden then.
+ * (refine.c), so one that comes to hold a private key is hidden then.
  * Audits refusals. */
 int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
 		      const char *dpath, const char *name, mode_t type, char *path, size_t size,
@@ -190,11 +190,11 @@ int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int d
 	r = jf_join(path, size, dpath, name);
 	if (r < 0)
 		return r;
-	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(path))
-		jf_classify_path(path, (size_t)r, S_ISDIR(type), v);
+	if (refusal == JF_REFUSE_NONE && !jf_is_mnt_path(&jf_fs.view, path))
+		jf_classify_path(&jf_fs.view, path, (size_t)r, S_ISDIR(type), v);
 	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule &&
 	    v->rule->content != JF_CONTENT_NONE && content_name_ok(pi, dirfd, dpath, name))
-		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
+		jf_classify_public(jf_fs.view.policy, path, (size_t)r, v);
 	if (v->zone == JF_SAFE)
 		return 0;
 	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
@@ -239,7 +239,8 @@ int jf_hide_eexist(int r, int dirfd, const char *dpath, dev_t dev, const char *n
 {
 	struct probe p;
 
-	if (r == -EEXIST && jf_probe_child(dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
+	if (r == -EEXIST &&
+	    jf_probe_child(&jf_fs.view, dirfd, dpath, dev, name, DT_UNKNOWN, true, &p) == 0)
 		return -EACCES;
 	return r;
 }

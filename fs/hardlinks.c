@@ -9,10 +9,12 @@
  * above, symlinks are never followed, pseudo filesystems and MOUNTPOINT are
  * not entered. Every regular file with st_nlink > 1 is recorded as
  * (st_dev, st_ino) -> the most restrictive zone among the names found and
- * how many names were found. Only those files are stored (24 bytes each plus
- * the hash slot), so memory is bounded by the number of multiply-linked
- * files, not by the size of the tree. The index is read-only once the mount
- * serves, so lookups take no lock.
+ * how many names were found. Only those files are stored (an entry of the
+ * base hash table each), so memory is bounded by the number of
+ * multiply-linked files, not by the size of the tree. The index is
+ * read-only once the mount serves, so lookups take no lock. The index is a
+ * struct jf_links its owner makes (mount.c, check.c, a test) and the view
+ * points to; everything else comes from the struct jf_view passed in.
  *
  * The walk runs in a thread of its own while the mount already serves
  * (jf_hardlinks_start), so a mount of a large tree is usable at once: until
@@ -51,103 +53,121 @@
 #include <unistd.h>
 
 #include "backing.h"
-#include "fsstate.h"
 #include "hardlinks.h"
+#include "hash.h"
 #include "policy.h"
-#include "zone.h"
-#include "zones.h"
+#include "refine.h"
+#include "zone-name.h"
 
 /* Deeper directories are not entered (an fd per level is open): files
  * below keep the default (RESTRICTED) treatment. */
 #define JF_HL_MAX_DEPTH 256
 
 struct hl_entry {
+	struct jf_hnode node; /* in jf_links.tab, by (dev, ino) */
 	dev_t dev;
 	ino_t ino;
 	uint32_t found;	   /* names seen in SOURCE */
 	enum jf_zone zone; /* most restrictive of them */
 };
 
-static struct hl_entry *hl_table; /* open addressing, ino == 0 is free */
-static size_t hl_size, hl_count;
-static bool hl_any_denied;
-static struct jf_hardlink_stats hl_stats;
+struct jf_links {
+	struct jf_htab tab; /* of struct hl_entry; read-only once ready */
+	bool any_denied;
+	struct jf_hardlink_stats stats;
+	/* The background walk: ready is set once, under lock, when it ended. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	atomic_bool ready, stop;
+	bool failed, started;
+	pthread_t thread;
+	const struct jf_view *view; /* of the background walk */
+	bool verbose;
+};
 
-/* The background walk: hl_ready is set once, under hl_lock, when it ended. */
-static pthread_mutex_t hl_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t hl_cond = PTHREAD_COND_INITIALIZER;
-static atomic_bool hl_ready, hl_stop;
-static bool hl_failed, hl_started;
-static pthread_t hl_thread;
-
-static size_t hl_hash(dev_t dev, ino_t ino)
+struct jf_links *jf_hardlinks_new(void)
 {
-	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4FULL;
+	struct jf_links *l = calloc(1, sizeof(*l));
 
-	return (size_t)(h ^ (h >> 31));
+	if (!l)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	atomic_init(&l->ready, false);
+	atomic_init(&l->stop, false);
+	return l;
 }
 
-static struct hl_entry *hl_slot(struct hl_entry *t, size_t size, dev_t dev, ino_t ino)
+static bool hl_match(const struct jf_hnode *n, const void *key)
 {
-	size_t i = hl_hash(dev, ino) & (size - 1);
+	const struct hl_entry *e = jf_container_of(n, struct hl_entry, node);
+	const struct stat *st = key;
 
-	while (t[i].ino && !(t[i].dev == dev && t[i].ino == ino))
-		i = (i + 1) & (size - 1);
-	return &t[i];
+	return e->dev == st->st_dev && e->ino == st->st_ino;
 }
 
-static int hl_grow(void)
+static struct hl_entry *hl_find(const struct jf_links *l, const struct stat *st)
 {
-	size_t nsize = hl_size ? hl_size * 2 : 1024;
-	struct hl_entry *nt = calloc(nsize, sizeof(*nt));
+	struct jf_hnode *n =
+		jf_htab_find(&l->tab, jf_hash_dev_ino(st->st_dev, st->st_ino), hl_match, st);
 
-	if (!nt)
-		return -ENOMEM;
-	for (size_t i = 0; i < hl_size; i++)
-		if (hl_table[i].ino)
-			*hl_slot(nt, nsize, hl_table[i].dev, hl_table[i].ino) = hl_table[i];
-	free(hl_table);
-	hl_table = nt;
-	hl_size = nsize;
-	return 0;
+	return n ? jf_container_of(n, struct hl_entry, node) : NULL;
 }
 
-static int hl_add(const struct stat *st, enum jf_zone zone)
+static int hl_add(struct jf_links *l, const struct stat *st, enum jf_zone zone)
 {
 	struct hl_entry *e;
 
 	if (st->st_ino == 0)
 		return 0; /* cannot be keyed; stays RESTRICTED */
-	if ((hl_count + 1) * 2 > hl_size && hl_grow() < 0)
-		return -ENOMEM;
-	e = hl_slot(hl_table, hl_size, st->st_dev, st->st_ino);
-	if (!e->ino) {
+	e = hl_find(l, st);
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
 		e->dev = st->st_dev;
 		e->ino = st->st_ino;
 		e->zone = zone;
-		hl_count++;
+		if (jf_htab_insert(&l->tab, &e->node, jf_hash_dev_ino(e->dev, e->ino)) < 0) {
+			free(e);
+			return -ENOMEM;
+		}
 	} else if (zone > e->zone) {
 		e->zone = zone;
 	}
 	e->found++;
 	if (zone == JF_DENIED)
-		hl_any_denied = true;
+		l->any_denied = true;
 	return 0;
 }
 
 struct hl_walk {
+	struct jf_links *links;
+	const struct jf_view *view;
 	char path[JF_PATH_MAX + 1];
 	int err;
 };
 
 static void walk_dir(struct hl_walk *w, int fd, size_t len, dev_t dev, bool denied, int depth);
 
+/* The verdict of the object @st at w->path (@nlen bytes), entry @name of
+ * directory @dfd, into @v; DENIED below a DENIED directory. */
+static void walk_verdict(struct hl_walk *w, int dfd, const char *name, size_t nlen,
+			 const struct stat *st, bool denied, struct jf_verdict *v)
+{
+	*v = (struct jf_verdict){.zone = JF_DENIED};
+	if (denied || jf_check_name(name, strlen(name)) != JF_REFUSE_NONE)
+		return;
+	jf_classify_path(w->view, w->path, nlen, S_ISDIR(st->st_mode), v);
+	jf_refine(w->view, dfd, name, w->path, nlen, st, v);
+}
+
 /* One directory entry below view path w->path[0..len). */
 static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len, dev_t dev,
 		       bool denied, int depth)
 {
 	size_t n = strlen(de->d_name), nlen = len ? len + 1 + n : n;
-	struct jf_verdict v = {.zone = JF_DENIED};
+	struct jf_verdict v;
 	struct stat st;
 	int fd;
 
@@ -158,22 +178,19 @@ static void walk_entry(struct hl_walk *w, DIR *dp, struct dirent *de, size_t len
 	if (len)
 		w->path[len] = '/';
 	memcpy(w->path + (len ? len + 1 : 0), de->d_name, n + 1);
-	if (jf_fs.mnt_rel && strcmp(w->path, jf_fs.mnt_rel) == 0)
+	if (jf_is_mnt_path(w->view, w->path))
 		goto out; /* MOUNTPOINT: never entered, never stat'ed */
 	if (fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		goto out;
-	hl_stats.entries++;
+	w->links->stats.entries++;
 	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && st.st_nlink > 1))
 		goto out; /* the common case: nothing to classify */
-	if (!denied && jf_check_name(de->d_name, n) == JF_REFUSE_NONE) {
-		jf_classify_path(w->path, nlen, S_ISDIR(st.st_mode), &v);
-		jf_zone_refine(dirfd(dp), de->d_name, w->path, nlen, &st, &v);
-	}
+	walk_verdict(w, dirfd(dp), de->d_name, nlen, &st, denied, &v);
 	if (S_ISREG(st.st_mode)) {
-		if (hl_add(&st, v.zone) < 0)
+		if (hl_add(w->links, &st, v.zone) < 0)
 			w->err = -ENOMEM;
 	} else if (S_ISDIR(st.st_mode) && depth < JF_HL_MAX_DEPTH) {
-		if (st.st_dev == jf_fs.root.dev && st.st_ino == jf_fs.root.ino)
+		if (st.st_dev == w->view->root_dev && st.st_ino == w->view->root_ino)
 			goto out; /* SOURCE bind-mounted below itself */
 		fd = openat(dirfd(dp), de->d_name,
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -199,8 +216,8 @@ static void walk_dir(struct hl_walk *w, int fd, size_t len, dev_t dev, bool deni
 		close(fd);
 		return;
 	}
-	hl_stats.dirs++;
-	while (!w->err && !atomic_load(&hl_stop) && (de = readdir(dp))) {
+	w->links->stats.dirs++;
+	while (!w->err && !atomic_load(&w->links->stop) && (de = readdir(dp))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		walk_entry(w, dp, de, len, dev, denied, depth);
@@ -208,7 +225,8 @@ static void walk_dir(struct hl_walk *w, int fd, size_t len, dev_t dev, bool deni
 	closedir(dp);
 }
 
-int jf_hardlinks_index(struct jf_hardlink_stats *stats)
+int jf_hardlinks_index(struct jf_links *l, const struct jf_view *view,
+		       struct jf_hardlink_stats *stats)
 {
 	struct hl_walk *w = calloc(1, sizeof(*w));
 	struct timespec t0, t1;
@@ -216,100 +234,106 @@ int jf_hardlinks_index(struct jf_hardlink_stats *stats)
 
 	if (!w)
 		return -ENOMEM;
+	w->links = l;
+	w->view = view;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fd = openat(jf_fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(view->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		free(w);
 		return -errno;
 	}
-	walk_dir(w, fd, 0, jf_fs.root.dev, false, 0);
+	walk_dir(w, fd, 0, view->root_dev, false, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	hl_stats.files = hl_count;
-	hl_stats.ms =
+	l->stats.files = l->tab.count;
+	l->stats.ms =
 		(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-	hl_stats.bytes = hl_size * sizeof(*hl_table);
+	l->stats.bytes = l->tab.count * sizeof(struct hl_entry) + l->tab.size * sizeof(void *);
 	if (stats)
-		*stats = hl_stats;
+		*stats = l->stats;
 	fd = w->err;
 	free(w);
 	return fd;
 }
 
-static void hl_finish(int r)
+static void hl_finish(struct jf_links *l, int r)
 {
-	pthread_mutex_lock(&hl_lock);
-	hl_failed = r < 0 || atomic_load(&hl_stop);
-	atomic_store(&hl_ready, true);
-	pthread_cond_broadcast(&hl_cond);
-	pthread_mutex_unlock(&hl_lock);
+	pthread_mutex_lock(&l->lock);
+	l->failed = r < 0 || atomic_load(&l->stop);
+	atomic_store(&l->ready, true);
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
 }
 
 static void *hl_main(void *arg)
 {
+	struct jf_links *l = arg;
 	struct jf_hardlink_stats hs;
-	int r = jf_hardlinks_index(&hs);
+	int r = jf_hardlinks_index(l, l->view, &hs);
 
 	if (r < 0)
 		fprintf(stderr,
 			"jailfs: %s: indexing hard links: %s; files with several names "
 			"are hidden\n",
-			jf_fs.source_abs, strerror(-r));
-	else if (jf_fs.debug)
+			l->view->source_abs, strerror(-r));
+	else if (l->verbose)
 		fprintf(stderr,
 			"jailfs: hard-link index: %llu names in %llu directories, %llu files "
 			"with several names, %llu bytes, %llu ms\n",
 			(unsigned long long)hs.entries, (unsigned long long)hs.dirs,
 			(unsigned long long)hs.files, (unsigned long long)hs.bytes,
 			(unsigned long long)hs.ms);
-	hl_finish(r);
+	hl_finish(l, r);
 	return NULL;
 }
 
-int jf_hardlinks_build(void)
+int jf_hardlinks_build(struct jf_links *l, const struct jf_view *view)
 {
-	int r = jf_hardlinks_index(NULL);
+	int r = jf_hardlinks_index(l, view, NULL);
 
-	hl_finish(r);
+	hl_finish(l, r);
 	return r;
 }
 
-bool jf_hardlinks_empty(void)
+bool jf_hardlinks_empty(const struct jf_links *l)
 {
-	return atomic_load(&hl_ready) && !hl_failed && hl_count == 0;
+	return atomic_load(&l->ready) && !l->failed && l->tab.count == 0;
 }
 
-void jf_hardlinks_skip(void)
+void jf_hardlinks_skip(struct jf_links *l)
 {
-	hl_finish(0);
+	hl_finish(l, 0);
 }
 
-int jf_hardlinks_start(void)
+int jf_hardlinks_start(struct jf_links *l, const struct jf_view *view, bool verbose)
 {
-	int r = pthread_create(&hl_thread, NULL, hl_main, NULL);
+	int r;
 
+	l->view = view;
+	l->verbose = verbose;
+	r = pthread_create(&l->thread, NULL, hl_main, l);
 	if (r)
 		return -r;
-	hl_started = true;
+	l->started = true;
 	return 0;
 }
 
-void jf_hardlinks_wait(void)
+void jf_hardlinks_wait(struct jf_links *l)
 {
-	if (atomic_load(&hl_ready))
+	if (atomic_load(&l->ready))
 		return;
-	pthread_mutex_lock(&hl_lock);
-	while (!atomic_load(&hl_ready))
-		pthread_cond_wait(&hl_cond, &hl_lock);
-	pthread_mutex_unlock(&hl_lock);
+	pthread_mutex_lock(&l->lock);
+	while (!atomic_load(&l->ready))
+		pthread_cond_wait(&l->cond, &l->lock);
+	pthread_mutex_unlock(&l->lock);
 }
 
-void jf_hardlinks_stop(void)
+void jf_hardlinks_stop(struct jf_links *l)
 {
-	if (!hl_started)
+	if (!l || !l->started)
 		return;
-	atomic_store(&hl_stop, true);
-	pthread_join(hl_thread, NULL);
-	hl_started = false;
+	atomic_store(&l->stop, true);
+	pthread_join(l->thread, NULL);
+	l->started = false;
 }
 
 const struct jf_rule jf_hardlink_outside_rule = {
@@ -319,16 +343,15 @@ const struct jf_rule jf_hardlink_denied_rule = {
 const struct jf_rule jf_hardlink_policy_rule = {
 	.source = "hardlink:policy", .pattern = "", .zone = JF_DENIED};
 
-enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone)
+enum jf_zone jf_hardlink_zone(struct jf_links *l, const struct stat *st, enum jf_zone zone)
 {
-	const struct hl_entry *e = NULL;
+	const struct hl_entry *e;
 
-	jf_hardlinks_wait();
-	if (hl_failed)
+	jf_hardlinks_wait(l);
+	if (l->failed)
 		return JF_DENIED;
-	if (hl_size)
-		e = hl_slot(hl_table, hl_size, st->st_dev, st->st_ino);
-	if (!e || !e->ino)
+	e = hl_find(l, st);
+	if (!e)
 		return zone == JF_SAFE ? JF_RESTRICTED : zone; /* unknown */
 	if (e->zone == JF_DENIED)
 		return JF_DENIED;
@@ -337,18 +360,27 @@ enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone)
 	return zone == JF_SAFE ? JF_RESTRICTED : zone;
 }
 
-bool jf_hardlink_any_denied(void)
+bool jf_hardlink_any_denied(const struct jf_links *l)
 {
 	/* Until the walk ended (or when it failed), any file may be one. */
-	return !atomic_load(&hl_ready) || hl_failed || hl_any_denied;
+	return l && (!atomic_load(&l->ready) || l->failed || l->any_denied);
 }
 
-void jf_hardlinks_free(void)
+void jf_hardlinks_free(struct jf_links *l)
 {
-	free(hl_table);
-	hl_table = NULL;
-	hl_size = hl_count = 0;
-	hl_any_denied = false;
+	struct jf_htab_iter it;
+	struct jf_hnode *n;
+
+	if (!l)
+		return;
+	jf_hardlinks_stop(l);
+	jf_htab_iter_init(&it, &l->tab);
+	while ((n = jf_htab_iter_next(&it)))
+		free(jf_container_of(n, struct hl_entry, node));
+	jf_htab_destroy(&l->tab);
+	pthread_cond_destroy(&l->cond);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
 }
 
 /* The zone @zone of @v's name becomes @eff, and the rule names why. */
@@ -361,11 +393,12 @@ static void set_effective(struct jf_verdict *v, enum jf_zone eff, const struct j
 	v->by_content = false;
 }
 
-void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_links)
+void jf_effective_zone(const struct jf_view *view, const struct stat *st, struct jf_verdict *v,
+		       bool safe_links)
 {
 	if (v->zone == JF_DENIED || !S_ISREG(st->st_mode) || st->st_nlink <= 1)
 		return;
-	switch (jf_fs.hardlinks) {
+	switch (view->hardlinks) {
 	case JF_HARDLINKS_DENY:
 		set_effective(v, JF_DENIED, &jf_hardlink_policy_rule);
 		return;
@@ -373,14 +406,14 @@ void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_li
 		return;
 	case JF_HARDLINKS_RESTRICTED:
 	default:
-		if (safe_links)
+		if (safe_links || !view->links)
 			return;
 		/* the start-up index (above) */
-		switch (jf_hardlink_zone(st, v->zone)) {
+		switch (jf_hardlink_zone(view->links, st, v->zone)) {
 		case JF_DENIED:
 			set_effective(v, JF_DENIED,
-				      hl_failed ? &jf_hardlink_policy_rule
-						: &jf_hardlink_denied_rule);
+				      view->links->failed ? &jf_hardlink_policy_rule
+							  : &jf_hardlink_denied_rule);
 			return;
 		case JF_RESTRICTED:
 			set_effective(v, JF_RESTRICTED, &jf_hardlink_outside_rule);

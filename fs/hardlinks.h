@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "policy.h"
+#include "zone-name.h"
 
 struct jf_hardlink_stats {
 	uint64_t entries; /* names stat'ed */
@@ -19,37 +20,49 @@ struct jf_hardlink_stats {
 	uint64_t ms;	  /* wall time of the walk, milliseconds */
 };
 
-/* Walk SOURCE (below jf_fs.root_fd, never following symlinks, skipping
- * pseudo filesystems and MOUNTPOINT) and index every regular file with
- * st_nlink > 1: the most restrictive zone of its names and how many were
- * found. Start-up only, single-threaded, before the mount. 0 or -ENOMEM. */
-int jf_hardlinks_index(struct jf_hardlink_stats *stats);
-/* Run jf_hardlinks_index() in a thread of its own (start after any fork):
- * 0 or -EAGAIN... from pthread_create(3). Main thread only. */
-int jf_hardlinks_start(void);
+/* The index of one SOURCE (hardlinks.c), its maker's to free. */
+struct jf_links;
+
+/* A new, empty index whose walk has not ended; NULL when out of memory. */
+struct jf_links *jf_hardlinks_new(void);
+/* Walk @view's SOURCE (below view->root_fd, never following symlinks,
+ * skipping pseudo filesystems and MOUNTPOINT) and index into @l every
+ * regular file with st_nlink > 1: the most restrictive zone of its names
+ * (view->policy, refine.c) and how many were found. One thread, before
+ * the index is read. 0 or -ENOMEM, -errno of opening SOURCE. */
+int jf_hardlinks_index(struct jf_links *l, const struct jf_view *view,
+		       struct jf_hardlink_stats *stats);
+/* Run jf_hardlinks_index() in a thread of its own (start after any fork;
+ * @view lives until jf_hardlinks_stop), saying its figures on stderr when
+ * @verbose: 0 or -EAGAIN... from pthread_create(3). Main thread only. */
+int jf_hardlinks_start(struct jf_links *l, const struct jf_view *view, bool verbose);
 /* jf_hardlinks_index() in the calling thread, then mark the index complete
  * (failed on error: every multiply-linked file is then DENIED). For
- * --check and --scan, which judge SOURCE as the daemon would. 0 or
+ * --check, --scan and tests, which judge SOURCE as the daemon would. 0 or
  * -ENOMEM, -errno of opening SOURCE. */
-int jf_hardlinks_build(void);
+int jf_hardlinks_build(struct jf_links *l, const struct jf_view *view);
 /* The walk ended and found no file with several names: no regular file
  * needs a stat for its links. Any thread. */
-bool jf_hardlinks_empty(void);
+bool jf_hardlinks_empty(const struct jf_links *l);
 /* No walk (policy hardlinks = zone or deny): mark the index complete. */
-void jf_hardlinks_skip(void);
+void jf_hardlinks_skip(struct jf_links *l);
 /* Block until the walk ended (at once once it has, or after
  * jf_hardlinks_skip). Any thread. */
-void jf_hardlinks_wait(void);
-/* Stop the walk early (at exit) and join it. Main thread only; idempotent. */
-void jf_hardlinks_stop(void);
+void jf_hardlinks_wait(struct jf_links *l);
+/* Stop the walk early (at exit) and join it. Main thread only; idempotent;
+ * @l may be NULL. */
+void jf_hardlinks_stop(struct jf_links *l);
 /* Effective zone of a regular file with st_nlink > 1 reached by a name of
  * zone @zone (policy hardlinks = restricted): DENIED when a known name is
  * DENIED, SAFE when all st_nlink names were found and are SAFE, else at
- * least RESTRICTED. Lock-free (the index is read-only once serving). */
-enum jf_zone jf_hardlink_zone(const struct stat *st, enum jf_zone zone);
-/* Does the index hold a file with a DENIED name (readdir must stat files)? */
-bool jf_hardlink_any_denied(void);
-void jf_hardlinks_free(void);
+ * least RESTRICTED. Waits for the walk; then lock-free (the index is
+ * read-only once complete). */
+enum jf_zone jf_hardlink_zone(struct jf_links *l, const struct stat *st, enum jf_zone zone);
+/* Does index @l hold a file with a DENIED name (readdir must stat files)?
+ * True until the walk ended; false for NULL (no index). */
+bool jf_hardlink_any_denied(const struct jf_links *l);
+/* Stop the walk, free the entries and @l. @l may be NULL. */
+void jf_hardlinks_free(struct jf_links *l);
 
 /* The rules of a verdict decided by a file's other names: RESTRICTED
  * because a name may lie where the daemon did not look (outside SOURCE, or
@@ -59,12 +72,14 @@ extern const struct jf_rule jf_hardlink_outside_rule;
 extern const struct jf_rule jf_hardlink_denied_rule;
 extern const struct jf_rule jf_hardlink_policy_rule;
 
-/* The verdict @v of a name of the existing backing object @st, after the
- * policy's hardlinks setting (jf_fs.hardlinks) and the start-up index: a
- * zone made stricter gets one of the rules above. @safe_links: the inode
- * was hard-linked through the view between SAFE names. Lock-free; waits for
+/* The verdict @v of a name of the existing backing object @st, after
+ * @view's hardlinks setting and its index (view->links; without one, under
+ * hardlinks = restricted, the name's own verdict stands): a zone made
+ * stricter gets one of the rules above. @safe_links: the inode was
+ * hard-linked through the view between SAFE names. Lock-free; waits for
  * the walk for a file with several names. */
-void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_links);
+void jf_effective_zone(const struct jf_view *view, const struct stat *st, struct jf_verdict *v,
+		       bool safe_links);
 /* Is @v RESTRICTED only because the content is shared with a name the
  * daemon did not see (jf_hardlink_outside_rule)? The name itself is SAFE:
  * unlink, rename and rename onto it are allowed; changes of the inode are

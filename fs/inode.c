@@ -645,7 +645,7 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 	if (flags & (O_PATH | O_DIRECTORY))
 		fd = jf_open_beneath(path, flags, 0);
 	else /* a regular file: never a FIFO or a device put at its name */
-		fd = jf_open_file_below(jf_fs.root_fd, path, flags, st);
+		fd = jf_open_file_below(jf_fs.view.root_fd, path, flags, st);
 	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -ENXIO)
 		return -ESTALE; /* the name now holds something else: the kernel
 				 * retries once with a fresh lookup (LOOKUP_REVAL) */

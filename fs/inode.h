@@ -41,12 +41,6 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 			      uint64_t gen, bool *created);
 /* What the table knows about (dev, ino), copied under the lock (no pointer
  * escapes: a concurrent forget may free the inode). */
-struct jf_inode_info {
-	enum jf_zone zone;
-	bool safe_links;
-	uint64_t view_ino;
-	bool writers; /* an open handle of the inode may write */
-};
 /* True and fills @out when (dev, ino) is in the table. */
 bool jf_inode_info(dev_t dev, ino_t ino, struct jf_inode_info *out);
 void jf_inode_forget(struct jf_inode *inode, uint64_t n);

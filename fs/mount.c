@@ -35,13 +35,14 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "recent.h"
+#include "refine.h"
 #include "stats.h"
 #include "status.h"
+#include "systarget.h"
 #include "tracked.h"
 #include "uring.h"
 #include "watch.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* The inode table tells the watch module of its directories. */
 static const struct jf_inode_watcher watcher = {
@@ -137,6 +138,10 @@ static void warn_not_empty(const char *mnt)
 		}
 }
 
+/* The daemon's tables of its view (jf_fs.view points to them). */
+static struct jf_tracked_set tracked;
+static struct jf_judged judged;
+
 static int load_policy(struct jf_options *o)
 {
 	_cleanup_free_ char *found = NULL;
@@ -149,9 +154,9 @@ static int load_policy(struct jf_options *o)
 	if (!file)
 		file = found;
 	if (r == 0 && file)
-		r = jf_policy_load(file, &jf_fs.policy, err, sizeof(err));
+		r = jf_policy_load(file, &jf_fs.view.policy, err, sizeof(err));
 	else if (r == 0)
-		r = jf_policy_default(&jf_fs.policy);
+		r = jf_policy_default(&jf_fs.view.policy);
 	if (r < 0) {
 		if (err[0])
 			fprintf(stderr, "jailfs: %s\n", err);
@@ -162,10 +167,10 @@ static int load_policy(struct jf_options *o)
 	}
 	if (file)
 		o->policy_abs = realpath(file, NULL); /* NULL: --list names it as given */
-	jf_policy_set_read_only(jf_fs.policy, o->read_only);
+	jf_policy_set_read_only(jf_fs.view.policy, o->read_only);
 	for (int z = JF_SAFE; z <= JF_DENIED; z++)
-		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.policy, (enum jf_zone)z);
-	jf_fs.hardlinks = jf_policy_hardlinks(jf_fs.policy);
+		jf_fs.max_size[z] = jf_policy_max_file_size(jf_fs.view.policy, (enum jf_zone)z);
+	jf_fs.view.hardlinks = jf_policy_hardlinks(jf_fs.view.policy);
 	return 0;
 }
 
@@ -176,8 +181,8 @@ static int open_source(const struct jf_options *o)
 	char *mnt_abs;
 	struct stat st;
 
-	jf_fs.source_abs = realpath(o->source, NULL);
-	if (!jf_fs.source_abs) {
+	jf_fs.view.source_abs = realpath(o->source, NULL);
+	if (!jf_fs.view.source_abs) {
 		fprintf(stderr, "jailfs: %s: %s\n", o->source, strerror(errno));
 		return 1;
 	}
@@ -199,20 +204,20 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	warn_not_empty(mnt_abs);
-	jf_fs.mnt_rel = path_inside(jf_fs.source_abs, mnt_abs);
-	if (jf_fs.mnt_rel && !jf_fs.mnt_rel[0]) {
+	jf_fs.view.mnt_rel = path_inside(jf_fs.view.source_abs, mnt_abs);
+	if (jf_fs.view.mnt_rel && !jf_fs.view.mnt_rel[0]) {
 		fprintf(stderr, "jailfs: %s: MOUNTPOINT must not be SOURCE itself\n",
 			o->mountpoint);
 		return 2;
 	}
-	jf_fs.host_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jf_fs.host_root_fd < 0) {
+	jf_fs.view.host_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.view.host_root_fd < 0) {
 		fprintf(stderr, "jailfs: /: %s\n", strerror(errno));
 		return 1;
 	}
-	jf_fs.root_fd = open(jf_fs.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jf_fs.root_fd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
-		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.source_abs, strerror(errno));
+	jf_fs.view.root_fd = open(jf_fs.view.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (jf_fs.view.root_fd < 0 || fstat(jf_fs.view.root_fd, &st) < 0) {
+		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.view.source_abs, strerror(errno));
 		return 1;
 	}
 	if (jf_inode_init(&jf_fs, &st) < 0) {
@@ -220,10 +225,26 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	jf_inode_set_watcher(&watcher);
+	jf_fs.view.root_dev = st.st_dev;
+	jf_fs.view.root_ino = st.st_ino;
+	jf_fs.view.host_check = jf_systarget_check;
+	jf_fs.view.name_gen = &jf_fs.name_gen;
+	jf_fs.view.inode_info = jf_inode_info;
+	jf_fs.view.tracked = &tracked;
+	if (jf_judged_init(&judged) < 0) {
+		fprintf(stderr, "jailfs: out of memory\n");
+		return 1;
+	}
+	jf_fs.view.judged = &judged;
+	jf_fs.view.links = jf_hardlinks_new();
+	if (!jf_fs.view.links) {
+		fprintf(stderr, "jailfs: out of memory\n");
+		return 1;
+	}
 	{
 		struct jf_verdict v;
 
-		jf_classify_path("", 0, true, &v);
+		jf_classify_path(&jf_fs.view, "", 0, true, &v);
 		jf_fs.root.zone = v.zone == JF_DENIED ? JF_RESTRICTED : v.zone;
 		jf_fs.root.rule = v.rule;
 	}
@@ -238,7 +259,7 @@ static bool audit_on(const struct jf_options *o)
 
 static int add_mount_options(struct jf_options *o)
 {
-	_cleanup_free_ char *fsname = opt_escape(jf_fs.source_abs);
+	_cleanup_free_ char *fsname = opt_escape(jf_fs.view.source_abs);
 	_cleanup_free_ char *opt = NULL;
 
 	/* A read-only view is a read-only mount: the kernel answers EROFS at
@@ -271,7 +292,7 @@ static int add_mount_options(struct jf_options *o)
 static void choose_open_mode(struct jf_options *o)
 {
 	if (!o->fast_open_given)
-		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.policy) ||
+		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.view.policy) ||
 			       (!o->allow_others && !jf_pt_privileged());
 }
 
@@ -318,12 +339,12 @@ static char *abs_file_path(const char *path)
  */
 static int check_audit_in_source(const char *given, const char *target)
 {
-	_cleanup_free_ char *rel = path_inside(jf_fs.source_abs, target);
+	_cleanup_free_ char *rel = path_inside(jf_fs.view.source_abs, target);
 	struct jf_verdict v;
 
 	if (!rel)
 		return 0;
-	jf_classify(jf_fs.policy, rel, strlen(rel), false, &v);
+	jf_classify(jf_fs.view.policy, rel, strlen(rel), false, &v);
 	if (v.zone == JF_DENIED)
 		return 0;
 	fprintf(stderr,
@@ -331,7 +352,7 @@ static int check_audit_in_source(const char *given, const char *target)
 		"view\n"
 		"  (the audited program could read or rewrite its own record); put it outside\n"
 		"  SOURCE, or add its name to the policy's [denied] section\n",
-		given, jf_fs.source_abs, jf_zone_name(v.zone));
+		given, jf_fs.view.source_abs, jf_zone_name(v.zone));
 	return 2;
 }
 
@@ -416,11 +437,11 @@ static int index_hardlinks(void)
 {
 	int r;
 
-	if (jf_fs.hardlinks != JF_HARDLINKS_RESTRICTED) {
-		jf_hardlinks_skip();
+	if (jf_fs.view.hardlinks != JF_HARDLINKS_RESTRICTED) {
+		jf_hardlinks_skip(jf_fs.view.links);
 		return 0;
 	}
-	r = jf_hardlinks_start();
+	r = jf_hardlinks_start(jf_fs.view.links, &jf_fs.view, jf_fs.debug);
 	if (r < 0)
 		fprintf(stderr, "jailfs: cannot start the hard-link index: %s\n", strerror(-r));
 	return r < 0;
@@ -441,7 +462,7 @@ static int serve(struct jf_options *o)
 		fprintf(stderr, "jailfs: --stats %s: %s\n", o->stats, strerror(-r));
 		return 1;
 	}
-	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), NULL);
+	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), &jf_fs);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
 	jf_fs.se = se;
@@ -450,7 +471,8 @@ static int serve(struct jf_options *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);
 	if (fuse_session_mount(se, jf_fs.mnt_abs) < 0) {
-		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.source_abs, o->mountpoint);
+		fprintf(stderr, "jailfs: cannot mount %s on %s\n", jf_fs.view.source_abs,
+			o->mountpoint);
 		if (geteuid() != 0 && access("/dev/fuse", R_OK | W_OK) < 0)
 			fprintf(stderr, "jailfs: /dev/fuse is not usable by this user; fusermount3 "
 					"needs it mode 0666 (Debian's default)\n");
@@ -486,7 +508,7 @@ static int serve(struct jf_options *o)
 	status = r < 0 ? 1 : 0;
 	/* No ring thread serves past the loop; one waiting for the hard-link
 	 * index is woken by stopping the walk first. */
-	jf_hardlinks_stop();
+	jf_hardlinks_stop(jf_fs.view.links);
 	jf_uring_stop();
 	if (o->debug || o->stats)
 		jf_stats_report();
@@ -495,7 +517,7 @@ out_audit:
 	if (audit)
 		jf_audit_stop();
 out_unmount:
-	jf_hardlinks_stop();
+	jf_hardlinks_stop(jf_fs.view.links);
 	jf_notify_stop(); /* fuse_session_unmount closes the session's fd */
 	fuse_session_unmount(se);
 out_signals:
@@ -522,8 +544,8 @@ int jf_cmd_mount(int argc, char **argv)
 	struct jf_options o = {.fuse_args = FUSE_ARGS_INIT(0, NULL)};
 	int r;
 
-	jf_fs.root_fd = -1;
-	jf_fs.host_root_fd = -1;
+	jf_fs.view.root_fd = -1;
+	jf_fs.view.host_root_fd = -1;
 	jf_fs.opts = &o;
 	preload_unwinder();
 	r = jf_options_parse(argc, argv, &o);
@@ -547,8 +569,8 @@ int jf_cmd_mount(int argc, char **argv)
 	if (!r)
 		r = open_source(&o);
 	if (!r) /* never fatal: a bad index shows nothing more, with a warning */
-		jf_zones_load_tracked(jf_fs.root_fd, jf_fs.source_abs,
-				      o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
+		jf_refine_load_tracked(&jf_fs.view, &tracked,
+				       o.verbose ? JF_TELL_ALWAYS : JF_TELL_ONCE);
 	if (!r)
 		r = precheck_audit(&o);
 	if (!r)
@@ -564,17 +586,18 @@ int jf_cmd_mount(int argc, char **argv)
 	jf_ops_cleanup();
 	if (jf_fs.table)
 		jf_inode_free_all();
-	if (jf_fs.root_fd >= 0)
-		close(jf_fs.root_fd);
-	if (jf_fs.host_root_fd >= 0)
-		close(jf_fs.host_root_fd);
-	if (jf_fs.policy)
-		jf_policy_free(jf_fs.policy);
-	free(jf_fs.source_abs);
-	free(jf_fs.mnt_rel);
+	if (jf_fs.view.root_fd >= 0)
+		close(jf_fs.view.root_fd);
+	if (jf_fs.view.host_root_fd >= 0)
+		close(jf_fs.view.host_root_fd);
+	if (jf_fs.view.policy)
+		jf_policy_free(jf_fs.view.policy);
+	free(jf_fs.view.source_abs);
+	free(jf_fs.view.mnt_rel);
 	free(jf_fs.mnt_abs);
 	free(audit_abs);
-	jf_hardlinks_free();
-	jf_tracked_free();
+	jf_hardlinks_free(jf_fs.view.links);
+	jf_fs.view.links = NULL;
+	jf_tracked_free(&tracked);
 	return r;
 }

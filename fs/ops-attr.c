@@ -28,6 +28,7 @@
 #include "probe.h"
 #include "status.h"
 #include "symlink.h"
+#include "zone-name.h"
 #include "zone.h"
 
 /* ---------- lookup / forget / getattr ---------- */
@@ -90,7 +91,7 @@ void jf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	r = jf_probe_child(fd, dpath, pi->dev, name, DT_UNKNOWN, true, &p);
+	r = jf_probe_child(jf_req_view(req), fd, dpath, pi->dev, name, DT_UNKNOWN, true, &p);
 	jf_put_fd(fd);
 	if (r == 0) {
 		audit_hidden_lookup(req, dpath, name, &p);
@@ -140,14 +141,14 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 	struct jf_verdict v;
 	int fd;
 
-	jf_zone_of(inode, &v);
+	jf_zone_of(&jf_fs.view, inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT; /* moved to a hidden name */
 	if (fi && fi->fh) {
 		if (fstat(jf_file_of(fi)->fd, st) < 0)
 			return -errno;
 	} else if (inode == &jf_fs.root) {
-		if (fstat(jf_fs.root_fd, st) < 0)
+		if (fstat(jf_fs.view.root_fd, st) < 0)
 			return -errno;
 	} else if (fstat_open_file(inode, st) < 0) {
 		fd = jf_open_inode(inode, O_PATH, st);
@@ -238,14 +239,14 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	if (f) {
 		fd = f->fd;
 	} else if (inode == &jf_fs.root) {
-		fd = jf_fs.root_fd;
+		fd = jf_fs.view.root_fd;
 	} else {
 		pfd = jf_open_inode(inode, O_PATH, NULL);
 		if (pfd < 0)
 			return pfd;
 		fd = pfd;
 	}
-	r = jf_zone_links(fd, v);
+	r = jf_zone_links(&jf_fs.view, fd, v);
 	if (r < 0 || (v->zone != JF_SAFE && !config_chmod(v, to_set)))
 		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
@@ -336,7 +337,7 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &v);
+	jf_zone_of(jf_req_view(req), inode, &v);
 	if (v.zone == JF_RESTRICTED && same_size_only(inode, attr, to_set, out) == 0)
 		return 0;
 	if (v.zone != JF_SAFE && !config_chmod(&v, to_set))
@@ -370,13 +371,13 @@ void jf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 
 static int do_readlink(struct jf_inode *inode, char *out, size_t size)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	ssize_t n;
 	int fd, r;
 
-	jf_zone_of(inode, &v);
+	jf_zone_of(&jf_fs.view, inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT;
 	r = jf_inode_path(inode, path, sizeof(path));
@@ -416,7 +417,7 @@ void jf_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
 
-	if (fstatvfs(jf_fs.root_fd, &sv) < 0)
+	if (fstatvfs(jf_fs.view.root_fd, &sv) < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_statfs(req, &sv);
@@ -427,7 +428,8 @@ void jf_statfs(fuse_req_t req, fuse_ino_t ino)
 /* O_PATH fd of @inode and its /proc/self/fd path in @proc. */
 static int xattr_fd(struct jf_inode *inode, char *proc, size_t size)
 {
-	int fd = inode == &jf_fs.root ? dup(jf_fs.root_fd) : jf_open_inode(inode, O_PATH, NULL);
+	int fd =
+		inode == &jf_fs.root ? dup(jf_fs.view.root_fd) : jf_open_inode(inode, O_PATH, NULL);
 
 	if (fd < 0)
 		return fd == -1 ? -errno : fd;
@@ -444,7 +446,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &v);
+	jf_zone_of(jf_req_view(req), inode, &v);
 	if (v.zone != JF_SAFE)
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
@@ -458,7 +460,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
 		return fd;
-	r = jf_zone_links(fd, &v);
+	r = jf_zone_links(jf_req_view(req), fd, &v);
 	if (r == 0 && v.zone != JF_SAFE)
 		r = jf_refuse(req, op, path, NULL, v.zone, v.rule, -EROFS);
 	if (r == 0 && (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name)))
@@ -510,7 +512,7 @@ static void reply_xattr_text(fuse_req_t req, size_t size, const char *text, int 
 static void run_xattr(fuse_req_t req, size_t size)
 {
 	_cleanup_free_ char *text = NULL;
-	int n = jf_policy_run_format(jf_fs.policy, &text);
+	int n = jf_policy_run_format(jf_fs.view.policy, &text);
 
 	reply_xattr_text(req, size, text, n);
 }

@@ -36,6 +36,7 @@
 #include "options.h"
 #include "policy.h"
 #include "probe.h"
+#include "zone.h"
 
 /* View offset -> backing position: pos[k] is the telldir(3) cookie from
  * which the next visible entry is the one with view offset k (pos[0] = 0,
@@ -249,7 +250,7 @@ static void audit_listing(fuse_req_t req, struct jf_inode *inode, const char *pa
 
 	if (!jf_audit_wants(JF_AUDIT_ALLOW, false))
 		return;
-	jf_zone_of(inode, &v);
+	jf_zone_of(jf_req_view(req), inode, &v);
 	jf_audit_op(req, "readdir", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW, false, 0);
 }
 
@@ -342,7 +343,8 @@ static int entry_visible(struct jf_dir *d, struct dirent *de, bool plus, struct 
 {
 	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 		return 1;
-	return jf_probe_child(dirfd(d->dp), d->path, d->dev, de->d_name, de->d_type, plus, pr) > 0;
+	return jf_probe_child(&jf_fs.view, dirfd(d->dp), d->path, d->dev, de->d_name, de->d_type,
+			      plus, pr) > 0;
 }
 
 /* Add the visible entry @de with view offset @next for the entry after it;

@@ -28,6 +28,7 @@
 #include "passthrough.h"
 #include "policy.h"
 #include "probe.h"
+#include "zone.h"
 
 /* ---------- open / create / read / write ---------- */
 
@@ -104,7 +105,7 @@ static int get_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct fuse_
 	*out = jf_file_of(fi);
 	if (*out)
 		return 0;
-	jf_zone_read(inode, &v);
+	jf_zone_read(jf_req_view(req), inode, &v);
 	if (v.zone == JF_DENIED)
 		return -ENOENT;
 	*tmp = (struct jf_file){.fd = -1, .inode = inode, .zone = v.zone};
@@ -178,7 +179,7 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
-	r = wants_write(fi->flags) ? jf_zone_links(fd, v) : 0;
+	r = wants_write(fi->flags) ? jf_zone_links(jf_req_view(req), fd, v) : 0;
 	if (r == 0 && wants_write(fi->flags) && v->zone != JF_SAFE)
 		r = -EROFS;
 	else if (r == 0 && (uint64_t)st.st_size > jf_fs.max_size[v->zone])
@@ -245,7 +246,7 @@ void jf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	jf_zone_read(inode, &v);
+	jf_zone_read(jf_req_view(req), inode, &v);
 	r = open_counted(req, inode, &v, fi);
 	if (r == -EROFS || r == -EFBIG || (r == 0 && jf_audit_wants(JF_AUDIT_ALLOW, w))) {
 		jf_inode_path(inode, path, sizeof(path));
@@ -331,7 +332,7 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	if (fd < 0)
 		return fd;
 	inode = jf_inode_get(e->ino);
-	jf_zone_of(inode, &now);
+	jf_zone_of(jf_req_view(req), inode, &now);
 	if (now.zone != JF_SAFE) { /* an existing hard-linked file, say */
 		jf_inode_forget(inode, 1);
 		return jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
@@ -417,9 +418,9 @@ static void audit_first_use(fuse_req_t req, struct jf_file *f, unsigned bit)
 		return;
 	/* the zone and rule as the request's checks saw them, under the lock */
 	if (write)
-		jf_zone_of(f->inode, &v);
+		jf_zone_of(jf_req_view(req), f->inode, &v);
 	else
-		jf_zone_read(f->inode, &v);
+		jf_zone_read(jf_req_view(req), f->inode, &v);
 	jf_inode_path(f->inode, path, sizeof(path));
 	jf_audit_op(req, write ? "write" : "read", path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
 		    write, 0);
@@ -437,7 +438,7 @@ static int still_shown(struct jf_file *f, struct jf_file *tmp)
 
 	if (f == tmp || !f->by_content)
 		return 0; /* get_file() checked it for this request */
-	jf_zone_read(f->inode, &v);
+	jf_zone_read(&jf_fs.view, f->inode, &v);
 	return v.zone == JF_DENIED ? -ENOENT : 0;
 }
 
@@ -490,7 +491,7 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 	*out = NULL;
 	if (f && !f->writable)
 		return -EBADF;
-	jf_zone_of(inode, v);
+	jf_zone_of(jf_req_view(req), inode, v);
 	if (!f && v->zone == JF_DENIED)
 		return -ENOENT;
 	if (v->zone == JF_SAFE && !f) {
@@ -502,7 +503,7 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 		f = tmp;
 	}
 	if (v->zone == JF_SAFE)
-		r = jf_zone_links(f->fd, v);
+		r = jf_zone_links(jf_req_view(req), f->fd, v);
 	if (r == 0 && v->zone != JF_SAFE) {
 		jf_inode_path(inode, path, sizeof(path));
 		r = jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);

@@ -20,17 +20,18 @@
 #include "backing.h"
 #include "cleanup.h"
 #include "fsstate.h"
+#include "gitswap.h"
 #include "handler.h"
 #include "hardlinks.h"
-#include "gitswap.h"
 #include "inode.h"
 #include "newdirs.h"
 #include "ops.h"
 #include "policy.h"
 #include "probe.h"
+#include "refine.h"
 #include "symlink.h"
+#include "zone-name.h"
 #include "zone.h"
-#include "zones.h"
 
 /* The bounds of a directory rename's walk, which holds the namespace lock
  * exclusive: names below the directory (hidden ones too), levels. */
@@ -52,7 +53,7 @@
  */
 static int symlink_fits(int dirfd, const char *name, const char *vdir)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char target[JF_PATH_MAX + 1];
 	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
@@ -78,7 +79,7 @@ enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
 static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum mk_kind kind,
 		   mode_t mode, const char *link, struct fuse_entry_param *e, const char **op)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(jf_req_view(req));
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
 	struct jf_verdict v;
 	int fd, r;
@@ -213,7 +214,7 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	fd = jf_dir_fd(pi, dpath, sizeof(dpath));
 	if (fd < 0)
 		return fd;
-	r = jf_probe_existing(fd, dpath, pi->dev, name, &p);
+	r = jf_probe_existing(jf_req_view(req), fd, dpath, pi->dev, name, &p);
 	if (r < 0) {
 		if (r == -EROFS || r == -ENOENT)
 			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
@@ -283,20 +284,20 @@ struct move_walk {
  */
 static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *st, const char *dir)
 {
-	const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(&jf_fs.view);
 	char path[JF_PATH_MAX + 1], target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
 	struct jf_inode_info known = {.safe_links = false};
 	struct jf_verdict v;
 	int len = jf_join(path, sizeof(path), dir, name);
 	ssize_t n;
 
-	if (len < 0 || jf_is_mnt_path(path))
+	if (len < 0 || jf_is_mnt_path(&jf_fs.view, path))
 		return JF_DENIED;
-	jf_classify_path(path, (size_t)len, S_ISDIR(st->st_mode), &v);
-	jf_zone_refine(dirfd, name, path, (size_t)len, st, &v);
+	jf_classify_path(&jf_fs.view, path, (size_t)len, S_ISDIR(st->st_mode), &v);
+	jf_refine(&jf_fs.view, dirfd, name, path, (size_t)len, st, &v);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		jf_inode_info(st->st_dev, st->st_ino, &known);
-	jf_effective_zone(st, &v, known.safe_links);
+	jf_effective_zone(&jf_fs.view, st, &v, known.safe_links);
 	if (jf_hardlink_name_only(&v))
 		return JF_SAFE; /* the name moves; the content stays read-only */
 	if (v.zone == JF_DENIED || !S_ISLNK(st->st_mode))
@@ -313,7 +314,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 static int subtree_ok(int parent_fd, struct move_walk *w);
 
 /* Is entry @name (@st) answered alike at its old and new path without a
- * look at its content (jf_zone_same_either_way)? */
+ * look at its content (jf_refine_same_either_way)? */
 static bool same_either_way(const char *name, const struct stat *st, const struct move_walk *w)
 {
 	char a[JF_PATH_MAX + 1], b[JF_PATH_MAX + 1];
@@ -321,7 +322,7 @@ static bool same_either_way(const char *name, const struct stat *st, const struc
 	    blen = jf_join(b, sizeof(b), w->newp, name);
 
 	return alen >= 0 && blen >= 0 &&
-	       jf_zone_same_either_way(a, (size_t)alen, b, (size_t)blen, st);
+	       jf_refine_same_either_way(&jf_fs.view, a, (size_t)alen, b, (size_t)blen, st);
 }
 
 /* One entry of the walk: 0 or -EXDEV (or -errno of the backing calls). */
@@ -434,9 +435,9 @@ static const struct jf_rule *git_target(const struct rename_req *rr, const char 
 	struct jf_verdict v;
 
 	if (rr->pi != rr->npi || rr->flags != 0 || !S_ISREG(rr->src.st.st_mode) ||
-	    rr->src.v.zone != JF_SAFE || jf_is_mnt_path(newpath))
+	    rr->src.v.zone != JF_SAFE || jf_is_mnt_path(&jf_fs.view, newpath))
 		return NULL;
-	jf_classify_path(newpath, strlen(newpath), false, &v);
+	jf_classify_path(&jf_fs.view, newpath, strlen(newpath), false, &v);
 	return v.zone == JF_RESTRICTED && jf_rule_git_check(v.rule) != JF_GIT_CHECK_NONE ? v.rule
 											 : NULL;
 }
@@ -448,7 +449,7 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	bool src_dir;
 	int r;
 
-	r = jf_probe_existing(rr->fd, rr->dpath, rr->pi->dev, rr->name, &rr->src);
+	r = jf_probe_existing(jf_req_view(req), rr->fd, rr->dpath, rr->pi->dev, rr->name, &rr->src);
 	if (r < 0)
 		return jf_refuse(req, "rename", rr->src.path, NULL, rr->src.v.zone, rr->src.v.rule,
 				 r);
@@ -463,7 +464,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 		if (r < 0)
 			return r;
 	}
-	r = jf_probe_existing(rr->nfd, rr->ndpath, rr->npi->dev, rr->newname, &rr->dst);
+	r = jf_probe_existing(jf_req_view(req), rr->nfd, rr->ndpath, rr->npi->dev, rr->newname,
+			      &rr->dst);
 	if (r == -EROFS && rr->git_rule && rr->dst.v.rule == rr->git_rule &&
 	    S_ISREG(rr->dst.st.st_mode))
 		r = 0; /* the checked file being replaced */
@@ -488,7 +490,8 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 			return jf_refuse(req, "rename", rr->src.path, newpath, rr->dst.v.zone,
 					 rr->dst.v.rule, r);
 		/* The old name receives the target: classify it as such. */
-		jf_classify_path(rr->src.path, rr->src.len, S_ISDIR(rr->dst.st.st_mode), &v);
+		jf_classify_path(&jf_fs.view, rr->src.path, rr->src.len,
+				 S_ISDIR(rr->dst.st.st_mode), &v);
 		if (v.zone != JF_SAFE)
 			return jf_refuse(req, "rename", rr->src.path, newpath, v.zone, v.rule,
 					 v.zone == JF_DENIED ? -EACCES : -EROFS);
@@ -627,7 +630,7 @@ void jf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 
 	/* A name moved while the hard-link walk runs could be counted twice
 	 * (hardlinks.c): wait for it (at once once it ended). */
-	jf_hardlinks_wait();
+	jf_hardlinks_wait(jf_req_view(req)->links);
 	rr = calloc(1, sizeof(*rr));
 	if (!rr) {
 		fuse_reply_err(req, ENOMEM);
@@ -673,7 +676,7 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 
 	jf_ns_assert_held();
 	jf_inode_path(inode, path, sizeof(path));
-	jf_zone_of(inode, &cur);
+	jf_zone_of(jf_req_view(req), inode, &cur);
 	if (cur.zone != JF_SAFE)
 		return jf_refuse(req, "link", path, newname, cur.zone, cur.rule,
 				 cur.zone == JF_DENIED ? -ENOENT : -EROFS);
@@ -725,7 +728,8 @@ void jf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	struct fuse_entry_param e;
 	int r;
 
-	jf_hardlinks_wait(); /* as rename: a name added mid-walk could be counted */
+	/* as rename: a name added mid-walk could be counted */
+	jf_hardlinks_wait(jf_req_view(req)->links);
 	jf_ns_lock(false);
 	r = do_link(req, jf_inode_get(ino), jf_inode_get(newparent), newname, &e);
 	jf_ns_unlock();

@@ -17,14 +17,12 @@
 #include <unistd.h>
 
 #include "backing.h"
-#include "fsstate.h"
 #include "hardlinks.h"
-#include "inode.h"
 #include "policy.h"
 #include "probe.h"
+#include "refine.h"
 #include "symlink.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* fstatat(AT_SYMLINK_NOFOLLOW) of one name, plus the birth time when the
  * filesystem records one (statx STATX_BTIME). 0 or -errno. */
@@ -65,30 +63,30 @@ static int stat_at(int dirfd, const char *name, struct stat *st, struct timespec
  * or not (no stat whose cost tells). Only a name DENIED as one type and not
  * the other ("foo" then "!foo/": a directory rule such as "secrets/" holds
  * every type) needs the stat that tells which,
- * and so does a name whose object may decide (jf_zone_may_refine: a rule
+ * and so does a name whose object may decide (jf_refine_may: a rule
  * subject to content, a file tracked by git).
  */
-static bool denied_by_name(struct probe *p, unsigned char dtype)
+static bool denied_by_name(const struct jf_view *view, struct probe *p, unsigned char dtype)
 {
 	struct jf_verdict as_dir;
 
-	jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
-	if (p->v.zone != JF_DENIED || jf_zone_may_refine(p->path, p->len, &p->v))
+	jf_classify_path(view, p->path, p->len, dtype == DT_DIR, &p->v);
+	if (p->v.zone != JF_DENIED || jf_refine_may(view, p->path, p->len, &p->v))
 		return false;
 	if (dtype != DT_UNKNOWN)
 		return true;
-	jf_classify_path(p->path, p->len, true, &as_dir);
-	return as_dir.zone == JF_DENIED && !jf_zone_may_refine(p->path, p->len, &as_dir);
+	jf_classify_path(view, p->path, p->len, true, &as_dir);
+	return as_dir.zone == JF_DENIED && !jf_refine_may(view, p->path, p->len, &as_dir);
 }
 
-int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *name,
-		   unsigned char dtype, bool want_stat, struct probe *p)
+int jf_probe_child(const struct jf_view *view, int dirfd, const char *dirpath, dev_t dir_dev,
+		   const char *name, unsigned char dtype, bool want_stat, struct probe *p)
 {
-	char target[JF_PATH_MAX + 1], view[JF_PATH_MAX + 1];
+	char target[JF_PATH_MAX + 1], shown[JF_PATH_MAX + 1];
 	unsigned char guess;
 	int r;
 
-	p->gen = atomic_load(&jf_fs.name_gen);
+	p->gen = view->name_gen ? atomic_load(view->name_gen) : 0;
 	p->have_stat = false;
 	p->symlink_len = 0;
 	p->v.zone = JF_DENIED;
@@ -100,27 +98,27 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 	if (r < 0)
 		return r;
 	p->len = (size_t)r;
-	if (jf_is_mnt_path(p->path))
+	if (jf_is_mnt_path(view, p->path))
 		return 0; /* checked before any stat: stat would call into ourselves */
-	if (denied_by_name(p, dtype))
+	if (denied_by_name(view, p, dtype))
 		return 0;
 	guess = dtype;
 	if (want_stat || dtype == DT_UNKNOWN || dtype == DT_DIR || p->v.zone == JF_DENIED ||
 	    (dtype == DT_REG &&
-	     (jf_fs.hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied()))) {
+	     (view->hardlinks == JF_HARDLINKS_DENY || jf_hardlink_any_denied(view->links)))) {
 		r = stat_at(dirfd, name, &p->st, &p->btime);
 		if (r < 0) /* an absent DENIED name: a hidden lookup to audit */
 			return r == -ENOENT && p->v.zone == JF_DENIED ? 0 : r;
 		p->have_stat = true;
 		dtype = IFTODT(p->st.st_mode);
 		/* SOURCE bind-mounted below itself: a directory loop, hide it. */
-		if (p->st.st_dev == jf_fs.root.dev && p->st.st_ino == jf_fs.root.ino)
+		if (p->st.st_dev == view->root_dev && p->st.st_ino == view->root_ino)
 			return 0;
 	}
 	if ((dtype == DT_DIR) != (guess == DT_DIR))
-		jf_classify_path(p->path, p->len, dtype == DT_DIR, &p->v);
+		jf_classify_path(view, p->path, p->len, dtype == DT_DIR, &p->v);
 	if (p->v.zone == JF_DENIED) /* what the object holds may decide */
-		jf_zone_refine(dirfd, name, p->path, p->len, &p->st, &p->v);
+		jf_refine(view, dirfd, name, p->path, p->len, &p->st, &p->v);
 	if (p->v.zone == JF_DENIED)
 		return 0;
 	if (dtype == DT_DIR && p->st.st_dev != dir_dev) {
@@ -134,121 +132,46 @@ int jf_probe_child(int dirfd, const char *dirpath, dev_t dir_dev, const char *na
 			return 0;
 	}
 	if (dtype == DT_LNK) {
-		const struct jf_symlink_ctx sc = jf_view_symlink_ctx();
+		const struct jf_symlink_ctx sc = jf_view_symlink_ctx(view);
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 
 		if (n < 0)
 			return -errno;
 		target[n] = '\0';
-		if (jf_symlink_view(&sc, dirpath, target, view, sizeof(view)) < 0)
+		if (jf_symlink_view(&sc, dirpath, target, shown, sizeof(shown)) < 0)
 			return 0;
 		/* An absolute target is shown relative to the link's directory:
 		 * with names in two directories one text (cached per inode by the
 		 * kernel) cannot be right for both, and could climb out. */
 		if (target[0] == '/' && p->have_stat && p->st.st_nlink > 1)
 			return 0;
-		p->symlink_len = (uint32_t)strlen(view);
+		p->symlink_len = (uint32_t)strlen(shown);
 	}
 	if (p->have_stat) {
 		struct jf_inode_info known = {.safe_links = false};
 
-		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1)
-			jf_inode_info(p->st.st_dev, p->st.st_ino, &known);
-		jf_effective_zone(&p->st, &p->v, known.safe_links);
+		if (S_ISREG(p->st.st_mode) && p->st.st_nlink > 1 && view->inode_info)
+			view->inode_info(p->st.st_dev, p->st.st_ino, &known);
+		jf_effective_zone(view, &p->st, &p->v, known.safe_links);
 		if (p->v.zone == JF_DENIED)
 			return 0;
 	}
 	return 1;
 }
 
-/* Probe @path (the inode's current view path) again from its directory:
- * 0 with the zone in @v, or -ESTALE when the name holds another object. */
-static int probe_again(const struct jf_inode *inode, char *path, struct jf_verdict *v)
-{
-	char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	struct stat dst;
-	struct probe p;
-	int dfd, r;
-
-	if (slash)
-		*slash = '\0';
-	dfd = slash ? jf_open_beneath(path, O_PATH | O_DIRECTORY, 0) : jf_fs.root_fd;
-	if (dfd < 0)
-		return dfd == -ENOENT || dfd == -ENOTDIR ? -ESTALE : dfd;
-	r = fstat(dfd, &dst) < 0 ? -errno : 0;
-	if (r == 0)
-		r = jf_probe_child(dfd, slash ? path : "", dst.st_dev, name, DT_UNKNOWN, true, &p);
-	jf_put_fd(dfd);
-	if (r == -ENOENT ||
-	    (r >= 0 && p.have_stat && (p.st.st_dev != inode->dev || p.st.st_ino != inode->ino)))
-		return -ESTALE;
-	if (r < 0)
-		return r;
-	*v = p.v;
-	if (r == 0)
-		v->zone = JF_DENIED;
-	return 0;
-}
-
-/* jf_zone_of(); with @reread a zone that depends on the content is
- * computed again. */
-static int zone_of(struct jf_inode *inode, struct jf_verdict *v, bool reread)
-{
-	char path[JF_PATH_MAX + 1];
-	struct jf_verdict fresh;
-	uint64_t gen;
-	int r = jf_inode_zone_get(inode, v, &gen, path, sizeof(path), reread);
-
-	if (r > 0)
-		return 0;
-	if (r == 0)
-		r = probe_again(inode, path, &fresh);
-	if (r < 0)
-		return r;
-	jf_inode_zone_set(inode, &fresh, gen);
-	*v = fresh;
-	return 0;
-}
-
-int jf_zone_of(struct jf_inode *inode, struct jf_verdict *v)
-{
-	return zone_of(inode, v, false);
-}
-
-int jf_zone_read(struct jf_inode *inode, struct jf_verdict *v)
-{
-	return zone_of(inode, v, true);
-}
-
-int jf_zone_links(int fd, struct jf_verdict *v)
-{
-	struct jf_inode_info known = {.safe_links = false};
-	struct stat st;
-
-	if (v->zone != JF_SAFE)
-		return 0;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
-		return 0;
-	jf_inode_info(st.st_dev, st.st_ino, &known);
-	jf_effective_zone(&st, v, known.safe_links);
-	return 0;
-}
-
 /* Probe an existing, visible name for a mutation: fills @p; 0 when SAFE,
  * -ENOENT when absent or hidden, -EROFS otherwise. */
-int jf_probe_existing(int fd, const char *dpath, dev_t dev, const char *name, struct probe *p)
+int jf_probe_existing(const struct jf_view *view, int fd, const char *dpath, dev_t dev,
+		      const char *name, struct probe *p)
 {
-	int r = jf_probe_child(fd, dpath, dev, name, DT_UNKNOWN, true, p);
+	int r = jf_probe_child(view, fd, dpath, dev, name, DT_UNKNOWN, true, p);
 
 	if (r <= 0)
 		return r == 0 ? -ENOENT : r;
 	struct jf_inode_info known;
 
-	if (jf_inode_info(p->st.st_dev, p->st.st_ino, &known) && known.zone > p->v.zone &&
-	    !(known.safe_links && p->v.zone == JF_SAFE))
+	if (view->inode_info && view->inode_info(p->st.st_dev, p->st.st_ino, &known) &&
+	    known.zone > p->v.zone && !(known.safe_links && p->v.zone == JF_SAFE))
 		p->v.zone = known.zone;
 	return p->v.zone == JF_SAFE || jf_hardlink_name_only(&p->v) ? 0 : -EROFS;
 }

@@ -40,7 +40,7 @@ int jf_status_info(char *buf, size_t size)
 	int n;
 
 	n = snprintf(buf, size, "pid %ld\nsource %s\npolicy %s\nmode %s%s%s\naudit %s%s%s\n",
-		     (long)getpid(), jf_fs.source_abs,
+		     (long)getpid(), jf_fs.view.source_abs,
 		     o->policy_abs ? o->policy_abs
 		     : o->policy   ? o->policy
 				   : "built-in",

@@ -18,7 +18,7 @@
  * wrote through a view, guessing the content of a hidden .env or of one
  * the host makes later from .env.example, does not show it). Kept
  * files, and the DENIED directories leading to them, are shown RESTRICTED
- * by zones.c, which checks the content again at each look.
+ * by refine.c, which checks the content again at each look.
  *
  * Not done: when the policy hides .git/objects, nothing is shown (the
  * objects are not readable either). Entries added to the index after
@@ -28,8 +28,10 @@
  * whose times or inode changed since git saw it (copied with the whole
  * repository) stays hidden until the host's git writes the index again.
  *
- * The set is built before the daemon serves and read-only afterwards:
- * lookups take no lock.
+ * The set (struct jf_tracked_set, its owner's: the daemon's view, or
+ * check.c's) is built before the daemon serves and read-only afterwards:
+ * lookups take no lock. Everything else comes from the struct jf_view
+ * passed in: no global state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +46,7 @@
 #include "gitindex.h"
 #include "policy.h"
 #include "tracked.h"
-#include "zone.h"
+#include "zone-name.h"
 
 #define JF_INDEX_MAX_SIZE (256u << 20)
 /* Entries of files SOURCE lacks, looked for in vain, before the index is
@@ -60,11 +62,6 @@
 const struct jf_rule jf_git_index_rule = {
 	.source = "git-index", .pattern = "", .zone = JF_RESTRICTED};
 
-static struct jf_tracked *set; /* files, then directories */
-static size_t nset, capset;
-static uint32_t *slots; /* open addressing into set, UINT32_MAX free */
-static size_t nslots;
-
 static uint32_t hash_path(const char *s, size_t len)
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
@@ -74,38 +71,39 @@ static uint32_t hash_path(const char *s, size_t len)
 	return h;
 }
 
-const struct jf_tracked *jf_tracked_find(const char *path, size_t len)
+const struct jf_tracked *jf_tracked_find(const struct jf_tracked_set *ts, const char *path,
+					 size_t len)
 {
-	if (!nslots)
+	if (!ts || !ts->nslots)
 		return NULL;
-	for (size_t i = hash_path(path, len) & (nslots - 1);; i = (i + 1) & (nslots - 1)) {
+	for (size_t i = hash_path(path, len) & (ts->nslots - 1);; i = (i + 1) & (ts->nslots - 1)) {
 		const struct jf_tracked *t;
 
-		if (slots[i] == UINT32_MAX)
+		if (ts->slots[i] == UINT32_MAX)
 			return NULL;
-		t = &set[slots[i]];
+		t = &ts->set[ts->slots[i]];
 		if (t->len == len && memcmp(t->path, path, len) == 0)
 			return t;
 	}
 }
 
 /* Append a copy of @t (its path copied) to the set. 0 or -ENOMEM. */
-static int set_push(const struct jf_tracked *t)
+static int set_push(struct jf_tracked_set *ts, const struct jf_tracked *t)
 {
-	if (nset == capset) {
-		size_t cap = capset ? 2 * capset : 64;
-		struct jf_tracked *n = realloc(set, cap * sizeof(*n));
+	if (ts->nset == ts->capset) {
+		size_t cap = ts->capset ? 2 * ts->capset : 64;
+		struct jf_tracked *n = realloc(ts->set, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		set = n;
-		capset = cap;
+		ts->set = n;
+		ts->capset = cap;
 	}
-	set[nset] = *t;
-	set[nset].path = strndup(t->path, t->len);
-	if (!set[nset].path)
+	ts->set[ts->nset] = *t;
+	ts->set[ts->nset].path = strndup(t->path, t->len);
+	if (!ts->set[ts->nset].path)
 		return -ENOMEM;
-	nset++;
+	ts->nset++;
 	return 0;
 }
 
@@ -240,6 +238,8 @@ static bool walk_present(struct walk *w, const char *path, size_t len, struct st
 
 struct collect {
 	struct walk walk;
+	const struct jf_view *view;
+	struct jf_tracked_set *ts;
 	jf_tracked_verify_fn verify;
 	uint32_t candidates; /* ids: unique among all candidates, kept or not */
 	long dropped;
@@ -274,7 +274,7 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 		return c->walk.misses > JF_INDEX_MAX_MISSES ? -E2BIG : 0;
 	if (!canonical(e->path, e->len))
 		return 0;
-	jf_classify_path(e->path, e->len, false, &v);
+	jf_classify_path(c->view, e->path, e->len, false, &v);
 	if (v.zone != JF_DENIED)
 		return 0;
 	if (e->len <= JF_INDEX_CLASSIFY_FIRST && !walk_present(&c->walk, e->path, e->len, &st))
@@ -284,18 +284,20 @@ static int collect_entry(const struct jf_git_entry *e, void *arg)
 	memcpy(t.oid, e->oid, e->hashsz);
 	/* an entry whose stat data is not the file's is not what git read
 	 * from it: maybe a guess, written by an agent that cannot see it */
-	if (!stat_matches(&st, e) || !c->verify(c->walk.rootfd, &t)) {
+	if (!stat_matches(&st, e) || !c->verify(c->view, &t)) {
 		c->dropped++;
 		return 0;
 	}
-	return set_push(&t);
+	return set_push(c->ts, &t);
 }
 
 /* Read SOURCE's index and keep the verified candidates; *@dropped counts
  * the others. 0 (also when there is no index), or -EINVAL/-EFBIG/-errno
  * after one warning. */
-static int read_index(int rootfd, const char *source, jf_tracked_verify_fn verify, long *dropped)
+static int read_index(const struct jf_view *view, struct jf_tracked_set *ts,
+		      jf_tracked_verify_fn verify, long *dropped)
 {
+	const int rootfd = view->root_fd;
 	_cleanup_close_ int fd = jf_open_below(rootfd, ".git/index", O_RDONLY | O_NONBLOCK, 0);
 	_cleanup_free_ unsigned char *buf = NULL;
 	_cleanup_free_ struct collect *c = NULL;
@@ -321,7 +323,10 @@ static int read_index(int rootfd, const char *source, jf_tracked_verify_fn verif
 		while (got < (size_t)st.st_size &&
 		       (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
 			got += (size_t)n;
-		*c = (struct collect){.walk = {.rootfd = rootfd, .fd = rootfd}, .verify = verify};
+		*c = (struct collect){.walk = {.rootfd = rootfd, .fd = rootfd},
+				      .view = view,
+				      .ts = ts,
+				      .verify = verify};
 		r = jf_git_index_parse(buf, got, collect_entry, c, &info, &why);
 		if (r == -E2BIG)
 			why = "more than 65536 entries name files SOURCE does not hold";
@@ -332,13 +337,13 @@ static int read_index(int rootfd, const char *source, jf_tracked_verify_fn verif
 		fprintf(stderr,
 			"jailfs: warning: %s/.git/index: %s; files tracked by git keep their "
 			"hidden names hidden\n",
-			source, why);
+			view->source_abs, why);
 	return r;
 }
 
 /* Does the policy let the agent read git's objects? Else showing tracked
  * files would reveal what .git/objects does not. */
-static bool objects_readable(void)
+static bool objects_readable(const struct jf_view *view)
 {
 	static const char *const probes[][2] = {
 		{".git/objects", "d"},
@@ -350,7 +355,8 @@ static bool objects_readable(void)
 	struct jf_verdict v;
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		jf_classify_path(probes[i][0], strlen(probes[i][0]), probes[i][1][0] == 'd', &v);
+		jf_classify_path(view, probes[i][0], strlen(probes[i][0]), probes[i][1][0] == 'd',
+				 &v);
 		if (v.zone == JF_DENIED)
 			return false;
 	}
@@ -358,87 +364,86 @@ static bool objects_readable(void)
 }
 
 /* Index set[i] in the hash table (room is reserved by build_set). */
-static void slot_add(uint32_t i)
+static void slot_add(struct jf_tracked_set *ts, uint32_t i)
 {
-	size_t h = hash_path(set[i].path, set[i].len) & (nslots - 1);
+	size_t h = hash_path(ts->set[i].path, ts->set[i].len) & (ts->nslots - 1);
 
-	while (slots[h] != UINT32_MAX)
-		h = (h + 1) & (nslots - 1);
-	slots[h] = i;
+	while (ts->slots[h] != UINT32_MAX)
+		h = (h + 1) & (ts->nslots - 1);
+	ts->slots[h] = i;
 }
 
 /* Add the DENIED directories above the kept files and hash everything.
  * 0 or -ENOMEM. */
-static int build_set(void)
+static int build_set(const struct jf_view *view, struct jf_tracked_set *ts)
 {
-	size_t kept = nset, room = 0;
+	size_t kept = ts->nset, room = 0;
 
 	for (size_t i = 0; i < kept; i++) /* the file and each directory above it */
-		for (size_t d = 0; d <= set[i].len; d++)
-			room += d == set[i].len || set[i].path[d] == '/';
-	for (nslots = 16; nslots < 2 * room + 2; nslots *= 2)
+		for (size_t d = 0; d <= ts->set[i].len; d++)
+			room += d == ts->set[i].len || ts->set[i].path[d] == '/';
+	for (ts->nslots = 16; ts->nslots < 2 * room + 2; ts->nslots *= 2)
 		;
-	slots = malloc(nslots * sizeof(*slots));
-	if (!slots)
+	ts->slots = malloc(ts->nslots * sizeof(*ts->slots));
+	if (!ts->slots)
 		return -ENOMEM;
-	memset(slots, 0xff, nslots * sizeof(*slots));
+	memset(ts->slots, 0xff, ts->nslots * sizeof(*ts->slots));
 	for (size_t i = 0; i < kept; i++)
-		slot_add((uint32_t)i);
+		slot_add(ts, (uint32_t)i);
 	for (size_t i = 0; i < kept; i++) {
-		for (size_t d = 0; d < set[i].len; d++) {
+		for (size_t d = 0; d < ts->set[i].len; d++) {
 			struct jf_tracked dir = {
-				.path = set[i].path, .len = (uint32_t)d, .dir = true};
+				.path = ts->set[i].path, .len = (uint32_t)d, .dir = true};
 			struct jf_verdict v;
 
-			if (set[i].path[d] != '/' || jf_tracked_find(dir.path, d))
+			if (ts->set[i].path[d] != '/' || jf_tracked_find(ts, dir.path, d))
 				continue;
-			jf_classify_path(dir.path, d, true, &v);
+			jf_classify_path(view, dir.path, d, true, &v);
 			if (v.zone != JF_DENIED)
 				continue;
-			if (set_push(&dir) < 0)
+			if (set_push(ts, &dir) < 0)
 				return -ENOMEM;
-			slot_add((uint32_t)(nset - 1));
+			slot_add(ts, (uint32_t)(ts->nset - 1));
 		}
 	}
 	return 0;
 }
 
-int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify, long *ret_dropped)
+int jf_tracked_load(const struct jf_view *view, struct jf_tracked_set *ts,
+		    jf_tracked_verify_fn verify, long *ret_dropped)
 {
 	long dropped = 0;
 	int r;
 
 	*ret_dropped = 0;
-	if (!objects_readable())
+	if (!objects_readable(view))
 		return 0;
-	r = read_index(rootfd, source, verify, &dropped);
-	if (r == 0 && nset)
-		r = build_set();
+	r = read_index(view, ts, verify, &dropped);
+	if (r == 0 && ts->nset)
+		r = build_set(view, ts);
 	if (r < 0) {
-		jf_tracked_free(); /* fail closed: nothing is shown */
+		jf_tracked_free(ts); /* fail closed: nothing is shown */
 		return r;
 	}
 	*ret_dropped = dropped;
 	return 0;
 }
 
-size_t jf_tracked_count(void)
+size_t jf_tracked_count(const struct jf_tracked_set *ts)
 {
-	return nset;
+	return ts ? ts->nset : 0;
 }
 
-const struct jf_tracked *jf_tracked_at(size_t i)
+const struct jf_tracked *jf_tracked_at(const struct jf_tracked_set *ts, size_t i)
 {
-	return i < nset ? &set[i] : NULL;
+	return ts && i < ts->nset ? &ts->set[i] : NULL;
 }
 
-void jf_tracked_free(void)
+void jf_tracked_free(struct jf_tracked_set *ts)
 {
-	for (size_t i = 0; i < nset; i++)
-		free((char *)set[i].path);
-	free(set);
-	free(slots);
-	set = NULL;
-	slots = NULL;
-	nset = capset = nslots = 0;
+	for (size_t i = 0; i < ts->nset; i++)
+		free((char *)ts->set[i].path);
+	free(ts->set);
+	free(ts->slots);
+	*ts = (struct jf_tracked_set){0};
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "zone-name.h"
 
 /* A regular file tracked in SOURCE's git index whose path the policy DENIES,
  * which is the file git stat'ed for the entry and whose content was the
@@ -26,23 +27,38 @@ struct jf_tracked {
 /* The rule of such files' verdicts: prints as "git-index", zone RESTRICTED. */
 extern const struct jf_rule jf_git_index_rule;
 
-/* Is the file of candidate @t, below @rootfd, still the blob the index
- * names? (zones.c's content judge, passed in so this module stays below it.) */
-typedef bool (*jf_tracked_verify_fn)(int rootfd, const struct jf_tracked *t);
+/* The kept entries, owned by whoever loaded them (the daemon's view, or
+ * check.c's). All zeroes is an empty set. */
+struct jf_tracked_set {
+	struct jf_tracked *set; /* files, then directories */
+	size_t nset, capset;
+	uint32_t *slots; /* open addressing into set, UINT32_MAX free */
+	size_t nslots;
+};
 
-/* Read SOURCE's .git/index below @rootfd once and keep the tracked files with
- * DENIED names that SOURCE holds, whose stat data is the entry's (ctime,
- * mtime, inode, size) and that @verify accepts, with the DENIED directories
- * above them; *@ret_dropped gets how many were refused. @source names SOURCE in
- * messages. Needs jf_fs.policy. Start-up only, one thread, before serving.
- * Returns 0 (also without a repository, or when the policy hides
- * .git/objects) or a negative errno after one warning; then nothing is
- * shown (fail closed). */
-int jf_tracked_load(int rootfd, const char *source, jf_tracked_verify_fn verify, long *ret_dropped);
+/* Is the file of candidate @t, below @view's SOURCE, still the blob the
+ * index names? (refine.c's content judge, passed in so this module stays
+ * below it.) */
+typedef bool (*jf_tracked_verify_fn)(const struct jf_view *view, const struct jf_tracked *t);
+
+/* Read SOURCE's .git/index below @view->root_fd once and keep in @ts (empty
+ * before) the tracked files with DENIED names (by @view->policy) that
+ * SOURCE holds, whose stat data is the entry's (ctime, mtime, inode, size)
+ * and that @verify accepts, with the DENIED directories above them;
+ * *@ret_dropped gets how many were refused. @view->source_abs names SOURCE
+ * in messages; @view->tracked is not read. Start-up only, one thread,
+ * before serving. Returns 0 (also without a repository, or when the policy
+ * hides .git/objects) or a negative errno after one warning; then @ts is
+ * left empty (fail closed). */
+int jf_tracked_load(const struct jf_view *view, struct jf_tracked_set *ts,
+		    jf_tracked_verify_fn verify, long *ret_dropped);
 /* The kept entries, files and directories: how many, and the @i-th (NULL
- * past the end). Lock-free once loaded. */
-size_t jf_tracked_count(void);
-const struct jf_tracked *jf_tracked_at(size_t i);
-/* The entry for view path @path (@len bytes), or NULL. Lock-free. */
-const struct jf_tracked *jf_tracked_find(const char *path, size_t len);
-void jf_tracked_free(void);
+ * past the end). @ts may be NULL (empty). Lock-free once loaded. */
+size_t jf_tracked_count(const struct jf_tracked_set *ts);
+const struct jf_tracked *jf_tracked_at(const struct jf_tracked_set *ts, size_t i);
+/* The entry of @ts (NULL: none) for view path @path (@len bytes), or NULL.
+ * Lock-free. */
+const struct jf_tracked *jf_tracked_find(const struct jf_tracked_set *ts, const char *path,
+					 size_t len);
+/* Free what @ts holds and leave it empty. Not while it is read. */
+void jf_tracked_free(struct jf_tracked_set *ts);

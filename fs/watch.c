@@ -84,7 +84,7 @@
 #include "policy.h"
 #include "recent.h"
 #include "watch.h"
-#include "zone.h"
+#include "zone-name.h"
 
 /*
  * Watch mask:
@@ -282,7 +282,7 @@ static void warn_add_failed(int err)
 		fprintf(stderr,
 			"jailfs: inotify_add_watch: %s: changes made to %s outside the view show "
 			"in it only after entry_timeout/attr_timeout\n",
-			strerror(err), jf_fs.source_abs);
+			strerror(err), jf_fs.view.source_abs);
 		return;
 	}
 	f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
@@ -299,7 +299,7 @@ static void warn_add_failed(int err)
 		"  are not watched, and changes made to them outside the view show in it\n"
 		"  only after entry_timeout/attr_timeout; raise the limit, e.g.\n"
 		"  sysctl fs.inotify.max_user_watches=%d\n",
-		limit, jf_fs.source_abs, 1 << 20);
+		limit, jf_fs.view.source_abs, 1 << 20);
 }
 
 void jf_watch_dir(struct jf_inode *inode)
@@ -468,7 +468,7 @@ static bool seen_add(struct batch *b, uint64_t key)
 
 static void dir_close(struct batch *b)
 {
-	if (b->fd >= 0 && b->fd != jf_fs.root_fd)
+	if (b->fd >= 0 && b->fd != jf_fs.view.root_fd)
 		close(b->fd);
 	b->fd = -1;
 }
@@ -513,7 +513,7 @@ static int dir_fd(struct batch *b)
 		return -ESTALE;
 	}
 	if (b->nodeid == FUSE_ROOT_ID) {
-		b->fd = jf_fs.root_fd;
+		b->fd = jf_fs.view.root_fd;
 		return b->fd;
 	}
 	fd = jf_open_beneath(b->path, O_PATH | O_DIRECTORY, 0);
@@ -538,7 +538,7 @@ static int child_node(struct batch *b, const char *name, fuse_ino_t *child)
 		return 0;
 	if (jf_join(full, sizeof(full), b->path, name) < 0)
 		return 0;
-	if (jf_is_mnt_path(full))
+	if (jf_is_mnt_path(&jf_fs.view, full))
 		return -1; /* MOUNTPOINT inside SOURCE */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
@@ -597,7 +597,8 @@ static void note_move(struct batch *b, const char *name)
 	struct stat st;
 	int fd = dir_fd(b);
 
-	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 || jf_is_mnt_path(full))
+	if (fd < 0 || jf_join(full, sizeof(full), b->path, name) < 0 ||
+	    jf_is_mnt_path(&jf_fs.view, full))
 		return; /* the mountpoint: stat would call into ourselves */
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		jf_inode_moved(st.st_dev, st.st_ino, b->dev, b->ino, name);
@@ -765,7 +766,7 @@ static void warn_init_failed(int err)
 	fprintf(stderr,
 		"jailfs: cannot watch %s for changes made outside the view: %s%s\n"
 		"  they show in the view only after entry_timeout/attr_timeout\n",
-		jf_fs.source_abs, strerror(err),
+		jf_fs.view.source_abs, strerror(err),
 		err == EMFILE ? " (fs.inotify.max_user_instances, "
 				"/proc/sys/fs/inotify/max_user_instances)"
 			      : "");
@@ -780,7 +781,7 @@ int jf_watch_start(void)
 
 	atomic_store(&W.stop, false);
 	W.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (W.ifd < 0 || fstat(jf_fs.root_fd, &st) < 0) {
+	if (W.ifd < 0 || fstat(jf_fs.view.root_fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
@@ -792,7 +793,7 @@ int jf_watch_start(void)
 	r = jf_recent_init();
 	if (r < 0)
 		goto fail;
-	jf_proc_fd_path(proc, sizeof(proc), jf_fs.root_fd);
+	jf_proc_fd_path(proc, sizeof(proc), jf_fs.view.root_fd);
 	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
 	if (wd < 0) {
 		r = -errno;

@@ -251,7 +251,7 @@ SAFE${TAB}default${TAB}back\\x5cslash"
 expect check-c1-bidi 0 "$want" -- "$JAILFS" --check "$(printf 'a\302\233b')" \
 	"$(printf 'x/\342\200\256')" "caf$(printf '\303\251')" "$(printf 'raw\377')" 'back\slash'
 
-# --- content and git: the daemon's own judgement (zones.c, tracked.c) ---
+# --- content and git: the daemon's own judgement (refine.c, tracked.c) ---
 # A CA-like *.pem and an AsciiDoc *.asc are public; a *.pem with a private
 # key and a *.key holding one stay DENIED; a tracked id_rsa and a tracked
 # file under a DENIED .ssh/ are RESTRICTED (git-index), the untracked file

@@ -15,7 +15,9 @@
  * Files are read through openat2 below the directory fd the caller holds,
  * never following a symlink, and only when they are the object the caller
  * stat'ed (dev, ino, size, mtime, ctime). Judgements are cached by that
- * key: a lookup of an unchanged file does not read it again.
+ * key (in the view's struct jf_judged): a lookup of an unchanged file
+ * does not read it again. Everything comes from the struct jf_view passed
+ * in: no global state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,33 +30,20 @@
 
 #include "backing.h"
 #include "cleanup.h"
-#include "fsstate.h"
 #include "gitindex.h"
+#include "hash.h"
 #include "notice.h"
 #include "policy.h"
+#include "refine.h"
 #include "tracked.h"
-#include "zone.h"
-#include "zones.h"
+#include "zone-name.h"
 
 /* The largest tracked file whose blob id is computed (bigger: stays hidden). */
 #define JF_TRACKED_MAX_SIZE (64ull << 20)
-#define CACHE_SLOTS 1024
 #define CHUNK (64 << 10)
 
 /* What was asked of a file: a content kind, or WHAT_TRACKED + tracked id. */
 #define WHAT_TRACKED 0x100u
-
-struct judged {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-	uint32_t what;
-	bool valid, pass;
-};
-
-static struct judged cache[CACHE_SLOTS];
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool same_ts(const struct timespec *a, const struct timespec *b)
 {
@@ -67,45 +56,95 @@ static bool same_object(const struct stat *a, const struct stat *b)
 	       same_ts(&a->st_mtim, &b->st_mtim) && same_ts(&a->st_ctim, &b->st_ctim);
 }
 
-static struct judged *slot(const struct stat *st, uint32_t what)
+int jf_judged_init(struct jf_judged *c)
 {
-	uint64_t h = (uint64_t)st->st_ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)st->st_dev ^
-		     (uint64_t)what * 0xC2B2AE3D27D4EB4FULL;
-
-	return &cache[(h >> 40) % CACHE_SLOTS];
+	*c = (struct jf_judged){0};
+	pthread_mutex_init(&c->lock, NULL);
+	/* buckets now, so no insertion fails later */
+	return jf_htab_init(&c->tab, JF_JUDGED_MAX / 2);
 }
 
-/* 1 pass, 0 fail, -1 not cached. */
-static int cache_get(const struct stat *st, uint32_t what)
+void jf_judged_destroy(struct jf_judged *c)
 {
-	const struct judged *j;
+	jf_htab_destroy(&c->tab);
+	pthread_mutex_destroy(&c->lock);
+}
+
+/* The key of a judgement: the object and the question. */
+struct judged_key {
+	dev_t dev;
+	ino_t ino;
+	uint32_t what;
+};
+
+static uint64_t judged_hash(const struct judged_key *k)
+{
+	return jf_hash_dev_ino(k->dev, k->ino) ^ jf_hash_u64(k->what);
+}
+
+static bool judged_match(const struct jf_hnode *n, const void *key)
+{
+	const struct jf_judgement *j = jf_container_of(n, struct jf_judgement, node);
+	const struct judged_key *k = key;
+
+	return j->dev == k->dev && j->ino == k->ino && j->what == k->what;
+}
+
+/* The judgement of (@st's object, @what) in @c, or NULL. Caller holds
+ * c->lock. */
+static struct jf_judgement *judged_find(struct jf_judged *c, const struct stat *st, uint32_t what)
+{
+	const struct judged_key k = {st->st_dev, st->st_ino, what};
+	struct jf_hnode *n = jf_htab_find(&c->tab, judged_hash(&k), judged_match, &k);
+
+	return n ? jf_container_of(n, struct jf_judgement, node) : NULL;
+}
+
+/* 1 pass, 0 fail, -1 not cached (also without a cache). */
+static int cache_get(struct jf_judged *c, const struct stat *st, uint32_t what)
+{
+	const struct jf_judgement *j;
 	int r = -1;
 
-	pthread_mutex_lock(&cache_lock);
-	j = slot(st, what);
-	if (j->valid && j->what == what && j->dev == st->st_dev && j->ino == st->st_ino &&
-	    j->size == st->st_size && same_ts(&j->mtime, &st->st_mtim) &&
+	if (!c)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	j = judged_find(c, st, what);
+	if (j && j->size == st->st_size && same_ts(&j->mtime, &st->st_mtim) &&
 	    same_ts(&j->ctime, &st->st_ctim))
 		r = j->pass;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_mutex_unlock(&c->lock);
 	return r;
 }
 
-static void cache_put(const struct stat *st, uint32_t what, bool pass)
+/* Remember a judgement; when the pool is full the oldest one is reused. */
+static void cache_put(struct jf_judged *c, const struct stat *st, uint32_t what, bool pass)
 {
-	struct judged *j;
+	const struct judged_key k = {st->st_dev, st->st_ino, what};
+	struct jf_judgement *j;
 
-	pthread_mutex_lock(&cache_lock);
-	j = slot(st, what);
-	*j = (struct judged){.dev = st->st_dev,
-			     .ino = st->st_ino,
-			     .size = st->st_size,
-			     .mtime = st->st_mtim,
-			     .ctime = st->st_ctim,
-			     .what = what,
-			     .valid = true,
-			     .pass = pass};
-	pthread_mutex_unlock(&cache_lock);
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	j = judged_find(c, st, what);
+	if (!j) {
+		if (c->used < JF_JUDGED_MAX) {
+			j = &c->pool[c->used++];
+		} else {
+			j = &c->pool[c->next];
+			c->next = (c->next + 1) % JF_JUDGED_MAX;
+			jf_htab_remove(&c->tab, &j->node);
+		}
+		j->dev = st->st_dev;
+		j->ino = st->st_ino;
+		j->what = what;
+		jf_htab_insert(&c->tab, &j->node, judged_hash(&k));
+	}
+	j->size = st->st_size;
+	j->mtime = st->st_mtim;
+	j->ctime = st->st_ctim;
+	j->pass = pass;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* The whole content (st_size bytes, at most @max) of @fd into a malloc'd
@@ -188,10 +227,10 @@ static int open_same(int dirfd, const char *name, const struct stat *st)
 
 /* Does the regular file @name (below @dirfd, @st) pass question @what
  * (content of @kind, or tracked entry @t)? Cached. */
-static bool judge(int dirfd, const char *name, const struct stat *st, uint32_t what,
-		  enum jf_content kind, const struct jf_tracked *t)
+static bool judge(const struct jf_view *view, int dirfd, const char *name, const struct stat *st,
+		  uint32_t what, enum jf_content kind, const struct jf_tracked *t)
 {
-	int r = cache_get(st, what), fd;
+	int r = cache_get(view->judged, st, what), fd;
 	bool pass;
 
 	if (r >= 0)
@@ -201,31 +240,32 @@ static bool judge(int dirfd, const char *name, const struct stat *st, uint32_t w
 		return false; /* not cached: changed under us, the next look decides */
 	pass = t ? tracked_pass(fd, st, t) : content_pass(fd, st, kind);
 	close(fd);
-	cache_put(st, what, pass);
+	cache_put(view->judged, st, what, pass);
 	return pass;
 }
 
-bool jf_zone_tracked_ok(int dirfd, const char *name, const struct stat *st,
-			const struct jf_tracked *t)
+bool jf_refine_tracked_ok(const struct jf_view *view, int dirfd, const char *name,
+			  const struct stat *st, const struct jf_tracked *t)
 {
-	return S_ISREG(st->st_mode) && judge(dirfd, name, st, WHAT_TRACKED + t->id, 0, t);
+	return S_ISREG(st->st_mode) && judge(view, dirfd, name, st, WHAT_TRACKED + t->id, 0, t);
 }
 
-bool jf_zone_may_refine(const char *path, size_t len, const struct jf_verdict *v)
+bool jf_refine_may(const struct jf_view *view, const char *path, size_t len,
+		   const struct jf_verdict *v)
 {
-	return v->zone == JF_DENIED &&
-	       ((v->rule && v->rule->content != JF_CONTENT_NONE) || jf_tracked_find(path, len));
+	return v->zone == JF_DENIED && ((v->rule && v->rule->content != JF_CONTENT_NONE) ||
+					jf_tracked_find(view->tracked, path, len));
 }
 
-void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
-		    const struct stat *st, struct jf_verdict *v)
+void jf_refine(const struct jf_view *view, int dirfd, const char *name, const char *path,
+	       size_t len, const struct stat *st, struct jf_verdict *v)
 {
 	const struct jf_tracked *t;
 	struct jf_verdict pub = {.zone = JF_DENIED};
 
-	if (!jf_zone_may_refine(path, len, v))
+	if (!jf_refine_may(view, path, len, v))
 		return;
-	t = jf_tracked_find(path, len);
+	t = jf_tracked_find(view->tracked, path, len);
 	if (t && t->dir != S_ISDIR(st->st_mode))
 		t = NULL;
 	if (t && t->dir) {
@@ -235,50 +275,54 @@ void jf_zone_refine(int dirfd, const char *name, const char *path, size_t len,
 	if (!S_ISREG(st->st_mode))
 		return;
 	if (v->rule && v->rule->content != JF_CONTENT_NONE)
-		jf_classify_public(jf_fs.policy, path, len, &pub);
+		jf_classify_public(view->policy, path, len, &pub);
 	if (pub.zone != JF_DENIED &&
-	    judge(dirfd, name, st, v->rule->content, v->rule->content, NULL)) {
+	    judge(view, dirfd, name, st, v->rule->content, v->rule->content, NULL)) {
 		*v = pub;
 		v->by_content = true;
-	} else if (t && jf_zone_tracked_ok(dirfd, name, st, t)) {
+	} else if (t && jf_refine_tracked_ok(view, dirfd, name, st, t)) {
 		*v = (struct jf_verdict){
 			.zone = JF_RESTRICTED, .rule = &jf_git_index_rule, .by_content = true};
 	}
 }
 
-bool jf_zone_same_either_way(const char *a, size_t alen, const char *b, size_t blen,
-			     const struct stat *st)
+bool jf_refine_same_either_way(const struct jf_view *view, const char *a, size_t alen,
+			       const char *b, size_t blen, const struct stat *st)
 {
 	struct jf_verdict va, vb, pa = {.zone = JF_DENIED}, pb = {.zone = JF_DENIED};
 
-	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || jf_is_mnt_path(a) || jf_is_mnt_path(b))
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || jf_is_mnt_path(view, a) ||
+	    jf_is_mnt_path(view, b))
 		return false;
-	jf_classify_path(a, alen, false, &va);
-	jf_classify_path(b, blen, false, &vb);
+	jf_classify_path(view, a, alen, false, &va);
+	jf_classify_path(view, b, blen, false, &vb);
 	if (va.zone != JF_DENIED || vb.zone != JF_DENIED || va.rule != vb.rule ||
-	    jf_tracked_find(a, alen) || jf_tracked_find(b, blen))
+	    jf_tracked_find(view->tracked, a, alen) || jf_tracked_find(view->tracked, b, blen))
 		return false;
 	if (!va.rule || va.rule->content == JF_CONTENT_NONE)
 		return true; /* hidden at both: nothing refines it */
-	jf_classify_public(jf_fs.policy, a, alen, &pa);
-	jf_classify_public(jf_fs.policy, b, blen, &pb);
+	jf_classify_public(view->policy, a, alen, &pa);
+	jf_classify_public(view->policy, b, blen, &pb);
 	return pa.zone == JF_SAFE && pb.zone == JF_SAFE;
 }
 
 /* Is candidate @t still the blob the index names? */
-static bool tracked_verified(int rootfd, const struct jf_tracked *t)
+static bool tracked_verified(const struct jf_view *view, const struct jf_tracked *t)
 {
+	const int rootfd = view->root_fd;
 	_cleanup_close_ int fd = jf_open_below(rootfd, t->path, O_PATH, 0);
 	struct stat st;
 
-	return fd >= 0 && fstat(fd, &st) == 0 && jf_zone_tracked_ok(rootfd, t->path, &st, t);
+	return fd >= 0 && fstat(fd, &st) == 0 &&
+	       jf_refine_tracked_ok(view, rootfd, t->path, &st, t);
 }
 
 #define SHOWN_NAMED 5 /* names in the start-up line */
 
 /* Is tracked file @t shown by the git-index rule (not by a public content)? */
-static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
+static bool shown_as_tracked(const struct jf_view *view, const struct jf_tracked *t)
 {
+	const int rootfd = view->root_fd;
 	_cleanup_close_ int fd = -1;
 	struct jf_verdict v;
 	struct stat st;
@@ -288,22 +332,24 @@ static bool shown_as_tracked(int rootfd, const struct jf_tracked *t)
 	fd = jf_open_below(rootfd, t->path, O_PATH, 0);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return false;
-	jf_classify_path(t->path, t->len, false, &v);
-	jf_zone_refine(rootfd, t->path, t->path, t->len, &st, &v);
+	jf_classify_path(view, t->path, t->len, false, &v);
+	jf_refine(view, rootfd, t->path, t->path, t->len, &st, &v);
 	return v.rule == &jf_git_index_rule;
 }
 
 /* The start-up line: how many tracked files are shown read-only although
  * their names are DENIED (not those a public content shows anyway). */
-static void report_tracked(int rootfd, const char *source, long dropped, enum jf_tell tell)
+static void report_tracked(const struct jf_view *view, const struct jf_tracked_set *ts,
+			   long dropped, enum jf_tell tell)
 {
-	size_t shown = 0, n = jf_tracked_count();
+	const char *source = view->source_abs;
+	size_t shown = 0, n = jf_tracked_count(ts);
 	char names[512] = "", line[1024], more[128] = "";
 
 	for (size_t i = 0; i < n; i++) {
-		const struct jf_tracked *t = jf_tracked_at(i);
+		const struct jf_tracked *t = jf_tracked_at(ts, i);
 
-		if (!shown_as_tracked(rootfd, t))
+		if (!shown_as_tracked(view, t))
 			continue;
 		if (++shown <= SHOWN_NAMED)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
@@ -326,12 +372,12 @@ static void report_tracked(int rootfd, const char *source, long dropped, enum jf
 		fprintf(stderr, "%s\n", line);
 }
 
-int jf_zones_load_tracked(int rootfd, const char *source, enum jf_tell tell)
+int jf_refine_load_tracked(const struct jf_view *view, struct jf_tracked_set *ts, enum jf_tell tell)
 {
 	long dropped;
-	int r = jf_tracked_load(rootfd, source, tracked_verified, &dropped);
+	int r = jf_tracked_load(view, ts, tracked_verified, &dropped);
 
-	if (r == 0 && tell != JF_TELL_NEVER && (jf_tracked_count() || dropped > 0))
-		report_tracked(rootfd, source, dropped, tell);
+	if (r == 0 && tell != JF_TELL_NEVER && (jf_tracked_count(ts) || dropped > 0))
+		report_tracked(view, ts, dropped, tell);
 	return r;
 }
