@@ -40,10 +40,15 @@ unmount_all() {
 	return 0
 }
 
-# tree_sum DIR: one hash of the metadata of every entry (a create, delete,
-# write, chmod or utimens changes it; atime is left out, so reads do not).
+# tree_sum DIR [SUBDIR...]: one hash of the metadata of every entry (a
+# create, delete, write, chmod or utimens changes it; atime is left out, so
+# reads do not), except what lies in each SUBDIR (relative to DIR, "./x").
 tree_sum() {
-	(cd "$1" && find . -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort | sha256sum)
+	local d=$1 prune=() p
+	shift
+	for p in "$@"; do prune+=(-path "$p" -prune -o); done
+	(cd "$d" && find . "${prune[@]}" -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort |
+		sha256sum)
 }
 
 # cargo_jail CARGO POLICY: cargo (the executable CARGO, from rustup) in the
