@@ -40,10 +40,31 @@ unmount_all() {
 	return 0
 }
 
-# tree_sum DIR: one hash of the metadata of every entry (a create, delete,
-# write, chmod or utimens changes it; atime is left out, so reads do not).
+# tree_sum DIR [SUBDIR...]: one hash of the metadata of every entry (a
+# create, delete, write, chmod or utimens changes it; atime is left out, so
+# reads do not), except what lies in each SUBDIR (relative to DIR, "./x").
 tree_sum() {
-	(cd "$1" && find . -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort | sha256sum)
+	local d=$1 prune=() p
+	shift
+	for p in "$@"; do prune+=(-path "$p" -prune -o); done
+	(cd "$d" && find . "${prune[@]}" -printf '%p %y %s %m %T@ %C@ %l\n' | LC_ALL=C sort |
+		sha256sum)
+}
+
+# cargo_jail CARGO POLICY: cargo (the executable CARGO, from rustup) in the
+# jail. A rustup toolchain lives in the user's home, which the jail shows
+# only where [run] expose names it: writes POLICY ([options] default = safe;
+# [run] expose = CARGO's directory and RUSTUP_HOME) and sets cargo_env to
+# the jailrun options that use it (--policy, a 600 s timeout, PATH and
+# RUSTUP_HOME, CARGO_HOME in the jail's own /tmp).
+cargo_jail() {
+	local dir rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+	dir=$(dirname "$1")
+	printf '[options]\ndefault = safe\n[run]\nexpose = %s\n' "$dir" >"$2"
+	[ -d "$rustup_home" ] && printf 'expose = %s\n' "$rustup_home" >>"$2"
+	# shellcheck disable=SC2034 # for the caller
+	cargo_env=(--policy "$2" --timeout 600 --env "PATH=$dir:/usr/bin:/bin"
+		--env "RUSTUP_HOME=$rustup_home" --env CARGO_HOME=/tmp/cargo-home)
 }
 
 # The modes of a script that runs one scenario per jail mode. The caller

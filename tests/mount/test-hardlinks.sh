@@ -57,15 +57,7 @@ export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
 	git gc -q
 ) || { echo "FAIL: cannot set up the origin"; exit 1; }
 
-# cargo in the jail: a rustup toolchain lives in the user's home, which the
-# jail exposes only when the policy's [run] expose names it
-cargo_dir=$(dirname "$(command -v cargo)")
-rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
-runpol=$T/run.ini
-printf '[options]\ndefault = safe\n[run]\nexpose = %s\n' "$cargo_dir" >"$runpol"
-[ -d "$rustup_home" ] && printf 'expose = %s\n' "$rustup_home" >>"$runpol"
-cargo_env=(--policy "$runpol" --timeout 600 --env "PATH=$cargo_dir:/usr/bin:/bin"
-	--env "RUSTUP_HOME=$rustup_home" --env CARGO_HOME=/tmp/cargo-home)
+cargo_jail "$(command -v cargo)" "$T/run.ini"
 
 # fresh MODE: a new project as $src (mounted at $mnt for the --root modes)
 fresh() {

@@ -27,7 +27,17 @@
 # .git/hooks/pre-commit, cat ../../etc/passwd, curl denied by the policy;
 # then python3's sqlite3 (realwork-sqlite.py): a committed database read
 # (every mode, --read-only too), the WAL, DELETE and TRUNCATE journal modes and two processes writing one database at once
-# (WAL and DELETE), each database checked by the host's sqlite3 after.
+# (WAL and DELETE), each database checked by the host's sqlite3 after;
+# toolchains with their caches: cargo (rustup's, offline) builds rsapp, a
+# binary crate using a crate vendored in vendor/ (.cargo/config.toml),
+# twice with an edit between, incrementally (rustc renames its session
+# directories), and go builds gohello twice, the second time from the Go
+# build cache kept in the jail home (compiling nothing); file watchers
+# (watcher.py; README, "File watchers"): an inotify watcher sees the
+# jail's own creates, edits and deletes, and a polling one each host edit
+# within a second (in readonly too: the host's edits are not the jail's,
+# and the tree checksums leave watch-host/ out).
+# The jail homes are under the work directory ($XDG_STATE_HOME, one a mode).
 # Every step runs in every mode even after a failure; a table of passes and
 # failures per mode ends the output, and any failure fails the test.
 # Environment: JF_REALWORK_MODES (space-separated subset of the modes).
@@ -35,6 +45,8 @@
 set -uo pipefail
 
 : "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}"
+# rustup's cargo, found on the caller's PATH (its home's .cargo/bin)
+cargo_bin=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 # Debian's python3, node and git on the host and in the jail alike (a pyenv
 # shim earlier in PATH would name a python the jail does not have).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -51,7 +63,7 @@ if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/fuse ]; then
 	echo "SKIP  needs root and /dev/fuse"
 	exit 77
 fi
-for tool in git make cc python3 node npm jq tar xz; do
+for tool in git make cc python3 node npm jq tar xz go; do
 	command -v "$tool" >/dev/null || { echo "FAIL  $tool is not installed (.ci/run installs it)"; exit 1; }
 done
 [ -f "$tarball" ] || { echo "FAIL  $tarball missing: apt-get install linux-source-6.1"; exit 1; }
@@ -60,6 +72,8 @@ done
 
 sqlite_script=$(dirname "${BASH_SOURCE[0]}")/realwork-sqlite.py
 sqlite_script=$(realpath "$sqlite_script")
+watcher_script=$(realpath "$(dirname "${BASH_SOURCE[0]}")/watcher.py")
+[ -x "$cargo_bin" ] || { echo "FAIL  no cargo (rustup's, in ~/.cargo/bin or on PATH)"; exit 1; }
 /usr/bin/python3 -c 'import sqlite3' 2>/dev/null ||
 	{ echo "FAIL  python3 has no sqlite3 module"; exit 1; }
 
@@ -86,6 +100,27 @@ cp -a /usr/lib/node_modules/npm/node_modules/ini "$tmpl/pkg" &&
 	jq 'del(.devDependencies, .scripts)' "$tmpl/pkg/package.json" >"$work/pkg.json" &&
 	mv "$work/pkg.json" "$tmpl/pkg/package.json" ||
 	{ echo "FAIL  no /usr/lib/node_modules/npm/node_modules/ini to use as a local package"; exit 1; }
+# toolchain_projects: in the current directory, rsapp (a binary crate whose
+# dependency tinydep comes from vendor/, as `cargo vendor` leaves it: a
+# directory source replacing crates.io in .cargo/config.toml) and gohello
+# (a Go module without dependencies)
+toolchain_projects() {
+	mkdir -p rsapp/src rsapp/.cargo rsapp/vendor/tinydep/src gohello
+	printf '[package]\nname = "rsapp"\nversion = "0.1.0"\nedition = "2021"\n\n' >rsapp/Cargo.toml
+	printf '[dependencies]\ntinydep = "0.1"\n\n[profile.dev]\nincremental = true\n' \
+		>>rsapp/Cargo.toml
+	printf 'fn main() {\n    println!("{} one", tinydep::greeting());\n}\n' >rsapp/src/main.rs
+	printf '[source.%s]\nreplace-with = "vendored"\n\n[source.vendored]\ndirectory = "vendor"\n' \
+		crates-io >rsapp/.cargo/config.toml
+	printf '[package]\nname = "tinydep"\nversion = "0.1.0"\nedition = "2021"\n' \
+		>rsapp/vendor/tinydep/Cargo.toml
+	printf 'pub fn greeting() -> &%sstatic str {\n    "vendored"\n}\n' "'" \
+		>rsapp/vendor/tinydep/src/lib.rs
+	echo '{"files":{},"package":null}' >rsapp/vendor/tinydep/.cargo-checksum.json
+	printf 'module example.invalid/gohello\n\ngo 1.19\n' >gohello/go.mod
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("go one") }\n' \
+		>gohello/main.go
+}
 (
 	set -e
 	cd "$tmpl"
@@ -93,15 +128,18 @@ cp -a /usr/lib/node_modules/npm/node_modules/ini "$tmpl/pkg" &&
 	# An identity in the repository's own config: the jail has no ~/.gitconfig.
 	git config user.name "Upstream Dev"
 	git config user.email dev@example.invalid
-	printf '.env\n.venv/\nnode_modules/\n*.o\n/tools/bootconfig/bootconfig\n' >.gitignore
+	printf '%s\n' .env .venv/ node_modules/ '*.o' /tools/bootconfig/bootconfig target/ \
+		/gohello/hello >.gitignore
 	mv "$work/$lx/tools" "$work/$lx/lib" "$work/$lx/include" .
 	git add .gitignore tools/lib tools/scripts lib include pkg
 	git commit -q -m "import tools/lib and the bootconfig parser"
 	mv "$work/$lx/scripts" "$work/$lx/arch" .
 	cp "$sqlite_script" scripts/sqlite-session.py
+	cp "$watcher_script" scripts/watcher.py
 	python3 scripts/sqlite-session.py make scripts/sample.db
-	git add tools/bootconfig scripts arch
-	git commit -q -m "import tools/bootconfig, scripts/diffconfig and two defconfigs"
+	toolchain_projects
+	git add tools/bootconfig scripts arch rsapp gohello
+	git commit -q -m "import tools/bootconfig, scripts, two defconfigs, rsapp and gohello"
 	git switch -q -c upstream-fix
 	printf '\n/* upstream: a comment the agent rebases onto */\n' >>lib/bootconfig.c
 	git commit -q -am "lib/bootconfig: upstream change"
@@ -130,6 +168,15 @@ git_extras_setup() {
 	printf '/up.git/\n/nested/\n' >>"$tmpl/.git/info/exclude"
 }
 (set -e && git_extras_setup) || { echo "FAIL  cannot set up up.git and nested/"; exit 1; }
+# watched directories, out of git status: watch/ for the jail's edits,
+# watch-host/ for the host's
+mkdir -p "$tmpl/watch" "$tmpl/watch-host"
+for d in watch watch-host; do
+	echo old >"$tmpl/$d/edit"
+	echo bye >"$tmpl/$d/gone"
+done
+printf '/watch/\n/watch-host/\n' >>"$tmpl/.git/info/exclude"
+cargo_jail "$cargo_bin" "$work/cargo.ini"
 policy=$work/curl-denied.ini
 printf '# the default zones, and no curl or wget in the jail\n[safe]\n/\n[run]\ndeny_exec = curl, wget\n' \
 	>"$policy"
@@ -204,10 +251,14 @@ report() { # NAME PASS(0|1) [note]
 #         whatever its exit status.
 #       X a refusal or a hidden file: CHECK decides in every mode.
 # In readonly every step must also leave the tree's checksum unchanged.
+# view_sum: that checksum, less watch-host/, which the host edits.
+view_sum() { tree_sum "$repo" ./watch-host; }
+# jail_home: the current mode's jail home on the host (one project a mode)
+jail_home() { find "$XDG_STATE_HOME/jailrun/homes" -mindepth 1 -maxdepth 1 -type d | head -n 1; }
 step() {
 	local name=$1 kind=$2 check=$3 before pass=1 note=""
 	shift 3
-	[ "$mode" = readonly ] && before=$(tree_sum "$repo")
+	[ "$mode" = readonly ] && before=$(view_sum)
 	jr "$@"
 	if [ "$mode" = readonly ] && [ "$kind" = W ]; then
 		failed_cleanly && erofs && pass=0
@@ -228,7 +279,7 @@ step() {
 	else
 		ran_ok && $check && pass=0
 	fi
-	if [ "$mode" = readonly ] && [ "$(tree_sum "$repo")" != "$before" ]; then
+	if [ "$mode" = readonly ] && [ "$(view_sum)" != "$before" ]; then
 		pass=1
 		note="$note the tree changed"
 	fi
@@ -333,6 +384,80 @@ chk_init_sub() {
 	[ -d "$repo/scratch/.git/objects" ] && [ -z "$(find "$repo/scratch/.git/hooks" -perm /111 -type f)" ]
 }
 
+# toolchains: cargo's incremental build (the edit renames rustc's session
+# directory: finalized, no "-working" one left), Go's build cache
+chk_cargo() { in_out -qx 'vendored one' && [ -f "$repo/rsapp/Cargo.lock" ]; }
+chk_cargo_again() {
+	local inc=$repo/rsapp/target/debug/incremental
+	in_out -qx 'vendored two' && ! in_any -q 'error finalizing incremental' &&
+		[ -n "$(find "$inc" -mindepth 2 -maxdepth 2 -name 's-*' -type d)" ] &&
+		[ -z "$(find "$inc" -name '*-working')" ]
+}
+chk_go_build() { in_out -qx 'go one' && [ -x "$repo/gohello/hello" ]; }
+# the second build compiles nothing: gohello's package comes from the cache
+# in the jail home, which the host keeps
+chk_go_cached() {
+	in_out -qx "$HOME/.cache/go-build" && in_out -qx 'go one' &&
+		! in_err -qE '/pkg/tool/[^ ]+/compile ' &&
+		in_err -qF "packagefile example.invalid/gohello=$HOME/.cache/go-build/" &&
+		[ -n "$(find "$(jail_home)/.cache/go-build" -type f -name '*-d' | head -n 1)" ]
+}
+# watchers
+chk_watch_own() {
+	in_out -qx 'event CREATE created' && in_out -qx 'event MODIFY edit' &&
+		in_out -qx 'event DELETE gone'
+}
+
+# toolchains: cargo (offline, vendored, incremental) twice, go twice
+toolchains() {
+	step cargo-build W chk_cargo "${cargo_env[@]}" --shell -- \
+		'cd rsapp && cargo build --offline && ./target/debug/rsapp'
+	step cargo-rebuild W chk_cargo_again "${cargo_env[@]}" --shell -- \
+		'cd rsapp && sed -i s/one/two/ src/main.rs && cargo build --offline && ./target/debug/rsapp'
+	step go-build W chk_go_build --shell -- 'cd gohello && go build -o hello . && ./hello'
+	step go-cached R chk_go_cached --shell -- \
+		'cd gohello && go env GOCACHE && go build -x -o /tmp/hello . && /tmp/hello'
+}
+
+# host_edits LOG RESULT: once the jail's watcher has written "ready" to LOG
+# (in the jail home), create, modify and delete in watch-host/; RESULT gets
+# the name of each change LOG reports within a second
+host_edits() {
+	local f _
+	for _ in $(seq 1200); do grep -q '^ready' "$1" 2>/dev/null && break; sleep 0.05; done
+	grep -q '^ready' "$1" 2>/dev/null || return 0
+	echo new >"$repo/watch-host/created"
+	echo edited on the host >"$repo/watch-host/edit"
+	unlink "$repo/watch-host/gone"
+	for f in created edit gone; do
+		for _ in $(seq 20); do grep -qx "changed $f" "$1" && echo "$f" && break; sleep 0.05; done
+	done >"$2"
+}
+
+# watchers: an inotify watcher sees the jail's own edits; a polling watcher
+# sees each host edit within a second (README, "File watchers")
+watchers() {
+	local home log before seen pass=1 ep
+	step watch-own W chk_watch_own --shell -- \
+		'python3 scripts/watcher.py inotify watch 2 >/tmp/own.log &
+		for i in $(seq 200); do grep -q ready /tmp/own.log && break; sleep 0.05; done
+		echo new >watch/created && echo more >>watch/edit && unlink watch/gone; s=$?
+		wait; cat /tmp/own.log; exit $s'
+	home=$(jail_home)
+	log=$home/watch-host.log
+	rm -f "$log" "$work/seen"
+	[ "$mode" = readonly ] && before=$(view_sum)
+	host_edits "$log" "$work/seen" &
+	ep=$!
+	jr --shell -- 'python3 scripts/watcher.py poll watch-host 3 >"$HOME/watch-host.log"
+		cat "$HOME/watch-host.log"'
+	wait $ep
+	seen=$(tr '\n' ' ' <"$work/seen" 2>/dev/null)
+	ran_ok && [ "$seen" = "created edit gone " ] && pass=0
+	[ "$mode" = readonly ] && [ "$(view_sum)" != "$before" ] && pass=1 seen="$seen the tree changed"
+	report watch-host $pass "(seen within 1 s: $seen)"
+}
+
 # git_extras: git config writes (remote add, push -u's tracking), a submodule
 # (init, a commit inside it, the superproject's commit of it: no refusal on
 # jailrun's stderr) and git init in a subdirectory
@@ -389,6 +514,8 @@ session() {
 	step sqlite-2-wal W chk_sql_two_wal -- python3 scripts/sqlite-session.py two wal
 	step sqlite-2-del W chk_sql_two_del -- python3 scripts/sqlite-session.py two delete
 	git_extras
+	toolchains
+	watchers
 }
 
 # ---------------------------------------------------------------- the modes
@@ -400,6 +527,7 @@ for mode in "${modes[@]}"; do
 	mnt=$work/$mode-mnt
 	mkdir -p "$work/$mode"
 	cp -a "$tmpl" "$repo"
+	export XDG_STATE_HOME=$work/$mode/state
 	case $mode in
 	oneshot) mode_args=(--source "$repo") ;;
 	audit)
@@ -420,10 +548,10 @@ for mode in "${modes[@]}"; do
 		exit 1
 		;;
 	esac
-	[ "$mode" = readonly ] && sum_before=$(tree_sum "$repo")
+	[ "$mode" = readonly ] && sum_before=$(view_sum)
 	session
 	if [ "$mode" = readonly ]; then
-		[ "$(tree_sum "$repo")" = "$sum_before" ]
+		[ "$(view_sum)" = "$sum_before" ]
 		report tree-unchanged $? "(checksum of every entry before and after the session)"
 	fi
 	if [ "$mode" = audit ]; then

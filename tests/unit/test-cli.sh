@@ -7,6 +7,9 @@
 #     COMP_CWORD): every option --help lists, per mode, is offered; policy
 #     files after --policy, directories for SOURCE, -o keys after a comma,
 #     commands after jailrun's --;
+#   - zsh completion (completions/_jailfs, _jailrun) in an interactive
+#     zsh -f with compinit (zsh-complete.zsh): every option --help lists,
+#     per mode, is offered after --.
 # Suite 'unit'.
 set -uo pipefail
 
@@ -110,5 +113,36 @@ offers "jailfs --audit-level" denied writes all -- _jailfs jailfs --audit-level 
 offers "jailrun --source: directories" "$tmp/c/src/dir" -- _jailrun jailrun --source "$tmp/c/src/"
 offers "jailrun -- pyth: commands" python3 -- _jailrun jailrun --json -- pyth
 offers "jailrun -- CMD ARG: files" "$tmp/c/src/file" -- _jailrun jailrun -- cat "$tmp/c/src/"
+
+# ------------------------------------------------------- zsh completion
+# zoffers PROG [MODE]: candidate file N offers every option of PROG [MODE] --help
+zoffers() {
+	local f=$tmp/z/$1 prog=$2 bin missing=""
+	shift 2
+	[ "$prog" = jailfs ] && bin=$JAILFS || bin=$JAILRUN
+	# a mode's help names the other modes in its text, not as its options
+	mapfile -t o < <("$bin" "$@" --help | help_opts |
+		{ [ $# -gt 0 ] && grep -vxE -- '--(check|scan|audit-report)' || cat; })
+	for c in "${o[@]}"; do grep -qxF -- "$c" "$f" || missing+=" $c"; done
+	[ -s "$f" ] && [ -z "$missing" ] &&
+		ok "zsh completion: $prog${*:+ $*} -- offers every option of --help (${#o[@]})" ||
+		bad "zsh completion: $prog${*:+ $*} --: lacks$missing (offered: $(tr '\n' ' ' <"$f"))"
+}
+if command -v zsh >/dev/null; then
+	mkdir -p "$tmp/z"
+	zsh -f "$JF_SRCDIR/tests/unit/zsh-complete.zsh" "$JF_SRCDIR/completions" "$tmp/z" \
+		"jailfs --" "jailfs --check --" "jailfs --scan --" "jailfs --audit-report --" \
+		"jailrun --" 2>"$tmp/zsh.err" ||
+		bad "zsh completion: a completion did not finish in 30 s: $(<"$tmp/zsh.err")"
+	zoffers 1 jailfs
+	zoffers 2 jailfs --check
+	zoffers 3 jailfs --scan
+	zoffers 4 jailfs --audit-report
+	zoffers 5 jailrun
+elif [ "${CI:-}" = true ]; then
+	bad "zsh completion: zsh is not installed (CI=true; Debian package zsh)"
+else
+	ok "zsh completion # SKIP zsh is not installed"
+fi
 
 tap_done
