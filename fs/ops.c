@@ -65,6 +65,13 @@ static void jf_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
+	/* Every READDIR is a READDIRPLUS: in auto mode the kernel asks for
+	 * attributes only at offset 0 or after a LOOKUP in the directory, so
+	 * on a cold view each name past a directory's first reply cost one
+	 * LOOKUP round trip when opened (rg, find descending). Each probe of a
+	 * readdirplus entry stats the name, which a plain listing does only for
+	 * directories and unknown types; docs/benchmarks.md measures both. */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (!jf_fs.opts->no_splice && (conn->capable & FUSE_CAP_SPLICE_WRITE))
 		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 	/* Writeback cache stays off: with it the kernel would own O_APPEND and

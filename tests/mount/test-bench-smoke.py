@@ -6,7 +6,8 @@ Runs `bench/run --tiny --rounds 1` on a small generated tree with real
 jailfs, jailfs audit=all and (where installed) bindfs mounts, then checks
 that the printed table has every row, that every timing is a time and every
 ratio a number, that the footer gives each daemon side's peak RSS and fds,
-that the daemon peak RSS/fd lines are there, that the markdown table
+that the daemon peak RSS/fd lines are there, that the cold rows print
+the requests per entry of their fresh views, that the markdown table
 matches, that npm-ci is left out offline, and that no mount is left behind.
 Then a few rows again as the ordinary user jftest (--user): the table must
 say so and every cell be a time. Timings are never judged: benchmarks are
@@ -25,7 +26,8 @@ import tempfile
 
 ROWS = [  # label prefixes, in table order
     "find . -type f", "rg -l MODULE_LICENSE", "tar cf - .", "git status",
-    "git log -p -1000", "2000 stat() of absent names", "untar ", "rm -rf of them",
+    "git log -p -1000", "rg -l MODULE_LICENSE, a fresh view", "git status, a fresh view",
+    "2000 stat() of absent names", "untar ", "rm -rf of them",
     "dd write ", "dd read ", "jailrun --root MNT", "jailrun --source DIR",
     "python3 -m venv --without-pip", "git clone --local",
 ]
@@ -175,6 +177,15 @@ def main():
                             % daemon, out, re.M),
                   "no peak RSS / open fds line for %s" % daemon)
         check("machine: nproc" in out, "no machine line")
+        # each fresh view's daemon counts its requests: a LOOKUP or a
+        # READDIRPLUS per entry at least, or the row measured a warm view
+        for row in ("cold-rg", "cold-git-status"):
+            for side in ("jailfs", "audit"):
+                m = re.search(r"^note: requests per entry, %s on %s: ([\d.]+) \((.*)\)$"
+                              % (row, side), out, re.M)
+                check(m and float(m.group(1)) > 0.5 and
+                      re.search(r"(LOOKUP|READDIRPLUS) [\d.]+", m.group(2)),
+                      "no requests-per-entry note of a cold view for %s on %s" % (row, side))
         check("note: npm-ci left out: --tiny runs offline" in out,
               "no note that npm-ci is left out offline")
         try:

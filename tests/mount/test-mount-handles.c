@@ -3,7 +3,8 @@
  * Mount suite, handles, fds and page cache with and without fast_open: the
  * daemon's fds stay bounded under create and unlink, bytes mapped into a
  * RESTRICTED running executable are never what the view serves, which mount
- * gets zero-message opens, and that they keep the page cache.
+ * gets zero-message opens, and that they keep the page cache; a listing
+ * leaves no LOOKUP for the names it gave.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -394,6 +395,68 @@ static void test_content_zone_not_passed(void **state)
 	mu_tree_free(&m);
 }
 
+/*
+ * Every listing is a READDIRPLUS, not only a directory's first reply (the
+ * kernel's readdirplus_auto): after one listing of a directory too large
+ * for one reply, stat(2) of each name it gave costs no LOOKUP and no
+ * GETATTR. In auto mode the names past the first reply each cost a LOOKUP
+ * on a new view (rg and find on a fresh jailrun view). Both open modes.
+ */
+static void test_listing_leaves_no_lookup(void **state)
+{
+	enum { N = 3000 };
+	const char *args[] = {"--stats", NULL, NULL, NULL, NULL};
+	char stats[400], name[128];
+	uint64_t before[2], after[2];
+	struct jf_mnt m;
+
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		struct dirent *de;
+		unsigned seen = 0;
+		DIR *d;
+
+		mu_tree_new(&m);
+		mu_mkdir(&m, "big");
+		for (int i = 0; i < N; i++) {
+			snprintf(name, sizeof(name), "%s/a-name-long-enough-to-fill-replies-%04d.c",
+				 mu_s(&m, "big"), i);
+			int fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+			assert_true(fd >= 0);
+			close(fd);
+		}
+		snprintf(stats, sizeof(stats), "%s/stats", m.dir);
+		args[1] = stats;
+		args[2] = mode ? "-o" : NULL;
+		args[3] = mode ? "fast_open" : NULL;
+		assert_int_equal(mu_mount(&m, args, 0), 0);
+		d = opendir(mu_v(&m, "big"));
+		assert_non_null(d);
+		while ((de = readdir(d)))
+			seen++;
+		assert_int_equal(seen, N + 2);
+		assert_int_equal(mu_requests(m.pid, stats, "LOOKUP", &before[0]), 0);
+		assert_int_equal(mu_requests(m.pid, stats, "GETATTR", &before[1]), 0);
+		rewinddir(d);
+		while ((de = readdir(d))) {
+			struct stat st;
+
+			assert_int_equal(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW),
+					 0);
+		}
+		closedir(d);
+		assert_int_equal(mu_requests(m.pid, stats, "LOOKUP", &after[0]), 0);
+		assert_int_equal(mu_requests(m.pid, stats, "GETATTR", &after[1]), 0);
+		print_message("mode %d: %llu LOOKUP, %llu GETATTR after the listing\n", mode,
+			      (unsigned long long)(after[0] - before[0]),
+			      (unsigned long long)(after[1] - before[1]));
+		assert_int_equal(after[0] - before[0], 0);
+		assert_true(after[1] - before[1] <= 2); /* "." and ".." at most */
+		mu_tree_free(&m);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +468,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_read_only_policy_open_mode),
 		cmocka_unit_test(test_fast_open_keeps_cache),
 		cmocka_unit_test(test_content_zone_not_passed),
+		cmocka_unit_test(test_listing_leaves_no_lookup),
 	};
 
 	return mu_run_tests("mount-handles", tests, argc, argv);
