@@ -21,6 +21,7 @@
 
 #include "cleanup.h"
 #include "jailrun.h"
+#include "persist.h"
 #include "sysdirs.h"
 #include "result.h"
 #include "text.h"
@@ -32,8 +33,8 @@
 
 struct opts {
 	const char *root, *source, *policy_file, *cwd, *audit, *request, *home;
-	bool shell, net, json, check_only, plain_root, no_git_root;
-	uint64_t timeout_ms, max_output, grace_ms;
+	bool shell, net, json, check_only, plain_root, no_git_root, fresh;
+	uint64_t timeout_ms, max_output, grace_ms, view_idle_ms; /* view_idle_ms 0: unset */
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];
 	int n_env;
@@ -64,8 +65,11 @@ static const char usage_text[] =
 	"                      where they and the command line disagree the stricter\n"
 	"                      wins: deny_exec of both, the smaller timeout and\n"
 	"                      max_output, no allow lifts the other side's deny\n"
-	"  --source DIR        one-shot: mount a private jailfs view for this command\n"
-	"                      only (default: --source .). When DIR lies in a git work\n"
+	"  --source DIR        run in a private jailfs view of DIR (default:\n"
+	"                      --source .), kept for the next command of the same\n"
+	"                      source, policy content and user, and unmounted once\n"
+	"                      idle (--view-idle); jailfs --list shows it as\n"
+	"                      persistent, jailfs --stop stops it. When DIR lies in a git work\n"
 	"                      tree (a .git found upwards, on the same filesystem),\n"
 	"                      the view is the work tree's top level, so that git and\n"
 	"                      paths like ../include work as outside the jail; the\n"
@@ -85,6 +89,11 @@ static const char usage_text[] =
 	"                      not shown. Other work trees' .git files show as empty\n"
 	"                      files (git in the jail must not prune them)\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
+	"  --fresh             with --source: a one-shot view for this command only,\n"
+	"                      unmounted when it ends (also with --audit FILE)\n"
+	"  --view-idle SECONDS with --source: a view this command starts unmounts\n"
+	"                      itself after SECONDS with no command in it and no\n"
+	"                      request (default: [run] view_idle, else 600)\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the project's .jailfs.ini, else\n"
 	"                      ~/.config/jailfs/policy.ini, as jailfs; else the\n"
@@ -321,6 +330,8 @@ enum {
 	OPT_PLAIN_ROOT,
 	OPT_NO_GIT_ROOT,
 	OPT_HOME,
+	OPT_FRESH,
+	OPT_VIEW_IDLE,
 };
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -330,6 +341,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"source", required_argument, NULL, OPT_SOURCE},
 		{"no-git-root", no_argument, NULL, OPT_NO_GIT_ROOT},
 		{"home", required_argument, NULL, OPT_HOME},
+		{"fresh", no_argument, NULL, OPT_FRESH},
+		{"view-idle", required_argument, NULL, OPT_VIEW_IDLE},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"cwd", required_argument, NULL, OPT_CWD},
@@ -439,6 +452,15 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_HOME:
 			o->home = optarg;
+			break;
+		case OPT_FRESH:
+			o->fresh = true;
+			break;
+		case OPT_VIEW_IDLE:
+			o->view_idle_ms = parse_seconds_ms(optarg, "--view-idle");
+			if (!o->view_idle_ms)
+				usage_error(
+					"--view-idle must be more than 0 (--fresh: no view kept)");
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -604,6 +626,7 @@ struct run {
 	char *const *argv;			    /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
+	struct jr_persist persist;    /* --source without --fresh: the shared view */
 	struct jr_viewlog log;	      /* where the view's refusals are read from */
 	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
@@ -917,7 +940,7 @@ static void abort_views(struct run *r, struct jr_outcome *oc)
 {
 	size_t n = strlen(oc->broken);
 
-	if (r->o.root) {
+	if (r->o.root || r->persist.attached) {
 		snprintf(oc->broken + n, sizeof(oc->broken) - n,
 			 "; they stay blocked until the daemon of %s answers", r->view.host);
 		r->log.mnt = NULL;
@@ -939,16 +962,22 @@ static void check_root_view(struct run *r, struct jr_outcome *oc)
 {
 	int e;
 
-	if (!r->o.root || oc->broken[0] || oc->stuck)
+	if ((!r->o.root && !r->persist.attached) || oc->broken[0] || oc->stuck)
 		return;
 	e = jr_view_gone(r->view.host);
 	if (e == 0)
 		return;
 	/* the reason first: a long mountpoint is cut, not the reason */
-	snprintf(oc->broken, sizeof(oc->broken),
-		 "the jailfs daemon of the --root view is gone under the command (%s); "
-		 "unmount %.120s and mount it again",
-		 strerror(-e), r->view.host);
+	if (r->persist.attached)
+		snprintf(oc->broken, sizeof(oc->broken),
+			 "the jailfs daemon of the persistent view is gone under the command "
+			 "(%s); the next command starts a fresh view",
+			 strerror(-e));
+	else
+		snprintf(oc->broken, sizeof(oc->broken),
+			 "the jailfs daemon of the --root view is gone under the command (%s); "
+			 "unmount %.120s and mount it again",
+			 strerror(-e), r->view.host);
 	r->log.mnt = NULL;
 }
 
@@ -1161,6 +1190,28 @@ static int decide(struct run *r, char *exec_path)
 	return -1;
 }
 
+/* --source without --fresh or --audit (a log of this command's own): attach
+ * to the persistent view, its refusals read from its shared log. 1 when
+ * attached, 0 to mount a one-shot view, or a negative errno (@err says). */
+static int mount_persistent(struct run *r, char *err, size_t errsz)
+{
+	uint64_t idle = r->o.view_idle_ms ? r->o.view_idle_ms
+					  : jf_policy_run_number(r->policy, "view_idle_ms");
+	struct jr_persist_args a = {.source = r->view.project,
+				    .policy = r->o.policy_file,
+				    .idle_ms = idle ? idle : JR_VIEW_IDLE_DEFAULT_MS};
+	int e;
+
+	if (r->o.fresh || r->o.audit)
+		return 0;
+	e = jr_persist_attach(&r->persist, &a, err, errsz);
+	if (e <= 0)
+		return e;
+	snprintf(r->view.host, sizeof(r->view.host), "%s", r->persist.mnt);
+	jr_viewlog_root(&r->log, r->persist.mnt);
+	return 1;
+}
+
 /* --source: mount the private view; afterwards the jail binds it. */
 static int mount_oneshot(struct run *r)
 {
@@ -1182,12 +1233,17 @@ static int mount_oneshot(struct run *r)
 				    .policy = r->o.policy_file,
 				    .audit = r->o.audit ? audit_abs : NULL,
 				    .refusal_log = true};
-	e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
-	if (!r->o.audit)
-		r->log.fd = r->oneshot.log_fd; /* the private log, ours to close */
+	e = mount_persistent(r, err, sizeof(err));
 	if (e < 0)
 		return report_error(r, err);
-	snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	if (e == 0) {
+		e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
+		if (!r->o.audit)
+			r->log.fd = r->oneshot.log_fd; /* the private log, ours to close */
+		if (e < 0)
+			return report_error(r, err);
+		snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	}
 	r->view.host_is_source = false;
 	if (!r->view.gitdir)
 		return 0;
@@ -1207,6 +1263,7 @@ static int mount_oneshot(struct run *r)
 int main(int argc, char **argv)
 {
 	static struct run r = {.log = {.fd = -1},
+			       .persist = {.users_fd = -1},
 			       .o = {.grace_ms = DEFAULT_GRACE_MS,
 				     .limits = {.cpu_s = 3600,
 						.as_bytes = 16ULL << 30,
@@ -1274,8 +1331,13 @@ int main(int argc, char **argv)
 	check_root_view(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
+	if (r.persist.attached) /* a shared log: only this jail's records */
+		r.log.pidns = oc->pidns;
 	e = finish(&r, oc, e);
 	jr_viewlog_close(&r.log);
+	jr_persist_detach(&r.persist);
+	if (oc->pidns_fd >= 0)
+		close(oc->pidns_fd);
 	free(oc->out.buf);
 	free(oc->err.buf);
 	jf_policy_free(r.policy);
