@@ -66,21 +66,20 @@ static int make_private(const char *path)
 	return check_private(path);
 }
 
-/* BASE (PATH_MAX bytes): /run/jailrun for root; else $XDG_RUNTIME_DIR, else
- * /run/user/UID, each only when private, plus /jailrun. Never a directory of
- * /tmp, where another user could have made the name first. 0: none. */
+/* BASE (PATH_MAX bytes): $XDG_RUNTIME_DIR when private, else /run/jailrun
+ * for root and /run/user/UID when private for others, plus /jailrun. Never
+ * a directory of /tmp, where another user could have made the name first.
+ * 1 when made or checked, 0 when there is none, -EPERM. */
 static int runtime_base(char *base)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	char user[64];
 
-	if (geteuid() == 0) {
-		snprintf(base, PATH_MAX, "/run/jailrun");
-		return make_private(base) < 0 ? -EPERM : 1;
-	}
 	snprintf(user, sizeof(user), "/run/user/%u", (unsigned)geteuid());
 	if (xdg && xdg[0] == '/' && check_private(xdg) == 0)
 		snprintf(base, PATH_MAX, "%s/jailrun", xdg);
+	else if (geteuid() == 0)
+		snprintf(base, PATH_MAX, "/run/jailrun");
 	else if (check_private(user) == 0)
 		snprintf(base, PATH_MAX, "%s/jailrun", user);
 	else
@@ -384,11 +383,8 @@ int jr_persist_attach(struct jr_persist *p, const struct jr_persist_args *a, cha
 	memset(p, 0, sizeof(*p));
 	p->users_fd = -1;
 	r = runtime_base(base);
-	if (r == 0) {
-		fprintf(stderr, "jailrun: no private runtime directory ($XDG_RUNTIME_DIR or "
-				"/run/user/UID): a one-shot view\n");
+	if (r == 0) /* documented (jailrun(1)); said on every command it would be noise */
 		return 0;
-	}
 	if (r > 0 && (r = key_load(&k, a, err, errsz)) < 0) {
 		key_free(&k);
 		return r;

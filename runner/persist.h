@@ -33,12 +33,12 @@ struct jr_persist_args {
  * Attach to the persistent view of @a, starting it when there is none or
  * its daemon is gone (said on stderr, the dead mount detached first). The
  * view's directory lies in the user's private runtime directory
- * (/run/jailrun for root, else $XDG_RUNTIME_DIR/jailrun or
- * /run/user/UID/jailrun), each level checked with lstat to be a directory of
- * ours that nobody else may enter. Blocks while another jailrun sets the
+ * ($XDG_RUNTIME_DIR/jailrun, else /run/jailrun for root and
+ * /run/user/UID/jailrun for others), each level checked with lstat to be a
+ * directory of ours that nobody else may enter. Blocks while another jailrun sets the
  * same view up. Returns 1 with @p attached (p->mnt mounted; detach with
  * jr_persist_detach), 0 when there is no private runtime directory (the
- * caller mounts a one-shot view; a note is said), or a negative errno with
+ * caller mounts a one-shot view), or a negative errno with
  * a message in @err. Not thread-safe (one call per process).
  */
 int jr_persist_attach(struct jr_persist *p, const struct jr_persist_args *a, char *err,

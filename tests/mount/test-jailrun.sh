@@ -15,6 +15,8 @@ F=${JAILFS:?JAILFS not set}
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse
 
 T=$(mktemp -d /tmp/jf-jailrun.XXXXXX)
@@ -26,6 +28,7 @@ cleanup() {
 		mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d"; }
 	done
 	pkill -f "sleep 60[0-9]" 2>/dev/null
+	stop_persistent
 	rm -rf "$T"
 }
 trap cleanup EXIT
