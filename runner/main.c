@@ -480,6 +480,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	o->argc = argc - optind;
 	if (o->root && o->source)
 		usage_error("--root and --source exclude each other");
+	if (o->root && (o->fresh || o->view_idle_ms))
+		usage_error("--fresh and --view-idle are for --source views, not --root");
 	if (o->audit && o->root)
 		usage_error(
 			"--audit needs the one-shot view (--source): a running jailfs has its own "

@@ -133,7 +133,6 @@ static int make_key(const struct jr_persist_args *a, const char *jailfs, const c
 
 /* A view's identity, and the policy text it is started with. */
 struct key {
-	const char *source;
 	char jailfs[PATH_MAX];
 	char *policy; /* the policy file's content, "" for the built-in default */
 	size_t plen;
@@ -325,16 +324,14 @@ static int find_or_start(struct jr_persist *p, int dfd, const struct jr_persist_
 	return r;
 }
 
-/* p->dir for @k, made private; its fd in *@dfd. The name hashes user,
- * source and policy; the key file, compared whole, decides. */
+/* p->dir for @k, made private; its fd in *@dfd. The name hashes the whole
+ * key (a rebuilt jailfs gets a directory of its own, and the view of the
+ * old one keeps serving its commands); the key file, compared whole, decides. */
 static int open_dir(struct jr_persist *p, const struct key *k, const char *base, int *dfd)
 {
-	char name[PATH_MAX + 32];
-	uint64_t h;
-	int r, n;
+	uint64_t h = fnv1a(k->text, k->len);
+	int r;
 
-	n = snprintf(name, sizeof(name), "%u\n%s\n", (unsigned)geteuid(), k->source);
-	h = fnv1a(name, (size_t)n) ^ fnv1a(k->policy, k->plen) * 31;
 	if ((size_t)snprintf(p->dir, sizeof(p->dir), "%s/persist.%016llx", base,
 			     (unsigned long long)h) >= sizeof(p->dir) ||
 	    (size_t)snprintf(p->mnt, sizeof(p->mnt), "%s/mnt", p->dir) >= sizeof(p->mnt))
@@ -356,7 +353,6 @@ static int key_load(struct key *k, const struct jr_persist_args *a, char *err, s
 {
 	int r = 0;
 
-	k->source = a->source;
 	jr_find_jailfs(k->jailfs, sizeof(k->jailfs));
 	if (a->policy)
 		r = read_policy(a->policy, &k->policy, &k->plen);

@@ -242,9 +242,13 @@ static int private_base(char *base)
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
+	/* an $XDG_RUNTIME_DIR that is not ours (kept by su) is not used */
+	if (xdg && (xdg[0] != '/' || lstat(xdg, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid()))
+		xdg = NULL;
 	if (geteuid() == 0)
 		snprintf(base, PATH_MAX, "/run/jailrun");
-	else if (xdg && xdg[0] == '/')
+	else if (xdg)
 		snprintf(base, PATH_MAX, "%s/jailrun", xdg);
 	else
 		snprintf(base, PATH_MAX, "/tmp/jailrun-%u", (unsigned)geteuid());
