@@ -16,7 +16,8 @@
 #  - kill -9 of the daemon: the next command says so on stderr, detaches the
 #    dead mount and starts a fresh view that works
 #  - jailfs --stop stops one; --view-idle: an unused view unmounts itself,
-#    never under a command that is still running
+#    never under a command that is still running; jailfs --idle-exit keeps a
+#    view while a shared flock on its --idle-lock file is held
 #  - a runtime directory another user owns, or a symlink there, is refused
 #  - as jftest: its views in its own runtime directory, reused, listed and
 #    stopped by it; root's views not reachable by it
@@ -156,6 +157,22 @@ sleep 2.5
 check "not while a command is attached" in_use
 wait "$p1"
 check "that command ended well" test $? -eq 0
+
+# --- jailfs --idle-exit and --idle-lock on their own ---
+mkdir -p "$T/im"
+: >"$T/im.lock"
+flock -s "$T/im.lock" sleep 3 &
+p1=$!
+sleep 0.3
+"$F" --idle-exit 1 --idle-lock "$T/im.lock" "$P" "$T/im"
+listed_persistent() { "$F" --list | awk -F'\t' -v m="$1" '$1 == m' | grep -q persistent; }
+check "jailfs --idle-exit: --list says persistent" listed_persistent "$T/im"
+sleep 2.5
+check "jailfs --idle-exit: kept while a shared flock is held" mounted "$T/im"
+wait "$p1"
+gone=
+for _ in $(seq 25); do mounted "$T/im" || { gone=1 && break; }; sleep 0.2; done
+check "jailfs --idle-exit: unmounted once the lock is free and no request came" test -n "$gone"
 
 # --- planted runtime directories ---
 if id jftest >/dev/null 2>&1; then
