@@ -24,6 +24,7 @@
  * Each command reads its own refusals from the shared log, filtered by the
  * pid namespace of its jail (main.c, jr_audit_read_ns).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -308,16 +309,57 @@ static int check_view(struct jr_persist *p, int dfd, const char *key, size_t kle
 	return 0;
 }
 
+/* The files of view directory @name in @base that is not mounted and that
+ * nobody is attached to or setting up (its users.lock free): its refusal
+ * log, up to LOG_MAX_SIZE of RAM in a tmpfs, and its key and policy. The
+ * locks, the empty mountpoint and the directory stay (a jailrun may be
+ * opening them). */
+static void sweep_one(int bfd, const char *base, const char *name)
+{
+	_cleanup_close_ int dfd =
+		openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int lfd = -1;
+	char mnt[PATH_MAX], fstype[64], source[PATH_MAX];
+
+	if (dfd < 0)
+		return;
+	lfd = openat(dfd, "users.lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	if ((size_t)snprintf(mnt, sizeof(mnt), "%s/%s/mnt", base, name) >= sizeof(mnt) ||
+	    jr_view_find_mount(mnt, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+		return;
+	unlinkat(dfd, "audit.log", 0);
+	unlinkat(dfd, "policy.ini", 0);
+	unlinkat(dfd, "key", 0);
+}
+
+/* Before a view starts: sweep the other views of @base that are gone. */
+static void sweep(const char *base, const char *self)
+{
+	_cleanup_closedir_ DIR *d = opendir(base);
+	const char *own = strrchr(self, '/');
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strncmp(de->d_name, "persist.", 8) == 0 &&
+		    (!own || strcmp(de->d_name, own + 1)))
+			sweep_one(dirfd(d), base, de->d_name);
+}
+
 /* Under setup.lock: use the live view or start one. */
-static int find_or_start(struct jr_persist *p, int dfd, const struct jr_persist_args *a,
-			 const struct key *k, char *err, size_t errsz)
+static int find_or_start(struct jr_persist *p, int dfd, const char *base,
+			 const struct jr_persist_args *a, const struct key *k, char *err,
+			 size_t errsz)
 {
 	int r = check_view(p, dfd, k->text, k->len);
 
 	if (r == 1)
 		return 0;
-	if (r == 0)
+	if (r == 0) {
+		sweep(base, p->dir);
 		r = start_view(p, dfd, a, k);
+	}
 	if (r < 0)
 		snprintf(err, errsz, "cannot start the persistent view of %s at %s: %s", a->source,
 			 p->mnt, strerror(-r));
@@ -401,7 +443,7 @@ int jr_persist_attach(struct jr_persist *p, const struct jr_persist_args *a, cha
 		jr_persist_detach(p);
 		return r;
 	}
-	r = find_or_start(p, dfd, a, &k, err, errsz);
+	r = find_or_start(p, dfd, base, a, &k, err, errsz);
 	key_free(&k);
 	if (r < 0) {
 		jr_persist_detach(p);

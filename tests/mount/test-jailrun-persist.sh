@@ -142,6 +142,12 @@ check "jailfs --stop stops it" test -z "$(views "$T")"
 out=$(run -- cat a.txt 2>&1)
 check "and the next command starts another" test "$out" = hello -a -n "$(views "$T")"
 stop_views "$T"
+gone_dir=$(dirname "${v2% *}")
+check "a stopped view's refusal log stays until another view starts" test -e "$gone_dir/audit.log"
+mkdir -p "$T/proj2"
+"$J" --source "$T/proj2" --no-git-root --policy "$T/pol.ini" -- true >/dev/null 2>&1
+check "... which removes it" test ! -e "$gone_dir/audit.log" -a -e "$gone_dir/users.lock"
+stop_views "$T"
 
 # --- idle ---
 # mountinfo, not jailfs --list: asking a view is a request, which keeps it
