@@ -218,6 +218,9 @@ static int run_jailfs(const char *const *argv)
 			dup2(null, 0);
 			dup2(null, 1);
 		}
+		/* the daemon outlives us: none of our caller's pipes may stay open
+		 * in it (a harness reading to end of file would wait for it) */
+		close_range(3, ~0U, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		execvp(argv[0], (char *const *)argv);
