@@ -13,6 +13,13 @@ mounts=()
 # theirs and gets one-shot views.
 jf_run_dir=$(mktemp -d /tmp/jf-run.XXXXXX) && export XDG_RUNTIME_DIR=$jf_run_dir
 
+# stop_views_of SRC: stop the persistent views of source SRC (canonical).
+stop_views_of() {
+	"$JAILFS" --list 2>/dev/null |
+		awk -F'\t' -v s="$1" '$2 == s && $4 ~ /persistent/ { print $1 }' |
+		while read -r m; do "$JAILFS" --stop "$m" >/dev/null 2>&1; done
+}
+
 # stop_persistent: stop every view under $jf_run_dir, remove the directory.
 stop_persistent() {
 	local m
