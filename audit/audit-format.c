@@ -238,7 +238,7 @@ static size_t slen(const char *s)
 /* Everything but the strings' escaped bytes fits in this. */
 #define FIXED_BOUND 512
 
-/* ,"comm":..,"exe":.. or ,"gone":true: who asked, as far as known. */
+/* ,"comm":..,"exe":..,"pidns":N or ,"gone":true: who asked, as far as known. */
 static void put_proc(struct jbuf *b, const struct jf_audit_proc *proc)
 {
 	if (!proc)
@@ -249,6 +249,10 @@ static void put_proc(struct jbuf *b, const struct jf_audit_proc *proc)
 		put_field(b, "exe", proc->exe, true);
 	if (proc->gone)
 		puts_(b, ",\"gone\":true");
+	if (proc->pidns) {
+		puts_(b, ",\"pidns\":");
+		put_u64(b, proc->pidns);
+	}
 }
 
 static void put_body(struct jbuf *b, const struct jf_audit_event *ev, const char *rule,

@@ -144,6 +144,7 @@ struct comm_ent {
 	char *exe;		      /* readlink /proc/PID/exe, NULL = unreadable */
 	time_t exe_at;		      /* CLOCK_REALTIME second exe was read */
 	pid_t tgid;		      /* its process (thread group), 0 = not read yet */
+	unsigned long long pidns;     /* its pid namespace's inode, 0 = unreadable */
 };
 
 struct comm_cache {
@@ -233,6 +234,18 @@ static void exe_refresh(struct comm_ent *e, const char *comm, time_t now)
 	memcpy(e->comm, comm, JF_AUDIT_COMM_MAX);
 }
 
+/* The inode of @pid's pid namespace, 0 when unreadable. A task never
+ * changes its own pid namespace (setns and unshare move only its children),
+ * so it is read once per cache entry, and the entry's fd pins the task. */
+static unsigned long long pidns_read(pid_t pid)
+{
+	char p[32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)pid);
+	return stat(p, &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 /*
  * Name and executable of process (thread) @pid now. One pread(2) of
  * /proc/PID/comm on a cached fd (~0.6 us here) instead of open+read+close
@@ -271,10 +284,12 @@ static void proc_lookup(pid_t pid, time_t now, char comm[JF_AUDIT_COMM_MAX],
 		comm_ent_clear(e);
 		return;
 	}
+	e->pidns = pidns_read(pid);
 found:
 	exe_refresh(e, comm, now);
 	out->comm = comm;
 	out->exe = e->exe;
+	out->pidns = e->pidns;
 }
 
 /* The thread group of thread @tid from /proc/TID/status; @tid when

@@ -122,13 +122,16 @@ struct jf_audit_proc {
 	const char *comm; /* /proc/PID/comm, NULL to leave the field out */
 	const char *exe;  /* readlink /proc/PID/exe, NULL when unknown */
 	bool gone;	  /* PID had exited: neither could be read */
+	/* inode of /proc/PID/ns/pid (its pid namespace), 0 = unknown or left
+	 * out: tells apart commands that share a view, one jail each */
+	unsigned long long pidns;
 };
 
 /*
  * Format @ev as one JSON Lines record, newline included, exactly as the
  * writer puts it in the file. @ts is the wall-clock time (CLOCK_REALTIME),
  * printed as RFC 3339 UTC with microseconds; @proc (NULL = nothing known)
- * gives "comm", "exe" and "gone". Strings that are not valid UTF-8 (paths
+ * gives "comm", "exe", "gone" and "pidns". Strings that are not valid UTF-8 (paths
  * may hold any byte but NUL) get U+FFFD per bad byte, and "path_hex",
  * "path2_hex", "exe_hex" carry the raw bytes. Returns a malloc'd
  * NUL-terminated line (caller frees) and sets *len (bytes, without the NUL),

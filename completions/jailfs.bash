@@ -19,7 +19,7 @@ _jailfs()
 		_jailfs_files '*.ini'
 		return
 		;;
-	--audit | --stats)
+	--audit | --stats | --idle-lock)
 		_jailfs_files '*'
 		return
 		;;
@@ -62,7 +62,7 @@ _jailfs()
 		*)
 			opts='--policy --read-only -f -d -v --verbose --audit --audit-level
 				--audit-sync --audit-syslog --audit-max-size --audit-rate --stats -o
-				--help --version --check --scan --audit-report --list --stop'
+				--idle-exit --idle-lock --help --version --check --scan --audit-report --list --stop'
 			;;
 		esac
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -53,11 +53,11 @@ _jailrun()
 		mapfile -t COMPREPLY < <(compgen -e -- "$cur")
 		return
 		;;
-	--timeout | --grace | --max-output | --rlimit-cpu | --rlimit-as | --rlimit-nproc | --rlimit-fsize)
+	--view-idle | --timeout | --grace | --max-output | --rlimit-cpu | --rlimit-as | --rlimit-nproc | --rlimit-fsize)
 		return
 		;;
 	esac
-	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --policy --cwd --home --shell
+	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --fresh --view-idle --policy --cwd --home --shell
 		--allow-inline --request --env --net --timeout --grace --max-output --rlimit-cpu --rlimit-as
 		--rlimit-nproc --rlimit-fsize --deny-exec --allow-exec --check --json --audit
 		--help --version --' -- "$cur")

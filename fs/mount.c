@@ -27,6 +27,7 @@
 #include "fsstate.h"
 #include "handler.h"
 #include "hardlinks.h"
+#include "idle.h"
 #include "inode.h"
 #include "jailfs.h"
 #include "notify.h"
@@ -462,6 +463,11 @@ static int serve(struct jf_options *o)
 		fprintf(stderr, "jailfs: --stats %s: %s\n", o->stats, strerror(-r));
 		return 1;
 	}
+	if ((r = jf_idle_open(o->idle_lock)) < 0) {
+		fprintf(stderr, "jailfs: --idle-lock %s: %s\n", o->idle_lock, strerror(-r));
+		jf_stats_stop();
+		return 1;
+	}
 	se = fuse_session_new(&o->fuse_args, &jf_ops, sizeof(jf_ops), &jf_fs);
 	if (!se)
 		return 2; /* libfuse printed the bad option */
@@ -498,6 +504,10 @@ static int serve(struct jf_options *o)
 	jf_notify_start(se);
 	if (!o->no_watch)
 		jf_watch_start();
+	if ((r = jf_idle_start(o->idle_exit_ms)) < 0) {
+		fprintf(stderr, "jailfs: cannot start the idle watch: %s\n", strerror(-r));
+		goto out_audit;
+	}
 	cfg = fuse_loop_cfg_create();
 	if (!cfg)
 		goto out_audit;
@@ -520,10 +530,13 @@ out_unmount:
 	jf_hardlinks_stop(jf_fs.view.links);
 	jf_notify_stop(); /* fuse_session_unmount closes the session's fd */
 	fuse_session_unmount(se);
+	/* after the unmount: a jailrun waiting for the lock finds no view */
+	jf_idle_stop();
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	fuse_session_destroy(se);
+	jf_idle_stop();
 	jf_stats_stop();
 	return status;
 }

@@ -59,6 +59,11 @@ void jf_options_usage(const char *prog)
 	       "  --stats FILE         append the count of FUSE requests of each kind\n"
 	       "                       to FILE at exit and on SIGUSR1 (without it:\n"
 	       "                       stderr, at exit only with -d)\n"
+	       "  --idle-exit SECONDS  unmount and exit once no request came for SECONDS\n"
+	       "                       and nobody holds the --idle-lock file;\n"
+	       "                       --list shows the view as persistent\n"
+	       "  --idle-lock FILE     a process holding a shared flock(2) on FILE keeps\n"
+	       "                       the view alive (jailrun's commands do)\n"
 	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
 	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
 	       "       audit_sync, audit_syslog, audit_max_size=SIZE, audit_rate=N,\n"
@@ -301,7 +306,9 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		OPT_SYSLOG,
 		OPT_MAX_SIZE,
 		OPT_RATE,
-		OPT_STATS
+		OPT_STATS,
+		OPT_IDLE_EXIT,
+		OPT_IDLE_LOCK,
 	};
 	static const struct option longopts[] = {
 		{"policy", required_argument, NULL, OPT_POLICY},
@@ -313,6 +320,8 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"audit-max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"audit-rate", required_argument, NULL, OPT_RATE},
 		{"stats", required_argument, NULL, OPT_STATS},
+		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT},
+		{"idle-lock", required_argument, NULL, OPT_IDLE_LOCK},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -371,6 +380,17 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			break;
 		case OPT_STATS:
 			o->stats = optarg;
+			break;
+		case OPT_IDLE_EXIT:
+			if (jf_parse_duration_ms(optarg, strlen(optarg), &o->idle_exit_ms) < 0 ||
+			    !o->idle_exit_ms) {
+				fprintf(stderr, "jailfs: --idle-exit %s: expected seconds > 0\n",
+					optarg);
+				goto usage;
+			}
+			break;
+		case OPT_IDLE_LOCK:
+			o->idle_lock = optarg;
 			break;
 		default:
 			goto usage;

@@ -9,6 +9,7 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "audit.h"
 
@@ -34,6 +35,8 @@ struct jf_options {
 	bool no_passthrough;	 /* -o nopassthrough: every read and write through the daemon */
 	bool io_uring;		 /* -o io_uring: FUSE over io_uring where the kernel allows */
 	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
+	uint64_t idle_exit_ms;	 /* --idle-exit: ms without a request to exit after, 0 = never */
+	const char *idle_lock;	 /* --idle-lock FILE: a shared flock on it keeps us (idle.h) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */

@@ -95,6 +95,15 @@ uint64_t jf_stats_get(uint32_t opcode)
 	return opcode < JF_NOPS ? atomic_load(&counts[opcode]) : 0;
 }
 
+uint64_t jf_stats_total(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < JF_NOPS; i++)
+		n += atomic_load_explicit(&counts[i], memory_order_relaxed);
+	return n;
+}
+
 /* Append @s at *@p, bounded by @end. */
 static void put_str(char **p, char *end, const char *s)
 {

@@ -22,6 +22,9 @@ void jf_stats_count_passthrough(void);
 void jf_stats_count_uring(void);
 /* Requests of opcode @opcode received so far (tests, reports). */
 uint64_t jf_stats_get(uint32_t opcode);
+/* Requests of every kind received so far (idle.c: has anything asked?).
+ * Lock-free, any thread. */
+uint64_t jf_stats_total(void);
 
 /* Where reports go: @path (appended to, created 0600; NULL = stderr).
  * Opens it now, before the daemon detaches, and installs the SIGUSR1

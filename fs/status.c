@@ -39,13 +39,13 @@ int jf_status_info(char *buf, size_t size)
 	const struct jf_options *o = jf_fs.opts;
 	int n;
 
-	n = snprintf(buf, size, "pid %ld\nsource %s\npolicy %s\nmode %s%s%s\naudit %s%s%s\n",
+	n = snprintf(buf, size, "pid %ld\nsource %s\npolicy %s\nmode %s%s%s%s\naudit %s%s%s\n",
 		     (long)getpid(), jf_fs.view.source_abs,
 		     o->policy_abs ? o->policy_abs
 		     : o->policy   ? o->policy
 				   : "built-in",
 		     o->read_only ? "read-only" : "read-write", jf_fs.no_open ? ",fast_open" : "",
-		     jf_pt_active() ? ",passthrough" : "",
+		     jf_pt_active() ? ",passthrough" : "", o->idle_exit_ms ? ",persistent" : "",
 		     o->audit.path ? jf_audit_level_name(o->audit.level) : "none",
 		     o->audit.path ? " " : "", o->audit.path ? o->audit.path : "");
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;

@@ -98,7 +98,18 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/jailfs-demo.XXXXXX")
 proj=$work/project
 audit=$work/audit.jsonl
 
+# jailrun --source keeps a view for the next command of the same project
+# (jailrun(1), PERSISTENT VIEWS): stop the session's as a user would
+stop_views() {
+	local src
+	src=$(realpath "$proj" 2>/dev/null) || return 0
+	"$JAILFS" --list 2>/dev/null |
+		awk -F'\t' -v s="$src" '$2 == s && $4 ~ /persistent/ { print $1 }' |
+		while read -r m; do "$JAILFS" --stop "$m" >/dev/null; done
+}
+
 cleanup() {
+	stop_views
 	if [ "${JAILFS_DEMO_KEEP:-0}" = 1 ]; then
 		say "demo: kept $work"
 	else
@@ -279,6 +290,7 @@ say "== the same probes with an audit log (jailrun --source --audit $audit), the
 "$JAILFS" --audit-report "$audit" || fail_check "jailfs --audit-report failed"
 
 say ""
+stop_views
 if grep -q "$work" /proc/self/mountinfo; then
 	fail_check "a mount below $work is left behind"
 else

@@ -81,7 +81,7 @@ struct pstate {
 	char *err;
 	size_t errsz;
 	/* [options], [limits], [run] */
-	bool seen_default, seen_profiles, seen_hardlinks, seen_timeout;
+	bool seen_default, seen_profiles, seen_hardlinks, seen_timeout, seen_view_idle;
 	bool seen_safe_rule;
 	bool seen_max[3], seen_run_size[JF_RUN_NSIZES];
 	enum jf_zone def;
@@ -91,7 +91,7 @@ struct pstate {
 	unsigned profiles_line;
 	char **lists[JF_RUN_NLISTS];
 	size_t nlists[JF_RUN_NLISTS];
-	uint64_t timeout_ms, run_sizes[JF_RUN_NSIZES];
+	uint64_t timeout_ms, view_idle_ms, run_sizes[JF_RUN_NSIZES];
 };
 
 _printf_(2, 3) static int perr(struct pstate *st, const char *fmt, ...)
@@ -364,12 +364,18 @@ static int parse_run(struct pstate *st, const char *k, size_t klen, const char *
 		st->seen_timeout = true;
 		return parse_duration(st, "timeout", v, vlen, &st->timeout_ms);
 	}
+	if (value_is(k, klen, "view_idle")) {
+		if (st->seen_view_idle)
+			return perr(st, "duplicate key 'view_idle' in [run]");
+		st->seen_view_idle = true;
+		return parse_duration(st, "view_idle", v, vlen, &st->view_idle_ms);
+	}
 	for (int si = 0; si < JF_RUN_NSIZES; si++)
 		if (value_is(k, klen, run_size_keys[si]))
 			return parse_run_size(st, si, v, vlen);
 	return perr(st,
 		    "unknown key '%s' in [run] (expected deny_exec, allow_exec, allow_inline, env, "
-		    "expose, home, timeout, max_output, tmp_size or shm_size)",
+		    "expose, home, timeout, view_idle, max_output, tmp_size or shm_size)",
 		    shown(q, sizeof(q), k, klen));
 }
 
@@ -704,6 +710,7 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 		st->nlists[li] = 0;
 	}
 	p->timeout_ms = st->timeout_ms;
+	p->view_idle_ms = st->view_idle_ms;
 	memcpy(p->run_sizes, st->run_sizes, sizeof(p->run_sizes));
 	if (jf_policy_build_index(p) < 0)
 		goto oom;
@@ -891,6 +898,8 @@ uint64_t jf_policy_run_number(const struct jf_policy *policy, const char *key)
 {
 	if (strcmp(key, "timeout_ms") == 0)
 		return policy->timeout_ms;
+	if (strcmp(key, "view_idle_ms") == 0)
+		return policy->view_idle_ms;
 	for (int si = 0; si < JF_RUN_NSIZES; si++)
 		if (strcmp(key, run_size_keys[si]) == 0)
 			return policy->run_sizes[si];
@@ -919,6 +928,12 @@ int jf_policy_run_format(const struct jf_policy *policy, char **out)
 		char d[24];
 
 		fprintf(f, "timeout = %s\n", jf_format_duration(policy->timeout_ms, d, sizeof(d)));
+	}
+	if (policy->view_idle_ms) {
+		char d[24];
+
+		fprintf(f, "view_idle = %s\n",
+			jf_format_duration(policy->view_idle_ms, d, sizeof(d)));
 	}
 	for (int si = 0; si < JF_RUN_NSIZES; si++) {
 		uint64_t v = policy->run_sizes[si];

@@ -104,6 +104,7 @@ struct jf_policy {
 	uint64_t max_file_size[3];
 	char **run_lists[JF_RUN_NLISTS];   /* NULL-terminated; NULL = empty */
 	uint64_t timeout_ms;		   /* [run] timeout, 0 = unset */
+	uint64_t view_idle_ms;		   /* [run] view_idle, 0 = unset */
 	uint64_t run_sizes[JF_RUN_NSIZES]; /* bytes, 0 = unset */
 	char *file;			   /* source name of file rules */
 };

@@ -296,7 +296,7 @@ enum jf_hardlinks jf_policy_hardlinks(const struct jf_policy *policy);
  * value cannot hold a comma. env names are checked ([A-Za-z_][A-Za-z0-9_]*),
  * expose and home entries must be absolute. An unset key gives an empty list; an
  * unknown key gives NULL.
- * Scalars: timeout_ms (milliseconds, 0 = unset); max_output, tmp_size, shm_size
+ * Scalars: timeout_ms, view_idle_ms (milliseconds, 0 = unset); max_output, tmp_size, shm_size
  * (bytes, 0 = unset, UINT64_MAX = unlimited);
  * unknown key gives 0. Thread-safe.
  */

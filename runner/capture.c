@@ -40,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -517,6 +518,20 @@ static int run_loop(struct loop *l, int64_t start, uint64_t grace_ms, uint64_t m
 	return r;
 }
 
+/* The pid namespace of the jail's pid 1 (@pid, our child, not yet reaped),
+ * which every process of the command lives in: its records in a shared
+ * view's audit log carry that inode. */
+static void note_pidns(pid_t pid, struct jr_outcome *res)
+{
+	char p[32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)pid);
+	res->pidns_fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (res->pidns_fd >= 0 && fstat(res->pidns_fd, &st) == 0)
+		res->pidns = (unsigned long long)st.st_ino;
+}
+
 int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uint64_t max_output,
 	   bool live, struct jr_outcome *res)
 {
@@ -529,6 +544,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	int64_t start;
 
 	memset(res, 0, sizeof(*res));
+	res->pidns_fd = -1;
 	for (int i = 0; i < NPOLL; i++)
 		l.p[i].fd = -1;
 	for (int i = 0; i < 2; i++)
@@ -568,6 +584,7 @@ int jr_run(const struct jr_spawn *s, uint64_t timeout_ms, uint64_t grace_ms, uin
 	l.p[P_NETSOCK] = (struct pollfd){.fd = nw[0], .events = POLLIN};
 	if (r < 0)
 		goto out;
+	note_pidns(l.pid, res);
 	l.p[0] = (struct pollfd){.fd = po[0], .events = POLLIN};
 	l.p[1] = (struct pollfd){.fd = pe[0], .events = POLLIN};
 	l.p[2] = (struct pollfd){.fd = status_fd, .events = POLLIN};

@@ -53,6 +53,11 @@ struct jr_outcome {
 	/* without --net: the first connect() out of the jail, "COMM tried to
 	 * connect to ADDR:PORT", said on stderr when it happened; "" if none */
 	char net_refused[160];
+	/* the jail's pid namespace: its inode, and an fd that keeps the number
+	 * from being reused until the caller closes it (after reading the
+	 * audit log); 0 and -1 when unknown */
+	unsigned long long pidns;
+	int pidns_fd;
 };
 
 /*

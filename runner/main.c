@@ -26,6 +26,7 @@
 #include "hint.h"
 #include "home.h"
 #include "options.h"
+#include "persist.h"
 #include "policy.h"
 #include "resolve.h"
 #include "result.h"
@@ -69,6 +70,7 @@ struct run {
 	char *const *argv;			    /* what is executed */
 	int argc;
 	struct jr_oneshot oneshot;
+	struct jr_persist persist;    /* --source without --fresh: the shared view */
 	struct jr_viewlog log;	      /* where the view's refusals are read from */
 	struct jf_policy *mount_run;  /* --root: the view's own [run] rules, or NULL */
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
@@ -382,7 +384,7 @@ static void abort_views(struct run *r, struct jr_outcome *oc)
 {
 	size_t n = strlen(oc->broken);
 
-	if (r->o.root) {
+	if (r->o.root || r->persist.attached) {
 		snprintf(oc->broken + n, sizeof(oc->broken) - n,
 			 "; they stay blocked until the daemon of %s answers", r->view.host);
 		r->log.mnt = NULL;
@@ -404,16 +406,22 @@ static void check_root_view(struct run *r, struct jr_outcome *oc)
 {
 	int e;
 
-	if (!r->o.root || oc->broken[0] || oc->stuck)
+	if ((!r->o.root && !r->persist.attached) || oc->broken[0] || oc->stuck)
 		return;
 	e = jr_view_gone(r->view.host);
 	if (e == 0)
 		return;
 	/* the reason first: a long mountpoint is cut, not the reason */
-	snprintf(oc->broken, sizeof(oc->broken),
-		 "the jailfs daemon of the --root view is gone under the command (%s); "
-		 "unmount %.120s and mount it again",
-		 strerror(-e), r->view.host);
+	if (r->persist.attached)
+		snprintf(oc->broken, sizeof(oc->broken),
+			 "the jailfs daemon of the persistent view is gone under the command "
+			 "(%s); the next command starts a fresh view",
+			 strerror(-e));
+	else
+		snprintf(oc->broken, sizeof(oc->broken),
+			 "the jailfs daemon of the --root view is gone under the command (%s); "
+			 "unmount %.120s and mount it again",
+			 strerror(-e), r->view.host);
 	r->log.mnt = NULL;
 }
 
@@ -626,6 +634,28 @@ static int decide(struct run *r, char *exec_path)
 	return -1;
 }
 
+/* --source without --fresh or --audit (a log of this command's own): attach
+ * to the persistent view, its refusals read from its shared log. 1 when
+ * attached, 0 to mount a one-shot view, or a negative errno (@err says). */
+static int mount_persistent(struct run *r, char *err, size_t errsz)
+{
+	uint64_t idle = r->o.view_idle_ms ? r->o.view_idle_ms
+					  : jf_policy_run_number(r->policy, "view_idle_ms");
+	struct jr_persist_args a = {.source = r->view.project,
+				    .policy = r->o.policy_file,
+				    .idle_ms = idle ? idle : JR_VIEW_IDLE_DEFAULT_MS};
+	int e;
+
+	if (r->o.fresh || r->o.audit)
+		return 0;
+	e = jr_persist_attach(&r->persist, &a, err, errsz);
+	if (e <= 0)
+		return e;
+	snprintf(r->view.host, sizeof(r->view.host), "%s", r->persist.mnt);
+	jr_viewlog_root(&r->log, r->persist.mnt);
+	return 1;
+}
+
 /* --source: mount the private view; afterwards the jail binds it. */
 static int mount_oneshot(struct run *r)
 {
@@ -647,12 +677,17 @@ static int mount_oneshot(struct run *r)
 				    .policy = r->o.policy_file,
 				    .audit = r->o.audit ? audit_abs : NULL,
 				    .refusal_log = true};
-	e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
-	if (!r->o.audit)
-		r->log.fd = r->oneshot.log_fd; /* the private log, ours to close */
+	e = mount_persistent(r, err, sizeof(err));
 	if (e < 0)
 		return report_error(r, err);
-	snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	if (e == 0) {
+		e = jr_oneshot_start(&r->oneshot, &a, err, sizeof(err));
+		if (!r->o.audit)
+			r->log.fd = r->oneshot.log_fd; /* the private log, ours to close */
+		if (e < 0)
+			return report_error(r, err);
+		snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	}
 	r->view.host_is_source = false;
 	if (!r->view.gitdir)
 		return 0;
@@ -672,6 +707,7 @@ static int mount_oneshot(struct run *r)
 int main(int argc, char **argv)
 {
 	static struct run r = {.log = {.fd = -1},
+			       .persist = {.users_fd = -1},
 			       .o = {.grace_ms = DEFAULT_GRACE_MS,
 				     .limits = {.cpu_s = 3600,
 						.as_bytes = 16ULL << 30,
@@ -739,8 +775,13 @@ int main(int argc, char **argv)
 	check_root_view(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
+	if (r.persist.attached) /* a shared log: only this jail's records */
+		r.log.pidns = oc->pidns;
 	e = finish(&r, oc, e);
 	jr_viewlog_close(&r.log);
+	jr_persist_detach(&r.persist);
+	if (oc->pidns_fd >= 0)
+		close(oc->pidns_fd);
 	free(oc->out.buf);
 	free(oc->err.buf);
 	jf_policy_free(r.policy);

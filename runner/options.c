@@ -32,8 +32,11 @@ static const char usage_text[] =
 	"                      where they and the command line disagree the stricter\n"
 	"                      wins: deny_exec of both, the smaller timeout and\n"
 	"                      max_output, no allow lifts the other side's deny\n"
-	"  --source DIR        one-shot: mount a private jailfs view for this command\n"
-	"                      only (default: --source .). When DIR lies in a git work\n"
+	"  --source DIR        run in a private jailfs view of DIR (default:\n"
+	"                      --source .), kept for the next command of the same\n"
+	"                      source, policy content and user, and unmounted once\n"
+	"                      idle (--view-idle); jailfs --list shows it as\n"
+	"                      persistent, jailfs --stop stops it. When DIR lies in a git work\n"
 	"                      tree (a .git found upwards, on the same filesystem),\n"
 	"                      the view is the work tree's top level, so that git and\n"
 	"                      paths like ../include work as outside the jail; the\n"
@@ -53,6 +56,11 @@ static const char usage_text[] =
 	"                      not shown. Other work trees' .git files show as empty\n"
 	"                      files (git in the jail must not prune them)\n"
 	"  --no-git-root       the view is DIR itself, git work tree or not\n"
+	"  --fresh             with --source: a one-shot view for this command only,\n"
+	"                      unmounted when it ends (also with --audit FILE)\n"
+	"  --view-idle SECONDS with --source: a view this command starts unmounts\n"
+	"                      itself after SECONDS with no command in it and no\n"
+	"                      request (default: [run] view_idle, else 600)\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the project's .jailfs.ini, else\n"
 	"                      ~/.config/jailfs/policy.ini, as jailfs; else the\n"
@@ -235,6 +243,8 @@ enum {
 	OPT_PLAIN_ROOT,
 	OPT_NO_GIT_ROOT,
 	OPT_HOME,
+	OPT_FRESH,
+	OPT_VIEW_IDLE,
 };
 
 void jr_parse_args(struct opts *o, int argc, char **argv)
@@ -244,6 +254,8 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 		{"source", required_argument, NULL, OPT_SOURCE},
 		{"no-git-root", no_argument, NULL, OPT_NO_GIT_ROOT},
 		{"home", required_argument, NULL, OPT_HOME},
+		{"fresh", no_argument, NULL, OPT_FRESH},
+		{"view-idle", required_argument, NULL, OPT_VIEW_IDLE},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"cwd", required_argument, NULL, OPT_CWD},
@@ -354,6 +366,15 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 		case OPT_HOME:
 			o->home = optarg;
 			break;
+		case OPT_FRESH:
+			o->fresh = true;
+			break;
+		case OPT_VIEW_IDLE:
+			o->view_idle_ms = parse_seconds_ms(optarg, "--view-idle");
+			if (!o->view_idle_ms)
+				usage_error(
+					"--view-idle must be more than 0 (--fresh: no view kept)");
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -372,6 +393,8 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 	o->argc = argc - optind;
 	if (o->root && o->source)
 		usage_error("--root and --source exclude each other");
+	if (o->root && (o->fresh || o->view_idle_ms))
+		usage_error("--fresh and --view-idle are for --source views, not --root");
 	if (o->audit && o->root)
 		usage_error(
 			"--audit needs the one-shot view (--source): a running jailfs has its own "

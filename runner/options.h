@@ -19,8 +19,8 @@
  * allocations kept until jailrun exits. */
 struct opts {
 	const char *root, *source, *policy_file, *cwd, *audit, *request, *home;
-	bool shell, net, json, check_only, plain_root, no_git_root;
-	uint64_t timeout_ms, max_output, grace_ms;
+	bool shell, net, json, check_only, plain_root, no_git_root, fresh;
+	uint64_t timeout_ms, max_output, grace_ms, view_idle_ms; /* view_idle_ms 0: unset */
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];
 	int n_env;

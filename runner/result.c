@@ -217,6 +217,7 @@ struct reading {
 	struct jr_refusals *refusals;
 	char **paths; /* written paths, for counts->written_files */
 	size_t np, pcap;
+	unsigned long long pidns; /* only records of this pid namespace; 0 = all */
 };
 
 static bool same(const char *a, const char *b)
@@ -298,6 +299,8 @@ static int take_record(const struct jf_audit_line *l, void *arg)
 
 	if (!o)
 		return 0;
+	if (rd->pidns && (unsigned long long)jf_audit_num(o, "pidns") != rd->pidns)
+		return 0;
 	op = jf_audit_str(o, "op");
 	dec = jf_audit_str(o, "decision");
 	path = jf_audit_str(o, "path");
@@ -346,7 +349,13 @@ static void count_written(struct reading *rd)
 
 int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts, struct jr_refusals *refusals)
 {
-	struct reading rd = {.counts = counts, .refusals = refusals};
+	return jr_audit_read_ns(fd, offset, 0, counts, refusals);
+}
+
+int jr_audit_read_ns(int fd, long offset, unsigned long long pidns, struct jr_audit_counts *counts,
+		     struct jr_refusals *refusals)
+{
+	struct reading rd = {.counts = counts, .refusals = refusals, .pidns = pidns};
 	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0), r;
 	_cleanup_fclose_ FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
 

@@ -82,5 +82,15 @@ char *jr_base64(const void *in, size_t n);
 int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts,
 		  struct jr_refusals *refusals);
 
+/*
+ * jr_audit_read(), but only the records of processes in the pid namespace
+ * whose inode is @pidns (their "pidns" field): one command's records in a
+ * log that commands running beside it write to as well. Records without the
+ * field (an older daemon, a process gone before it was named) are left out.
+ * @pidns 0 reads every record.
+ */
+int jr_audit_read_ns(int fd, long offset, unsigned long long pidns, struct jr_audit_counts *counts,
+		     struct jr_refusals *refusals);
+
 /* Free the strings of @r's list; @r may be reused. */
 void jr_refusals_free(struct jr_refusals *r);

@@ -63,12 +63,9 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-/*
- * Find the topmost mount at @mnt (canonical path) in /proc/self/mountinfo
- * (proc(5)): "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SOURCE
- * SUPEROPTS". Fills @fstype and @source of the last matching line.
- */
-static int find_mount(const char *mnt, char *fstype, size_t fsz, char *source, size_t ssz)
+/* mountinfo (proc(5)): "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] -
+ * FSTYPE SOURCE SUPEROPTS"; the last matching line is the topmost mount. */
+int jr_view_find_mount(const char *mnt, char *fstype, size_t fsz, char *source, size_t ssz)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
@@ -112,7 +109,7 @@ int jr_view_check_root(const char *mnt, char *source, char *mnt_out)
 
 	if (!realpath(mnt, mnt_out))
 		return -errno;
-	r = find_mount(mnt_out, fstype, sizeof(fstype), source, PATH_MAX);
+	r = jr_view_find_mount(mnt_out, fstype, sizeof(fstype), source, PATH_MAX);
 	if (r < 0)
 		return r;
 	if (strcmp(fstype, "fuse.jailfs") != 0)
@@ -180,7 +177,7 @@ int jr_view_git_top(const char *dir, char *top)
 
 /* jailfs: env JAILFS, else next to our own binary (installed side by side),
  * else ../fs/jailfs (the build tree), else PATH. */
-static void find_jailfs(char *out, size_t size)
+void jr_find_jailfs(char *out, size_t size)
 {
 	const char *env = getenv("JAILFS");
 	char self[PATH_MAX];
@@ -223,7 +220,8 @@ static void remove_stale(const char *base)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= sizeof(path))
 			continue;
-		if (!log && find_mount(path, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+		if (!log &&
+		    jr_view_find_mount(path, fstype, sizeof(fstype), source, sizeof(source)) == 0)
 			continue;
 		if (lstat(path, &st) < 0 || st.st_mtime >= time(NULL) - 60)
 			continue;
@@ -245,9 +243,13 @@ static int private_base(char *base)
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
+	/* an $XDG_RUNTIME_DIR that is not ours (kept by su) is not used */
+	if (xdg && (xdg[0] != '/' || lstat(xdg, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid()))
+		xdg = NULL;
 	if (geteuid() == 0)
 		snprintf(base, PATH_MAX, "/run/jailrun");
-	else if (xdg && xdg[0] == '/')
+	else if (xdg)
 		snprintf(base, PATH_MAX, "%s/jailrun", xdg);
 	else
 		snprintf(base, PATH_MAX, "/tmp/jailrun-%u", (unsigned)geteuid());
@@ -316,7 +318,8 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 			while (read(mfd, buf, sizeof(buf)) > 0)
 				;
 		}
-		if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0 &&
+		if (jr_view_find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) ==
+			    0 &&
 		    strcmp(fstype, "fuse.jailfs") == 0)
 			return 0;
 		if (left <= 0) {
@@ -328,8 +331,8 @@ static int wait_mounted(struct jr_oneshot *o, char *err, size_t errsz)
 		if (p[1].revents & POLLIN) {
 			int status = 0;
 
-			if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) ==
-				    0 &&
+			if (jr_view_find_mount(o->dir, fstype, sizeof(fstype), source,
+					       sizeof(source)) == 0 &&
 			    strcmp(fstype, "fuse.jailfs") == 0)
 				return 0;
 			waitpid(o->daemon, &status, 0);
@@ -405,7 +408,7 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 		o->dir[0] = '\0';
 		return r;
 	}
-	find_jailfs(jailfs, sizeof(jailfs));
+	jr_find_jailfs(jailfs, sizeof(jailfs));
 	argv[argc++] = jailfs;
 	argv[argc++] = "-f";
 	/* Zero-message opens, also with an audit log: a write open of a file
@@ -468,8 +471,7 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 	return 0;
 }
 
-/* Unmount @dir now or lazily; fusermount3 where we may not (unprivileged). */
-static void unmount_dir(const char *dir)
+void jr_view_unmount(const char *dir)
 {
 	pid_t p;
 
@@ -504,7 +506,7 @@ void jr_oneshot_abort(struct jr_oneshot *o)
 	/* the last close of the daemon's /dev/fuse aborts the connection */
 	if (o->daemon > 0)
 		kill(o->daemon, SIGKILL);
-	unmount_dir(o->dir);
+	jr_view_unmount(o->dir);
 	o->mounted = false;
 }
 
@@ -516,7 +518,7 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 		kill(o->daemon, SIGTERM);
 		kill(o->daemon, SIGCONT);
 	} else if (o->mounted) {
-		unmount_dir(o->dir);
+		jr_view_unmount(o->dir);
 	} else if (o->daemon > 0) {
 		kill(o->daemon, SIGTERM);
 		kill(o->daemon, SIGCONT);
@@ -529,7 +531,7 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 		 * kernel) is left to init rather than waited for */
 		if (o->pidfd >= 0 && poll(&p, 1, 5000) == 0) {
 			kill(o->daemon, SIGKILL);
-			unmount_dir(o->dir);
+			jr_view_unmount(o->dir);
 		}
 		if (o->pidfd < 0 || poll(&p, 1, 1000) > 0)
 			waitpid(o->daemon, NULL, 0);
@@ -543,8 +545,8 @@ void jr_oneshot_stop(struct jr_oneshot *o)
 		char fstype[64], source[PATH_MAX];
 
 		/* still mounted (daemon died badly)? detach before removing */
-		if (find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0)
-			unmount_dir(o->dir);
+		if (jr_view_find_mount(o->dir, fstype, sizeof(fstype), source, sizeof(source)) == 0)
+			jr_view_unmount(o->dir);
 		rmdir(o->dir);
 		o->dir[0] = '\0';
 	}
@@ -649,11 +651,18 @@ static int ask_gone(const char *mnt)
 	return errno == ENOTCONN ? 1 : errno == ECONNABORTED ? 2 : 0;
 }
 
-int jr_view_gone(const char *mnt)
+int jr_view_probe(const char *mnt)
 {
 	int r = ask_bounded(ask_gone, mnt);
 
-	return r == 1 ? -ENOTCONN : r == 2 ? -ECONNABORTED : 0;
+	return r == 1 ? -ENOTCONN : r == 2 ? -ECONNABORTED : r == -ETIMEDOUT ? r : 0;
+}
+
+int jr_view_gone(const char *mnt)
+{
+	int r = jr_view_probe(mnt);
+
+	return r == -ETIMEDOUT ? 0 : r;
 }
 
 int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
@@ -672,7 +681,7 @@ int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct
 		rf->unknown = l->unknown;
 		return -ETIMEDOUT;
 	}
-	r = jr_audit_read(l->fd, l->offset, counts, rf);
+	r = jr_audit_read_ns(l->fd, l->offset, l->pidns, counts, rf);
 	if (r < 0) {
 		jr_refusals_free(rf);
 		snprintf(l->unknown, sizeof(l->unknown), "reading the view's audit log: %s",

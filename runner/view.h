@@ -43,6 +43,25 @@ int jr_view_run_rules(const char *mnt, struct jf_policy **out, char *err, size_t
  */
 int jr_view_gone(const char *mnt);
 
+/* jr_view_gone(), but -ETIMEDOUT when the daemon did not answer in 2 s. */
+int jr_view_probe(const char *mnt);
+
+/*
+ * The topmost mount at @mnt (canonical path) in /proc/self/mountinfo: fills
+ * @fstype and @source (octal escapes undone). Returns 0, -ENOENT when nothing
+ * is mounted there, or a negative errno from fopen. Never touches the mount.
+ */
+int jr_view_find_mount(const char *mnt, char *fstype, size_t fsz, char *source, size_t ssz);
+
+/* Unmount @dir now or lazily; fusermount3 -u -z where we may not
+ * (unprivileged). Errors are ignored: mountinfo tells what is left. */
+void jr_view_unmount(const char *dir);
+
+/* The jailfs binary to run (PATH_MAX bytes to @out): env JAILFS, else next
+ * to jailrun's own binary, else ../fs/jailfs of the build tree, else
+ * "jailfs" from PATH. */
+void jr_find_jailfs(char *out, size_t size);
+
 /*
  * The git work tree holding @dir (absolute, canonical): the nearest directory
  * from @dir upwards, @dir itself included, that has a .git entry (directory,
@@ -114,6 +133,9 @@ struct jr_viewlog {
 	int fd;		 /* the audit log, O_RDONLY or the private log's fd; -1 none */
 	long offset;	 /* where this command's records start, bytes */
 	const char *mnt; /* --root: the mountpoint, asked again (a flush) before reading */
+	/* a view other commands share: only the records of this pid namespace
+	 * (the command's jail, jr_outcome.pidns) are its own; 0 = all */
+	unsigned long long pidns;
 	char unknown[PATH_MAX + 160]; /* why the refusals are unknown; "" when known */
 };
 

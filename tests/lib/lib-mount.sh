@@ -7,6 +7,30 @@
 
 mounts=()
 
+# jailrun --source keeps its views (jailrun(1), PERSISTENT VIEWS): the
+# script's go to a runtime directory of its own, which stop_persistent
+# (unmount_all calls it) empties. Another user (su jftest) finds it not
+# theirs and gets one-shot views.
+jf_run_dir=$(mktemp -d /tmp/jf-run.XXXXXX) && export XDG_RUNTIME_DIR=$jf_run_dir
+
+# stop_views_of SRC: stop the persistent views of source SRC (canonical).
+stop_views_of() {
+	"$JAILFS" --list 2>/dev/null |
+		awk -F'\t' -v s="$1" '$2 == s && $4 ~ /persistent/ { print $1 }' |
+		while read -r m; do "$JAILFS" --stop "$m" >/dev/null 2>&1; done
+}
+
+# stop_persistent: stop every view under $jf_run_dir, remove the directory.
+stop_persistent() {
+	local m
+	[ -n "${jf_run_dir:-}" ] && [ -d "$jf_run_dir" ] || return 0
+	awk -v d="$jf_run_dir/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo |
+		while read -r m; do
+			"$JAILFS" --stop "$m" >/dev/null 2>&1 || umount -l "$m" 2>/dev/null
+		done
+	rm -rf "$jf_run_dir"
+}
+
 # mounted MNT: is MNT a mountpoint in this mount namespace? Field 5 of
 # mountinfo is the mountpoint (proc(5)).
 mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
@@ -37,6 +61,7 @@ unmount_all() {
 	for m in "${mounts[@]}"; do
 		mounted "$m" && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
+	stop_persistent
 	return 0
 }
 

@@ -17,11 +17,13 @@ F=${JAILFS:?JAILFS not set}
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse python3 jq
 
 T=$(mktemp -d /tmp/jf-jr-audit.XXXXXX)
 P=$T/proj
-trap 'rm -rf "$T"' EXIT
+trap 'stop_persistent; rm -rf "$T"' EXIT
 mkdir -p "$P"
 git -C "$P" init -q
 chmod 0644 "$P/.git/config"
@@ -47,7 +49,7 @@ PY
 cd "$P" || exit 1
 
 # ---- the private log: started with its bounds ----
-"$J" --source "$P" -- sleep 3 &
+"$J" --source "$P" --fresh -- sleep 3 &
 jpid=$!
 dpid=
 for _ in $(seq 50); do

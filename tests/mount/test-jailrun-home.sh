@@ -19,6 +19,8 @@ F=${JAILFS:?JAILFS not set}
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse
 
 T=$(mktemp -d /tmp/jf-home.XXXXXX)
@@ -31,6 +33,7 @@ cleanup() {
 	for d in "$M" "$M2"; do
 		mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d"; }
 	done
+	stop_persistent
 	rm -rf "$T"
 }
 trap cleanup EXIT

@@ -134,7 +134,7 @@ chmod 0644 "$P/.git/config" "$P/.vscode/settings.json"
 
 # ---- one-shot --source: a private audit log at level denied ----
 overwrite "--source" "" write -- --source "$P"
-"$J" --source "$P" -- sleep 3 &
+"$J" --source "$P" --fresh -- sleep 3 &
 jpid=$!
 dpid=
 for _ in $(seq 50); do

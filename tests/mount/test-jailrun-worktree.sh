@@ -23,6 +23,8 @@ J=${JAILRUN:?JAILRUN not set}
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse git
 
 # has PATTERN: the last output ($out) holds a line matching PATTERN (grep -E)
@@ -30,7 +32,10 @@ has() { grep -qE -- "$1" <<<"$out"; }
 
 # Not under /tmp: the jail's /tmp is its own.
 T=$(mktemp -d /var/tmp/jf-worktree.XXXXXX)
-cleanup() { rm -rf "$T"; }
+cleanup() {
+	stop_persistent
+	rm -rf "$T"
+}
 trap cleanup EXIT
 M=$T/main
 W=$T/wt

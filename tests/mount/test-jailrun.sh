@@ -15,6 +15,8 @@ F=${JAILFS:?JAILFS not set}
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse
 
 T=$(mktemp -d /tmp/jf-jailrun.XXXXXX)
@@ -26,6 +28,7 @@ cleanup() {
 		mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d"; }
 	done
 	pkill -f "sleep 60[0-9]" 2>/dev/null
+	stop_persistent
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -287,8 +290,8 @@ check "--request refusal has the sentinel" [ "$(jq -c '[.exit_code, .rule]' <<<"
 echo '{"argv": "ls"}' | "$J" "${R[@]}" --json --request - >/dev/null 2>&1
 check "--request with a bad field is a usage error (2)" [ $? -eq 2 ]
 
-# ---- one-shot --source ----
-out=$("$J" --source "$P" -- sh write.sh 2>&1)
+# ---- one-shot --source --fresh (persistent views: test-jailrun-persist.sh) ----
+out=$("$J" --source "$P" --fresh -- sh write.sh 2>&1)
 check "one-shot: runs, .env invisible in the view" [ "$out" = done ]
 check "one-shot: the write reached the source" [ "$(cat "$P/written.txt" 2>/dev/null)" = new ]
 mounts_of_p() { grep -c " fuse.jailfs $P " /proc/self/mountinfo; }
@@ -302,9 +305,9 @@ leftovers() {
 }
 check "one-shot: no jailfs mount left behind" [ "$(mounts_of_p)" -eq 1 ]
 check "one-shot: private mountpoint removed" [ -z "$(leftovers)" ]
-out=$(cd "$P/src" && "$J" -- cat main.c)
+out=$(cd "$P/src" && "$J" --fresh -- cat main.c)
 check "one-shot default --source . (from src/)" grep -q "int main" <<<"$out"
-"$J" --source "$P" -- sleep 30 &
+"$J" --source "$P" --fresh -- sleep 30 &
 pid=$!
 sleep 1
 kill -INT $pid

@@ -3,7 +3,8 @@
 #
 # An agent's ordinary session on a real repository, through jailrun, in each
 # way a user can run it:
-#   oneshot   jailrun --source REPO (a private view with a refusal log)
+#   oneshot   jailrun --source REPO: every command in the one persistent view
+#             the first starts (shared refusal log), stopped afterwards
 #   mount     jailfs REPO MNT, then jailrun --root MNT
 #   readonly  jailfs --read-only REPO MNT, then jailrun --root MNT: every
 #             write must fail cleanly (EROFS, not a guardrail refusal) and
@@ -567,6 +568,7 @@ for mode in "${modes[@]}"; do
 	fi
 	case $mode in
 	mount | readonly) umount_view "$mnt" ;;
+	oneshot) stop_views_of "$(realpath "$repo")" ;; # the session's one persistent view
 	esac
 	if grep -qF " fuse.jailfs $repo " /proc/self/mountinfo; then
 		report no-mount-left 1 "(a jailfs view of $repo is still mounted)"

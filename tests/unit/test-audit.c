@@ -458,6 +458,7 @@ static void test_comm(void **state)
 
 		char exe[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		struct stat ns;
 
 		assert_true(n > 0);
 		exe[n] = '\0';
@@ -466,6 +467,9 @@ static void test_comm(void **state)
 		assert_int_equal(iget(o, "pid"), getpid());
 		assert_non_null(sget(o, "exe"));
 		assert_string_equal(sget(o, "exe"), exe);
+		/* the pid namespace, which tells commands sharing a view apart */
+		assert_int_equal(stat("/proc/self/ns/pid", &ns), 0);
+		assert_int_equal(iget(o, "pidns"), (json_int_t)ns.st_ino);
 		json_decref(o);
 		/* A renamed thread: its own name, the real executable. */
 		o = json_loadb(l2, (size_t)(l3 - l2), 0, NULL);
@@ -482,12 +486,14 @@ static void test_comm(void **state)
 		assert_null(json_object_get(o, "comm"));
 		assert_null(json_object_get(o, "exe"));
 		assert_null(json_object_get(o, "gone"));
+		assert_null(json_object_get(o, "pidns"));
 		json_decref(o);
 		/* No such process: said so. */
 		o = json_loads(l5, 0, NULL);
 		assert_null(json_object_get(o, "comm"));
 		assert_null(json_object_get(o, "exe"));
 		assert_true(json_is_true(json_object_get(o, "gone")));
+		assert_null(json_object_get(o, "pidns"));
 		json_decref(o);
 	}
 }

@@ -100,6 +100,35 @@ static void test_read_refusals(void **state)
 	(void)state;
 }
 
+/* A log two jails share: each reads only its own pid namespace's records;
+ * 0 reads all, and a record without the field is nobody's. */
+static void test_read_by_pidns(void **state)
+{
+	int fd = temp_log("{\"op\":\"write\",\"path\":\"a\",\"zone\":\"RESTRICTED\","
+			  "\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":\"r\",\"pidns\":7}\n"
+			  "{\"op\":\"write\",\"path\":\"b\",\"zone\":\"RESTRICTED\","
+			  "\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":\"r\",\"pidns\":8}\n"
+			  "{\"op\":\"write\",\"path\":\"c\",\"zone\":\"RESTRICTED\","
+			  "\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":\"r\"}\n");
+	struct jr_audit_counts c;
+	struct jr_refusals rf;
+
+	assert_int_equal(jr_audit_read_ns(fd, 0, 8, &c, &rf), 0);
+	assert_int_equal(rf.n, 1);
+	assert_string_equal(rf.list[0].path, "b");
+	assert_int_equal(c.denied, 1);
+	jr_refusals_free(&rf);
+	assert_int_equal(jr_audit_read_ns(fd, 0, 7, NULL, &rf), 0);
+	assert_int_equal(rf.n, 1);
+	assert_string_equal(rf.list[0].path, "a");
+	jr_refusals_free(&rf);
+	assert_int_equal(jr_audit_read_ns(fd, 0, 0, NULL, &rf), 0);
+	assert_int_equal(rf.n, 3);
+	jr_refusals_free(&rf);
+	close(fd);
+	(void)state;
+}
+
 /* More distinct refusals than the result lists: the rest are counted. */
 static void test_read_refusals_capped(void **state)
 {
@@ -503,6 +532,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_refusals),
 		cmocka_unit_test(test_read_refusals_capped),
+		cmocka_unit_test(test_read_by_pidns),
 		cmocka_unit_test(test_result_fields),
 		cmocka_unit_test(test_guard_hints),
 		cmocka_unit_test(test_inline_and_timeout_hints),

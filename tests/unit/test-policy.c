@@ -1331,7 +1331,8 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[run]\ndeny_exec = a,,b\n", "t.ini:2: empty item in deny_exec list");
 	PARSE_ERR("[run]\nshell = yes\n",
 		  "t.ini:2: unknown key 'shell' in [run] (expected deny_exec, allow_exec, "
-		  "allow_inline, env, expose, home, timeout, max_output, tmp_size or shm_size)");
+		  "allow_inline, env, expose, home, timeout, view_idle, max_output, tmp_size or "
+		  "shm_size)");
 	PARSE_ERR("[run]\nhome = rel\n", "t.ini:2: home entry 'rel' is not an absolute path");
 	PARSE_ERR("[run]\nhome = /a, /b\n", "t.ini:2: home takes one path");
 	PARSE_ERR("[run]\nhome = /a\nhome = /b\n", "t.ini:3: home takes one path");
@@ -1359,10 +1360,11 @@ static void test_parse_errors(void **state)
  * same [run] lists and numbers; a policy without [run] gives "[run]\n". */
 static void test_run_format(void **state)
 {
-	struct jf_policy *p = parse_ok(
-		"[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
-		"deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
-		"expose = /opt/sdk\nhome = /var/h\ntimeout = 300\nmax_output = unlimited\n");
+	struct jf_policy *p =
+		parse_ok("[safe]\nsrc/\n[run]\ndeny_exec = curl, wget\n"
+			 "deny_exec = scp\nallow_exec = rm\nenv = A, B=x y#z\n"
+			 "expose = /opt/sdk\nhome = /var/h\ntimeout = 300\nview_idle = 60\n"
+			 "max_output = unlimited\n");
 	struct jf_policy *q;
 	char *text = NULL;
 	int n;
@@ -1374,12 +1376,13 @@ static void test_run_format(void **state)
 	assert_string_equal(text,
 			    "[run]\ndeny_exec = curl, wget, scp\nallow_exec = rm\n"
 			    "env = A, B=x y#z\nexpose = /opt/sdk\nhome = /var/h\ntimeout = 300\n"
-			    "max_output = unlimited\n");
+			    "view_idle = 60\nmax_output = unlimited\n");
 	q = parse_ok(text);
 	assert_string_equal(jf_policy_run_list(q, "deny_exec")[2], "scp");
 	assert_string_equal(jf_policy_run_list(q, "env")[1], "B=x y#z");
 	assert_string_equal(jf_policy_run_list(q, "home")[0], "/var/h");
 	assert_int_equal(jf_policy_run_number(q, "timeout_ms"), 300000);
+	assert_int_equal(jf_policy_run_number(q, "view_idle_ms"), 60000);
 	assert_int_equal(jf_policy_run_number(q, "max_output"), UINT64_MAX);
 	free(text);
 	jf_policy_free(q);
@@ -1408,6 +1411,7 @@ static void test_parse_values(void **state)
 				       "env = PATH, LANG=C.UTF-8\n"
 				       "expose = /usr/share/zoneinfo\n"
 				       "timeout = 300\n"
+				       "view_idle = 90\n"
 				       "max_output = 1G\n"
 				       "tmp_size = 64M\n"
 				       "shm_size = unlimited\n");
@@ -1436,6 +1440,7 @@ static void test_parse_values(void **state)
 	assert_string_equal(l[0], "/usr/share/zoneinfo");
 	assert_null(jf_policy_run_list(p, "nope"));
 	assert_int_equal(jf_policy_run_number(p, "timeout_ms"), 300000);
+	assert_int_equal(jf_policy_run_number(p, "view_idle_ms"), 90000);
 	assert_int_equal(jf_policy_run_number(p, "max_output"), 1ull << 30);
 	assert_int_equal(jf_policy_run_number(p, "tmp_size"), 64ull << 20);
 	assert_int_equal(jf_policy_run_number(p, "shm_size"), UINT64_MAX);
