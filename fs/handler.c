@@ -18,6 +18,7 @@
 #include "audit.h"
 #include "backing.h"
 #include "fsstate.h"
+#include "gitfile.h"
 #include "handler.h"
 #include "inode.h"
 #include "newdirs.h"
@@ -196,7 +197,7 @@ int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int d
 	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule &&
 	    v->rule->content != JF_CONTENT_NONE && content_name_ok(pi, dirfd, dpath, name))
 		jf_classify_public(jf_fs.policy, path, (size_t)r, v);
-	if (v->zone == JF_SAFE)
+	if (v->zone == JF_SAFE || (strcmp(op, "create") == 0 && jf_gitfile_checked(v, type, path)))
 		return 0;
 	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
 	if (jf_audit_wants(JF_AUDIT_DENY, true)) {
