@@ -27,7 +27,9 @@
 #  - git init and git clone into a subdirectory: hook samples without exec
 #    bits, no refusal; no hook planted (created, renamed from a sample, a
 #    directory moved onto hooks/, a clone's template: refused, the clone
-#    leaving nothing), the new config validated, host git commit runs no hook
+#    leaving nothing; git init with a template holding a hook, by
+#    --template and by GIT_TEMPLATE_DIR: refused, no .git left), the new
+#    config validated, host git commit runs no hook
 # A --read-only view refuses every write, the good ones too.
 # Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
 set -u
@@ -289,6 +291,12 @@ mv clone/.git/hooks clone/.git/old-hooks && mv myhooks clone/.git/hooks"
 git clone -q --template=./tpl . dst"
 	check "$m: a clone whose template holds a hook is refused and leaves nothing" \
 		test "$rc" != 0 -a ! -e "$src/dst"
+	jr "$m" --shell -- 'git init -q --template=./tpl sub3'
+	check "$m: git init whose template holds a hook is refused" test "$rc" != 0
+	check "$m: ... and sub3/ holds no .git" test -d "$src/sub3" -a ! -e "$src/sub3/.git"
+	jr "$m" --shell -- 'mkdir sub4 && cd sub4 && GIT_TEMPLATE_DIR=../tpl git init -q'
+	check "$m: git init with GIT_TEMPLATE_DIR holding a hook is refused" test "$rc" != 0
+	check "$m: ... and sub4/ holds no .git" test -d "$src/sub4" -a ! -e "$src/sub4/.git"
 	jr "$m" -- git -C sub config core.hooksPath ../myhooks
 	check "$m: core.hooksPath in the new repository's config is refused" \
 		test "$rc" != 0 -a -z "$(git -C "$src/sub" config core.hookspath)"
