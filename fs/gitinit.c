@@ -21,27 +21,20 @@
 #include "policy.h"
 #include "zone.h"
 
-/* Entries of a git directory a template copy may meet refused, besides
- * hooks/<event>: the git directory is @path without them. */
-static const char *const entries[] = {"/config.worktree", "/commondir", "/gitdir", "/info/grafts",
-				      "/objects/info/alternates"};
-
-/* The git directory of the refused @path into @dir; false when none. */
+/* The git directory of the refused @path, a hook (<dir>/hooks/<name>),
+ * into @dir; false when none. Only a hook: a template's other refused
+ * entries are not git's, and an agent making commondir by hand in a new
+ * directory should meet EROFS, not see the directory go. */
 static bool git_dir_of(const char *path, char *dir, size_t size)
 {
 	const char *hooks = NULL, *p = path;
-	size_t n = strlen(path), end = 0;
+	size_t end;
 
 	while ((p = strstr(p, "/hooks/")))
 		hooks = p++;
-	if (hooks)
-		end = (size_t)(hooks - path);
-	for (size_t i = 0; !hooks && i < sizeof(entries) / sizeof(entries[0]); i++) {
-		size_t e = strlen(entries[i]);
-
-		if (n > e && strcmp(path + n - e, entries[i]) == 0)
-			end = n - e;
-	}
+	if (!hooks || strchr(hooks + 7, '/'))
+		return false;
+	end = (size_t)(hooks - path);
 	if (end == 0 || end >= size)
 		return false;
 	memcpy(dir, path, end);

@@ -20,10 +20,9 @@
 #define JF_GITINIT_MAX_DEPTH 32
 
 /*
- * The view refused making @path (a view path) RESTRICTED: when it lies in
- * a git directory's hooks/ or is one of its entries (config.worktree,
- * commondir, gitdir, info/grafts, objects/info/alternates), and that git
- * directory qualifies (above), remove it and all it holds. Caller holds
+ * The view refused making @path (a view path) RESTRICTED: when it is a
+ * hook (<dir>/hooks/<name>) of a git directory that qualifies (above),
+ * remove that directory and all it holds. Caller holds
  * jf_fs.ns_lock (shared is enough: the directory renames that could bring
  * a hidden object into it take it exclusive).
  */

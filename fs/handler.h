@@ -58,7 +58,7 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
  * so the answer never tells whether a hidden object holds it. A .git
  * regular file made by a create (@op "create") is let through with
  * its RESTRICTED verdict, its content checked at each write (gitfile.h).
- * A RESTRICTED name refused in a new git directory git init is filling
+ * A hook refused in a new git directory git init is filling
  * removes that directory (gitinit.h).
  * Fills @path (@size bytes) and @v. Audits refusals. */
 int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
