@@ -23,7 +23,10 @@ static pthread_mutex_t gitfile_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool jf_gitfile_checked(const struct jf_verdict *v, mode_t type, const char *path)
 {
-	return S_ISREG(type) && v->zone == JF_RESTRICTED && jf_rule_gitfile(v->rule, path);
+	/* not in a view that can write nothing (--read-only makes every
+	 * verdict RESTRICTED, the rules kept) */
+	return S_ISREG(type) && v->zone == JF_RESTRICTED && jf_rule_gitfile(v->rule, path) &&
+	       jf_policy_can_write(jf_fs.policy);
 }
 
 bool jf_gitfile_inode(const struct jf_verdict *v, struct jf_inode *inode)

@@ -29,7 +29,8 @@
 #include "policy.h"
 
 /* May a write to the object of type @type (S_IFREG...) at view path @path
- * with verdict @v go through the check here instead of being refused? */
+ * with verdict @v go through the check here instead of being refused?
+ * Never in a view that can write nothing (jf_policy_can_write()). */
 bool jf_gitfile_checked(const struct jf_verdict *v, mode_t type, const char *path);
 
 /* jf_gitfile_checked() for @inode, whose path is looked up only when the

@@ -217,4 +217,18 @@ for mode in plain fast_open; do
 
 	umount_view "$mnt" || bad "$mode: unmount"
 done
+
+# a --read-only view (with an audit log, so the daemon, not the kernel,
+# answers): no .git file is created or written, good content or not
+src=$work/src-ro
+mnt=$work/mnt-ro
+audit=$work/audit-ro.log
+cp -a "$tmpl" "$src"
+if mount_view "$mnt" --read-only --audit "$audit" "$src"; then
+	expect EROFS "read-only: create sub/.git" write "$mnt/sub/.git" "gitdir: ../.git/modules/mod"
+	expect EROFS "read-only: rewrite mod/.git" put "$mnt/mod/.git" "gitdir: ../.git/modules/mod"
+	umount_view "$mnt" || bad "read-only: unmount"
+else
+	bad "read-only: mount"
+fi
 tap_done
