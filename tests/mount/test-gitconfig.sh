@@ -243,12 +243,20 @@ submodule_add() {
 git commit -q -m addsub'
 			jcheck "$m: git submodule add ./subrepo.git sub (exit $rc)" \
 				test "$rc" = 0 -a "$(git -C "$src" log -1 --format=%s)" = addsub
+			jcheck "$m: $t: ... and jailrun prints no refusal block" no_refusal
+			# .gitmodules goes through the config validator
+			jr "$m" --shell -- "cp .gitmodules .gitmodules.lock &&
+printf '\tupdate = !touch $T/marker-sm\n' >>.gitmodules.lock && mv .gitmodules.lock .gitmodules"
+			jcheck "$m: submodule.sub.update = !command in .gitmodules is refused (exit $rc)" \
+				test "$rc" != 0 -a -z "$(git -C "$src" config -f .gitmodules submodule.sub.update)"
+			jcheck "$m: ... with EROFS" grep -q "Read-only file system" <<<"$out"
+			rm -f "$src/.gitmodules.lock"
 		else
 			jr "$m" -- git -c protocol.file.allow=always submodule -q update --init
 			jcheck "$m: git submodule update --init in a fresh clone (exit $rc)" \
 				test "$rc" = 0 -a -d "$src/.git/modules/sub/objects"
+			jcheck "$m: $t: ... and jailrun prints no refusal block" no_refusal
 		fi
-		jcheck "$m: $t: ... and jailrun prints no refusal block" no_refusal
 		host_git_ok "$m" "$t"
 		done_with "$m"
 	done
