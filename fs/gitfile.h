@@ -9,10 +9,11 @@
  * truncated, checking at each change what the file will hold: nothing (git
  * refuses an empty .git file), or a "gitdir: PATH" (policy/gitlink.h) that
  * names a directory the policy zones as a git directory
- * (jf_git_dir_rule()), reached through no symlink. Everything else about
- * the name stays RESTRICTED: no rename, link or unlink of it, no
- * passthrough handle (a writable RESTRICTED handle never is one), no
- * fallocate or copy_file_range into it.
+ * (jf_git_dir_rule()), reached through no symlink, and removed (git then
+ * finds the repository above). Everything else about the name stays
+ * RESTRICTED: no rename or link of it, no passthrough handle (a writable
+ * RESTRICTED handle never is one), no fallocate or copy_file_range into it,
+ * and none of it in a view that can write nothing.
  *
  * Conventions: 0 or a negative errno; thread-safe (one lock serialises
  * every change of a .git file, so two writers never each see the other's

@@ -355,9 +355,9 @@ bool jf_rule_git_sample(const struct jf_rule *r);
 /*
  * Is @r, the deciding rule of a non-directory at view path @path, a
  * built-in profile's rule for a .git that is not a directory (a .git file,
- * RESTRICTED)? The daemon still lets a regular file of that name be created
- * and written while what it holds is empty or a "gitdir: PATH" naming a git
- * directory of the view (fs/gitfile.h). Pure, thread-safe.
+ * RESTRICTED)? The daemon still lets a regular file of that name be created,
+ * written and removed while what it holds is empty or a "gitdir: PATH"
+ * naming a git directory of the view (fs/gitfile.h). Pure, thread-safe.
  */
 bool jf_rule_gitfile(const struct jf_rule *r, const char *path);
 
