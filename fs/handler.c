@@ -16,6 +16,8 @@
 #include "audit.h"
 #include "backing.h"
 #include "fsstate.h"
+#include "gitfile.h"
+#include "gitinit.h"
 #include "handler.h"
 #include "inode.h"
 #include "newdirs.h"
@@ -195,9 +197,11 @@ int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int d
 	if (v->zone == JF_DENIED && S_ISREG(type) && v->rule &&
 	    v->rule->content != JF_CONTENT_NONE && content_name_ok(pi, dirfd, dpath, name))
 		jf_classify_public(jf_fs.view.policy, path, (size_t)r, v);
-	if (v->zone == JF_SAFE)
+	if (v->zone == JF_SAFE || (strcmp(op, "create") == 0 && jf_gitfile_checked(v, type, path)))
 		return 0;
 	r = v->zone == JF_DENIED ? -EACCES : -EROFS;
+	if (r == -EROFS)
+		jf_gitinit_refused(path);
 	if (jf_audit_wants(JF_AUDIT_DENY, true)) {
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);
 		struct jf_audit_event ev = {

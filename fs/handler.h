@@ -55,8 +55,12 @@ int jf_entry_for_new(struct jf_inode *parent, int dirfd, const char *dirpath, co
  * (DENIED or refused name), -EROFS (RESTRICTED), -ENAMETOOLONG. A regular
  * file named by a rule subject to content (*.pem) is let through only where
  * the view shows that name or in a directory this mount made (newdirs.h),
- * so the answer never tells whether a hidden object holds it. Fills @path
- * (@size bytes) and @v. Audits refusals. */
+ * so the answer never tells whether a hidden object holds it. A .git
+ * regular file made by a create (@op "create") is let through with
+ * its RESTRICTED verdict, its content checked at each write (gitfile.h).
+ * A hook refused in a new git directory git init is filling
+ * removes that directory (gitinit.h).
+ * Fills @path (@size bytes) and @v. Audits refusals. */
 int jf_check_new_name(fuse_req_t req, const char *op, struct jf_inode *pi, int dirfd,
 		      const char *dpath, const char *name, mode_t type, char *path, size_t size,
 		      struct jf_verdict *v);

@@ -19,6 +19,7 @@
 #include "backing.h"
 #include "cleanup.h"
 #include "fsstate.h"
+#include "gitfile.h"
 #include "handler.h"
 #include "inode.h"
 #include "ops.h"
@@ -196,8 +197,20 @@ static int set_times(int fd, const struct stat *attr, int to_set)
 	return utimensat(AT_FDCWD, proc, tv, 0) < 0 ? -errno : 0;
 }
 
-static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
+/* A truncation or a change of times of a .git file (jf_gitfile_checked()),
+ * no mode or owner:
+ * git's open(O_TRUNC) arrives as one, and the new size goes through the
+ * file's check (jf_gitfile_truncate()). */
+static bool gitfile_attr(struct jf_inode *inode, const struct jf_verdict *v, int to_set)
 {
+	return !(to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) &&
+	       jf_gitfile_inode(v, inode);
+}
+
+static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size, bool gitfile,
+		       const char **why)
+{
+	char path[JF_PATH_MAX + 1] = "";
 	int fd, r = 0;
 
 	if ((uint64_t)size > jf_fs.max_size[JF_SAFE])
@@ -207,8 +220,12 @@ static int do_truncate(struct jf_inode *inode, struct jf_file *f, off_t size)
 	else if ((fd = jf_open_inode(inode, O_WRONLY | O_NONBLOCK, NULL)) < 0)
 		return fd;
 	r = jf_kill_setid(fd);
-	if (r == 0 && ftruncate(fd, size) < 0)
+	if (r == 0 && gitfile) {
+		jf_inode_path(inode, path, sizeof(path));
+		r = jf_gitfile_truncate(fd, path, size, why);
+	} else if (r == 0 && ftruncate(fd, size) < 0) {
 		r = -errno;
+	}
 	if (f && f->writable)
 		return r;
 	close(fd);
@@ -228,7 +245,8 @@ static bool config_chmod(const struct jf_verdict *v, int to_set)
 /* The change of a SAFE inode, or a config_chmod() (@v, which jf_zone_links
  * may make RESTRICTED: -EROFS, audited by the caller). */
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
-		      struct fuse_file_info *fi, struct jf_verdict *v, struct stat *out)
+		      struct fuse_file_info *fi, struct jf_verdict *v, struct stat *out,
+		      const char **why)
 {
 	jf_ns_assert_held();
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
@@ -247,7 +265,8 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		fd = pfd;
 	}
 	r = jf_zone_links(&jf_fs.view, fd, v);
-	if (r < 0 || (v->zone != JF_SAFE && !config_chmod(v, to_set)))
+	if (r < 0 ||
+	    (v->zone != JF_SAFE && !config_chmod(v, to_set) && !gitfile_attr(inode, v, to_set)))
 		return r < 0 ? r : -EROFS;
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		mode_t mode = attr->st_mode & 07777;
@@ -274,7 +293,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 			return -errno;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		r = do_truncate(inode, f, attr->st_size);
+		r = do_truncate(inode, f, attr->st_size, gitfile_attr(inode, v, to_set), why);
 		if (r < 0)
 			return r;
 	}
@@ -332,6 +351,7 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 			  struct fuse_file_info *fi, struct stat *out)
 {
 	char path[JF_PATH_MAX + 1] = "";
+	const char *why = NULL;
 	struct jf_verdict v;
 	int r;
 
@@ -340,12 +360,12 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 	jf_zone_of(jf_req_view(req), inode, &v);
 	if (v.zone == JF_RESTRICTED && same_size_only(inode, attr, to_set, out) == 0)
 		return 0;
-	if (v.zone != JF_SAFE && !config_chmod(&v, to_set))
+	if (v.zone != JF_SAFE && !config_chmod(&v, to_set) && !gitfile_attr(inode, &v, to_set))
 		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
-	r = do_setattr(inode, attr, to_set, fi, &v, out);
+	r = do_setattr(inode, attr, to_set, fi, &v, out, &why);
 	if (r == -EFBIG || (v.zone != JF_SAFE && r < 0))
-		jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r);
+		jf_refuse_detail(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r, why);
 	if (r == 0)
 		jf_audit_op(req, setattr_op(to_set), path, NULL, v.zone, v.rule, JF_AUDIT_ALLOW,
 			    true, 0);

@@ -22,6 +22,8 @@
 #include "cleanup.h"
 #include "fd-budget.h"
 #include "fsstate.h"
+#include "gitfile.h"
+#include "gitlink.h"
 #include "handler.h"
 #include "inode.h"
 #include "ops.h"
@@ -163,24 +165,39 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	return 0;
 }
 
+/* Truncate the file of @fd (@inode), opened with O_TRUNC, to nothing; a
+ * .git file (@gitfile) through its check (an empty one always passes it,
+ * unless the file has another name). */
+static int truncate_new(struct jf_inode *inode, int fd, bool gitfile)
+{
+	char path[JF_PATH_MAX + 1] = "";
+	const char *why;
+
+	if (!gitfile)
+		return ftruncate(fd, 0) < 0 ? -errno : 0;
+	jf_inode_path(inode, path, sizeof(path));
+	return jf_gitfile_truncate(fd, path, 0, &why);
+}
+
 /* Open @inode for an OPEN request; a write open also needs the zone of all
  * the file's names (jf_zone_links, which updates @v): -EROFS. */
 static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 		   struct fuse_file_info *fi)
 {
 	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC);
+	bool gitfile = jf_gitfile_inode(v, inode);
 	struct stat st;
 	int fd, r;
 
 	if (v->zone == JF_DENIED)
 		return -ENOENT; /* renamed to a hidden name since the lookup */
-	if (wants_write(fi->flags) && v->zone != JF_SAFE)
+	if (wants_write(fi->flags) && v->zone != JF_SAFE && !gitfile)
 		return -EROFS;
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
 	r = wants_write(fi->flags) ? jf_zone_links(jf_req_view(req), fd, v) : 0;
-	if (r == 0 && wants_write(fi->flags) && v->zone != JF_SAFE)
+	if (r == 0 && wants_write(fi->flags) && v->zone != JF_SAFE && !gitfile)
 		r = -EROFS;
 	else if (r == 0 && (uint64_t)st.st_size > jf_fs.max_size[v->zone])
 		r = -EFBIG;
@@ -189,8 +206,8 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 		return r;
 	}
 	r = wants_write(fi->flags) ? jf_kill_setid(fd) : 0;
-	if (r == 0 && (fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0)
-		r = -errno;
+	if (r == 0 && (fi->flags & O_TRUNC))
+		r = truncate_new(inode, fd, gitfile);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -333,15 +350,18 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 		return fd;
 	inode = jf_inode_get(e->ino);
 	jf_zone_of(jf_req_view(req), inode, &now);
-	if (now.zone != JF_SAFE) { /* an existing hard-linked file, say */
+	if (now.zone != JF_SAFE && !jf_gitfile_checked(&now, inode->type, path)) {
+		/* an existing hard-linked file, say */
 		jf_inode_forget(inode, 1);
 		return jf_refuse(req, "create", path, NULL, now.zone, now.rule, -EROFS);
 	}
 	if (!created &&
-	    ((r = jf_kill_setid(fd)) < 0 || ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0))) {
-		r = r < 0 ? r : -errno;
+	    ((r = jf_kill_setid(fd)) < 0 ||
+	     ((fi->flags & O_TRUNC) &&
+	      (r = truncate_new(inode, fd, jf_gitfile_checked(&now, inode->type, path))) < 0))) {
 		jf_inode_forget(inode, 1);
-		return r;
+		return r == -EROFS ? jf_refuse(req, "create", path, NULL, now.zone, now.rule, r)
+				   : r;
 	}
 	e->attr.st_size = created ? 0 : e->attr.st_size;
 	if (jf_fs.no_open) {
@@ -477,24 +497,30 @@ void jf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
  * opened. This is where a write open that reached no daemon (no_open
  * mode) is refused. Without a handle the backing file is opened for this
  * request into @tmp (open_per_request); the caller ends with put_file().
+ * With @checked (a WRITE), a .git file is let through for the caller to
+ * write by way of its check (jf_gitfile_write()); fallocate and
+ * copy_file_range never write one.
  * 0, -EBADF (a read-only handle), -ENOENT (renamed to a hidden name since
  * the open), -EROFS, -EFBIG (audited).
  */
 static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct fuse_file_info *fi,
-			  struct jf_file *tmp, struct jf_file **out, struct jf_verdict *v)
+			  bool checked, struct jf_file *tmp, struct jf_file **out,
+			  struct jf_verdict *v)
 {
 	struct jf_file *f = jf_file_of(fi);
 	struct jf_inode *inode = f ? f->inode : jf_inode_get(ino);
 	char path[JF_PATH_MAX + 1] = "";
+	bool gitfile;
 	int r = 0;
 
 	*out = NULL;
 	if (f && !f->writable)
 		return -EBADF;
 	jf_zone_of(jf_req_view(req), inode, v);
+	gitfile = checked && jf_gitfile_inode(v, inode);
 	if (!f && v->zone == JF_DENIED)
 		return -ENOENT;
-	if (v->zone == JF_SAFE && !f) {
+	if ((v->zone == JF_SAFE || gitfile) && !f) {
 		*tmp = (struct jf_file){
 			.fd = -1, .inode = inode, .zone = v->zone, .writable = true};
 		r = open_per_request(tmp, O_WRONLY);
@@ -504,7 +530,7 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 	}
 	if (v->zone == JF_SAFE)
 		r = jf_zone_links(jf_req_view(req), f->fd, v);
-	if (r == 0 && v->zone != JF_SAFE) {
+	if (r == 0 && v->zone != JF_SAFE && !gitfile) {
 		jf_inode_path(inode, path, sizeof(path));
 		r = jf_refuse(req, op, path, NULL, v->zone, v->rule, -EROFS);
 	}
@@ -543,14 +569,43 @@ static ssize_t do_write(fuse_req_t req, struct jf_file *f, const struct jf_verdi
 	return fuse_buf_copy(&out, in, 0);
 }
 
+/* A WRITE to a .git file (@v): the bytes copied out of @in, then written
+ * by way of the check (jf_gitfile_write()); a refusal is audited, the
+ * check's reason its detail. */
+static ssize_t write_gitfile(fuse_req_t req, struct jf_file *f, const struct jf_verdict *v,
+			     struct fuse_bufvec *in, off_t off, int flags)
+{
+	char path[JF_PATH_MAX + 1] = "";
+	unsigned char data[JF_GITFILE_MAX];
+	size_t size = fuse_buf_size(in);
+	struct fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
+	const char *why = "a .git file larger than jailfs checks";
+	ssize_t n = -EROFS;
+
+	jf_inode_path(f->inode, path, sizeof(path));
+	mem.buf[0].mem = data;
+	if (size <= sizeof(data)) {
+		n = fuse_buf_copy(&mem, in, 0);
+		if (n >= 0 && (size_t)n != size)
+			n = -EIO;
+	}
+	if (n >= 0)
+		n = jf_gitfile_write(f->fd, path, data, size, off, flags & O_APPEND, &why);
+	if (n == -EROFS)
+		return jf_refuse_detail(req, "write", path, NULL, v->zone, v->rule, -EROFS, why);
+	return n;
+}
+
 void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		  struct fuse_file_info *fi)
 {
 	struct jf_file tmp, *f;
 	struct jf_verdict v;
-	ssize_t n = get_write_file(req, "write", ino, fi, &tmp, &f, &v);
+	ssize_t n = get_write_file(req, "write", ino, fi, true, &tmp, &f, &v);
 
-	if (n == 0)
+	if (n == 0 && jf_gitfile_inode(&v, f->inode))
+		n = write_gitfile(req, f, &v, in, off, fi->flags);
+	else if (n == 0)
 		n = do_write(req, f, &v, in, off, fi->flags);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
@@ -668,7 +723,7 @@ void jf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len
 		fuse_reply_err(req, EINVAL); /* what fallocate(2) answers: no decision */
 		return;
 	}
-	r = get_write_file(req, "fallocate", ino, fi, &tmp, &f, &v);
+	r = get_write_file(req, "fallocate", ino, fi, false, &tmp, &f, &v);
 	if (r == 0) {
 		r = do_fallocate(req, f, &v, mode, off, len);
 		put_file(f, &tmp);
@@ -726,7 +781,7 @@ void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (n == 0 && (n = still_shown(in, &tmp_in)) < 0)
 		in = NULL;
 	if (n == 0)
-		n = get_write_file(req, "write", ino_out, fi_out, &tmp_out, &out, &v);
+		n = get_write_file(req, "write", ino_out, fi_out, false, &tmp_out, &out, &v);
 	if (n == 0)
 		n = do_copy_file_range(req, in, off_in, out, &v, off_out, len, flags);
 	if (n < 0)

@@ -20,6 +20,7 @@
 #include "backing.h"
 #include "cleanup.h"
 #include "fsstate.h"
+#include "gitfile.h"
 #include "gitswap.h"
 #include "handler.h"
 #include "hardlinks.h"
@@ -65,6 +66,21 @@ static int symlink_fits(int dirfd, const char *name, const char *vdir)
 	return jf_symlink_check_new(&sc, vdir, target);
 }
 
+/*
+ * May the symlink @name of @dirfd ("" with an O_PATH fd of the link) get
+ * the view path @path (rename, link)? Not where a .git file may send git,
+ * unless its target leads to the same (jf_gitfile_symlink_rule()). The rule
+ * that refuses it, or NULL.
+ */
+static const struct jf_rule *symlink_gitdir(int dirfd, const char *name, const char *path)
+{
+	char target[JF_PATH_MAX + 1];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+	target[n < 0 ? 0 : n] = '\0';
+	return jf_gitfile_symlink_rule(path, target);
+}
+
 /* Is @path (a view path) directly in view directory @dir? */
 static bool in_dir(const char *path, const char *dir)
 {
@@ -81,6 +97,7 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 {
 	const struct jf_symlink_ctx sc = jf_view_symlink_ctx(jf_req_view(req));
 	char dpath[JF_PATH_MAX + 1], path[JF_PATH_MAX + 1];
+	const struct jf_rule *gitdir;
 	struct jf_verdict v;
 	int fd, r;
 
@@ -104,6 +121,8 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 		r = -EACCES;
 		jf_audit_op(req, *op, path, link, v.zone, v.rule, JF_AUDIT_DENY, true, EACCES);
 	}
+	if (r == 0 && kind == MK_SYMLINK && (gitdir = jf_gitfile_symlink_rule(path, link)))
+		r = jf_refuse(req, *op, path, link, JF_RESTRICTED, gitdir, -EROFS);
 	if (r == 0) {
 		if (kind == MK_DIR)
 			r = mkdirat(fd, name, mode);
@@ -215,6 +234,11 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	if (fd < 0)
 		return fd;
 	r = jf_probe_existing(jf_req_view(req), fd, dpath, pi->dev, name, &p);
+	/* A .git file may go (git removes the one of a clone that failed):
+	 * without it, git in that directory finds the repository above. */
+	if (r == -EROFS && !dir && p.st.st_nlink == 1 &&
+	    jf_gitfile_checked(&p.v, p.st.st_mode & S_IFMT, p.path))
+		r = 0;
 	if (r < 0) {
 		if (r == -EROFS || r == -ENOENT)
 			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
@@ -280,7 +304,9 @@ struct move_walk {
  * (jf_hardlink_name_only), moves as SAFE. A visible symlink
  * with an absolute target counts as RESTRICTED: the view shows it as a
  * relative text computed for its directory, which the kernel caches per
- * inode and may still use at the old place, so it never changes directory.
+ * inode and may still use at the old place, so it never changes directory;
+ * so does one that would stand where a .git file may send git
+ * (jf_gitfile_symlink_rule()).
  */
 static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *st, const char *dir)
 {
@@ -308,7 +334,7 @@ static enum jf_zone zone_below(int dirfd, const char *name, const struct stat *s
 	target[n] = '\0';
 	if (jf_symlink_view(&sc, dir, target, view, sizeof(view)) < 0)
 		return JF_DENIED;
-	return target[0] == '/' ? JF_RESTRICTED : v.zone;
+	return target[0] == '/' || jf_gitfile_symlink_rule(path, target) ? JF_RESTRICTED : v.zone;
 }
 
 static int subtree_ok(int parent_fd, struct move_walk *w);
@@ -444,6 +470,7 @@ static const struct jf_rule *git_target(const struct rename_req *rr, const char 
 
 static int rename_checks(fuse_req_t req, struct rename_req *rr)
 {
+	const struct jf_rule *gitdir;
 	struct jf_verdict v;
 	char newpath[JF_PATH_MAX + 1];
 	bool src_dir;
@@ -482,6 +509,9 @@ static int rename_checks(fuse_req_t req, struct rename_req *rr)
 	    (r = symlink_fits(rr->fd, rr->name, rr->ndpath)) < 0)
 		return jf_refuse(req, "rename", rr->src.path, newpath, rr->src.v.zone,
 				 rr->src.v.rule, r);
+	if (S_ISLNK(rr->src.st.st_mode) && (gitdir = symlink_gitdir(rr->fd, rr->name, newpath)))
+		return jf_refuse(req, "rename", rr->src.path, newpath, JF_RESTRICTED, gitdir,
+				 -EROFS);
 	if (rr->flags & RENAME_EXCHANGE) {
 		if (!rr->dst_exists)
 			return -ENOENT;
@@ -671,6 +701,7 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 {
 	char path[JF_PATH_MAX + 1] = "", ndpath[JF_PATH_MAX + 1], newpath[JF_PATH_MAX + 1];
 	char proc[64];
+	const struct jf_rule *gitdir;
 	struct jf_verdict v, cur;
 	int fd, nfd, r;
 
@@ -695,6 +726,8 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 	if (r == 0 && inode->type == S_IFLNK && !in_dir(path, ndpath) &&
 	    (r = symlink_fits(fd, "", ndpath)) < 0 && (r == -EACCES || r == -EXDEV))
 		r = jf_refuse(req, "link", path, newpath, cur.zone, cur.rule, -EACCES);
+	if (r == 0 && inode->type == S_IFLNK && (gitdir = symlink_gitdir(fd, "", newpath)))
+		r = jf_refuse(req, "link", path, newpath, JF_RESTRICTED, gitdir, -EROFS);
 	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
 		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
 		jf_proc_fd_path(proc, sizeof(proc), fd);

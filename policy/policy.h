@@ -330,16 +330,17 @@ enum jf_git_check {
 	JF_GIT_CHECK_NONE = 0,
 	JF_GIT_CHECK_INDEX,	  /* index: every entry's path one git would add */
 	JF_GIT_CHECK_PACKED_REFS, /* packed-refs: no replace ref */
-	JF_GIT_CHECK_CONFIG,	  /* config, config.worktree: no key that runs a program */
+	JF_GIT_CHECK_CONFIG,	  /* config, .gitmodules...: no key that runs a program */
 };
 
 /*
  * Is @r (NULL: the default) a built-in profile's rule for a git index
  * (.git/index, .git/worktrees/<name>/index; index and worktrees/<name>/index
- * of the gitdir profile), packed-refs, config or config.worktree? Such a name is RESTRICTED, and
- * jailfs still lets a SAFE file of the same directory be renamed onto it
- * once its content passes the check of that kind (fs/gitswap.h). Returns
- * the kind, JF_GIT_CHECK_NONE for every other rule. Pure, thread-safe.
+ * of the gitdir profile), packed-refs, config, config.worktree or
+ * .gitmodules? Such a name is RESTRICTED, and jailfs still lets a SAFE file
+ * of the same directory be renamed onto it once its content passes the
+ * check of that kind (fs/gitswap.h). Returns the kind, JF_GIT_CHECK_NONE for
+ * every other rule. Pure, thread-safe.
  */
 enum jf_git_check jf_rule_git_check(const struct jf_rule *r);
 
@@ -350,3 +351,22 @@ enum jf_git_check jf_rule_git_check(const struct jf_rule *r);
  * and a sample is not a hook to run by hand. Pure, thread-safe.
  */
 bool jf_rule_git_sample(const struct jf_rule *r);
+
+/*
+ * Is @r, the deciding rule of a non-directory at view path @path, a
+ * built-in profile's rule for a .git that is not a directory (a .git file,
+ * RESTRICTED)? The daemon still lets a regular file of that name be created,
+ * written and removed while what it holds is empty or a "gitdir: PATH"
+ * naming a git directory of the view (fs/gitfile.h). Pure, thread-safe.
+ */
+bool jf_rule_gitfile(const struct jf_rule *r, const char *path);
+
+/*
+ * Does @policy zone view directory @dir ("" for the top) as a git
+ * directory: its config RESTRICTED by a rule of JF_GIT_CHECK_CONFIG, its
+ * hooks and the files that send git elsewhere (commondir, gitdir,
+ * objects/info/alternates, config.worktree) not SAFE? Such are <x>/.git,
+ * <x>/.git/modules/<name> and <x>/.git/worktrees/<name> with the built-in
+ * profiles. Returns the config's rule, or NULL. Pure, thread-safe.
+ */
+const struct jf_rule *jf_git_dir_rule(const struct jf_policy *policy, const char *dir);

@@ -7,6 +7,7 @@
  * Patterns that must match at any depth but contain a '/' start with "**" /
  * (a '/' in the middle of a gitignore pattern anchors it to the root).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "policy-internal.h"
@@ -116,7 +117,16 @@ static const char secrets_text[] = "[denied]\n"
  * (commits, fetches, checkouts). "**" spans the name, so a ref of a
  * submodule named like an entry (refs/heads/config) is RESTRICTED too.
  */
-#define GIT_RUNS_CODE(P) GIT_DIR_ENTRIES(P) GIT_DIR_ENTRIES(P "modules/**/")
+#define GIT_RUNS_CODE(P)                                                                           \
+	GIT_DIR_ENTRIES(P) GIT_DIR_ENTRIES(P "modules/**/") GIT_MODULE_REFS(P "modules/**/")
+
+/*
+ * ... but "**" also spans refs/ and logs/refs/ of a submodule's git
+ * directory, where git clone and fetch make remotes/ (the remote-tracking
+ * refs and their logs, not the legacy remotes/ that defines remotes): set
+ * aside for those two, after the rule they would meet.
+ */
+#define GIT_MODULE_REFS(P) "!" P "refs/remotes/\n"
 
 /*
  * What git init and git clone write in hooks/: the template's samples, which
@@ -147,7 +157,9 @@ static const char secrets_text[] = "[denied]\n"
  * directory the agent wrote, makes the host's git run what that directory
  * says. Existing ones stay readable (git in the view needs them); a .git
  * directory keeps the zone of its parent, the exception setting aside the
- * rule before it.
+ * rule before it. The daemon still lets a regular .git be created, written
+ * and removed while it holds nothing or names a git directory
+ * (jf_rule_gitfile(), fs/gitfile.h): git submodule add writes one in place.
  */
 #define GIT_FILE ".git\n!.git/\n"
 
@@ -257,7 +269,12 @@ enum jf_git_check jf_rule_git_check(const struct jf_rule *r)
 		return JF_GIT_CHECK_INDEX;
 	if (ends_with_name(r->pattern, "packed-refs"))
 		return JF_GIT_CHECK_PACKED_REFS;
-	if (ends_with_name(r->pattern, "config") || ends_with_name(r->pattern, "config.worktree"))
+	/* .gitmodules is in git's config syntax too, and git submodule add
+	 * replaces it by renaming .gitmodules.lock onto it; its keys that run
+	 * a program (submodule.<name>.update = !command, an ext:: URL) are
+	 * on the validator's list. */
+	if (ends_with_name(r->pattern, "config") || ends_with_name(r->pattern, "config.worktree") ||
+	    strcmp(r->pattern, ".gitmodules") == 0)
 		return JF_GIT_CHECK_CONFIG;
 	return JF_GIT_CHECK_NONE;
 }
@@ -269,6 +286,48 @@ bool jf_rule_git_sample(const struct jf_rule *r)
 	return r && r->builtin && !r->negated && r->zone == JF_SAFE &&
 	       (strcmp(r->source, "project") == 0 || strcmp(r->source, "gitdir") == 0) && n >= 15 &&
 	       strcmp(r->pattern + n - 15, "/hooks/*.sample") == 0;
+}
+
+/* The deciding rule of a non-directory .git is GIT_FILE's, or the first
+ * entry rule of a git directory below it (a non-directory above a rule's
+ * directory is RESTRICTED by that rule): any of the profiles', with the name. */
+bool jf_rule_gitfile(const struct jf_rule *r, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return r && r->builtin && !r->negated && r->zone == JF_RESTRICTED &&
+	       (strcmp(r->source, "project") == 0 || strcmp(r->source, "gitdir") == 0) &&
+	       strcmp(slash ? slash + 1 : path, ".git") == 0;
+}
+
+/* Entries that, when not SAFE, show a directory zoned as a git directory: its
+ * config (replaced through the validator), a hook and the files that send git
+ * elsewhere (GIT_DIR_ENTRIES). */
+static const char *const git_dir_probes[] = {"hooks/pre-commit", "config.worktree", "commondir",
+					     "gitdir", "objects/info/alternates"};
+
+const struct jf_rule *jf_git_dir_rule(const struct jf_policy *policy, const char *dir)
+{
+	char path[JF_PATH_MAX + 1];
+	struct jf_verdict v;
+	const struct jf_rule *config;
+	int n = snprintf(path, sizeof(path), "%s%sconfig", dir, *dir ? "/" : "");
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return NULL;
+	jf_classify(policy, path, (size_t)n, false, &v);
+	if (v.zone != JF_RESTRICTED || jf_rule_git_check(v.rule) != JF_GIT_CHECK_CONFIG)
+		return NULL;
+	config = v.rule;
+	for (size_t i = 0; i < sizeof(git_dir_probes) / sizeof(git_dir_probes[0]); i++) {
+		n = snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", git_dir_probes[i]);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return NULL;
+		jf_classify(policy, path, (size_t)n, false, &v);
+		if (v.zone == JF_SAFE)
+			return NULL;
+	}
+	return config;
 }
 
 const char *jf_profile_text(const char *name)

@@ -203,6 +203,15 @@ static bool git_config_path(const char *path)
 	return base && (strcmp(base, "config") == 0 || strcmp(base, "config.worktree") == 0);
 }
 
+/* Does @path name a .git (a .git file, when written)? */
+static bool git_file_path(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	return base && strcmp(base, ".git") == 0;
+}
+
 /* Did @f refuse to give a new name (create, mknod, link, rename)? */
 static bool new_name(const struct jr_refusal *f)
 {
@@ -218,6 +227,11 @@ static const char *why(const struct jr_refusal *f)
 	if (is(f->err, "EPERM"))
 		return "trusted.* attributes, file capabilities and jailfs's own attributes are "
 		       "never set through the view";
+	if (f->detail && (is(f->op, "write") || is(f->op, "truncate")) && git_file_path(f->path))
+		return "a .git file sends git to the directory it names, so jailfs lets it hold "
+		       "only nothing or \"gitdir: PATH\" naming a git directory of the view "
+		       "(../.git/modules/NAME, what git submodule writes), relative or below the "
+		       "project's path, through no symlink";
 	if (f->detail && is(f->op, "rename"))
 		return "git writes its index, packed-refs and config by renaming a new file "
 		       "onto them, and jailfs lets one through only when its content is safe "

@@ -20,11 +20,16 @@
 #  - a direct write to .git/config stays refused (EROFS)
 #  - submodules: git submodule init, a commit inside the submodule, the
 #    superproject's commit of it without a refusal block, git submodule
-#    update; the submodule's config is validated too
+#    update; the submodule's config is validated too; git submodule add of
+#    a local repository and git submodule update --init in a fresh clone
+#    (both write the submodule's .git file in place), after which the
+#    host's git status works in the superproject and in the submodule
 #  - git init and git clone into a subdirectory: hook samples without exec
 #    bits, no refusal; no hook planted (created, renamed from a sample, a
 #    directory moved onto hooks/, a clone's template: refused, the clone
-#    leaving nothing), the new config validated, host git commit runs no hook
+#    leaving nothing; git init with a template holding a hook, by
+#    --template and by GIT_TEMPLATE_DIR: refused, no .git left), the new
+#    config validated, host git commit runs no hook
 # A --read-only view refuses every write, the good ones too.
 # Needs root, /dev/fuse and git; fails (never skips) without them when CI=true.
 set -u
@@ -170,6 +175,93 @@ git -C sub log -1 --format=%s"
 	done_with "$m"
 }
 
+# ---- git submodule add, and git submodule update --init of a fresh clone ----
+# Both write <path>/.git ("gitdir: ...") in place, which the view checks.
+# addtmpl: a project with a bare repository subrepo.git inside (one commit
+# "s1") and no remote, so that ./subrepo.git is relative to its top.
+# clonetmpl: a fresh clone of it made on the host after adding the
+# submodule "sub" there, the submodule not initialized.
+addtmpl=$T/addtmpl
+clonetmpl=$T/clonetmpl
+(
+	set -e
+	git init -q -b main "$addtmpl"
+	git -C "$addtmpl" commit -q --allow-empty -m a
+	git -C "$addtmpl" config user.name t
+	git -C "$addtmpl" config user.email t@example.invalid
+	git init -q -b main "$T/s1"
+	git -C "$T/s1" commit -q --allow-empty -m s1
+	git clone -q --bare "$T/s1" "$addtmpl/subrepo.git"
+	printf 'subrepo.git/\n' >"$addtmpl/.git/info/exclude"
+	cp -a "$addtmpl" "$T/superhost"
+	cd "$T/superhost"
+	git -c protocol.file.allow=always submodule -q add ./subrepo.git sub
+	git commit -q -m addsub
+	git clone -q "$T/superhost" "$clonetmpl"
+	git -C "$clonetmpl" remote remove origin
+	cp -a subrepo.git "$clonetmpl/"
+	printf 'subrepo.git/\n' >"$clonetmpl/.git/info/exclude"
+) || { echo "FAIL: cannot set up the submodule templates"; exit 1; }
+
+# host_git_ok MODE WHAT: the host's git status in $src and in $src/sub
+# works, both clean, and the submodule's HEAD is s1
+host_git_ok() {
+	check "$1: $2: host git status in the superproject works, clean" \
+		test -z "$(git -C "$src" status --porcelain 2>&1)" -a "$(git -C "$src" status >/dev/null 2>&1; echo $?)" = 0
+	check "$1: $2: host git status in the submodule works, clean" \
+		test -z "$(git -C "$src/sub" status --porcelain 2>&1)" -a "$(git -C "$src/sub" status >/dev/null 2>&1; echo $?)" = 0
+	check "$1: $2: the submodule's .git file names its git directory" \
+		test "$(cat "$src/sub/.git")" = "gitdir: ../.git/modules/sub" -a \
+		"$(git -C "$src/sub" rev-parse --absolute-git-dir)" = "$src/.git/modules/sub"
+	check "$1: $2: the submodule is at s1" test "$(git -C "$src/sub" log -1 --format=%s)" = s1
+}
+
+# no_refusal: jailrun printed no refusal block (its network note aside)
+no_refusal() {
+	! grep -v "^jailrun: network is off in the jail" <<<"$out" | grep -q "^jailrun:"
+}
+
+# submodule_add MODE: git submodule add of a local repository, then git
+# submodule update --init in a fresh clone; the host's git works in both
+submodule_add() {
+	local m=$1 t
+	for t in add clone; do
+		n=$((n + 1))
+		src=$T/sm$t-$m-$n
+		if [ $t = add ]; then cp -a "$addtmpl" "$src"; else cp -a "$clonetmpl" "$src"; fi
+		mnt=$T/mnt-sm$t-$m-$n
+		case $m in
+		root) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
+		root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$m: mount $mnt" ;;
+		root-audit)
+			mount_view "$mnt" --audit "$T/audit-sm-$n.jsonl" --audit-level all "$src" ||
+				bad "$m: mount $mnt"
+			;;
+		esac
+		if [ $t = add ]; then
+			jr "$m" --shell -- 'git -c protocol.file.allow=always submodule -q add ./subrepo.git sub &&
+git commit -q -m addsub'
+			jcheck "$m: git submodule add ./subrepo.git sub (exit $rc)" \
+				test "$rc" = 0 -a "$(git -C "$src" log -1 --format=%s)" = addsub
+			jcheck "$m: $t: ... and jailrun prints no refusal block" no_refusal
+			# .gitmodules goes through the config validator
+			jr "$m" --shell -- "cp .gitmodules .gitmodules.lock &&
+printf '\tupdate = !touch $T/marker-sm\n' >>.gitmodules.lock && mv .gitmodules.lock .gitmodules"
+			jcheck "$m: submodule.sub.update = !command in .gitmodules is refused (exit $rc)" \
+				test "$rc" != 0 -a -z "$(git -C "$src" config -f .gitmodules submodule.sub.update)"
+			jcheck "$m: ... with EROFS" grep -q "Read-only file system" <<<"$out"
+			rm -f "$src/.gitmodules.lock"
+		else
+			jr "$m" -- git -c protocol.file.allow=always submodule -q update --init
+			jcheck "$m: git submodule update --init in a fresh clone (exit $rc)" \
+				test "$rc" = 0 -a -d "$src/.git/modules/sub/objects"
+			jcheck "$m: $t: ... and jailrun prints no refusal block" no_refusal
+		fi
+		host_git_ok "$m" "$t"
+		done_with "$m"
+	done
+}
+
 # init_clone MODE: git init and git clone into subdirectories work (hook
 # samples without exec bits, core.fileMode probed); no hook can be planted
 # in the new git directories; their config goes through the validator; the
@@ -207,6 +299,12 @@ mv clone/.git/hooks clone/.git/old-hooks && mv myhooks clone/.git/hooks"
 git clone -q --template=./tpl . dst"
 	check "$m: a clone whose template holds a hook is refused and leaves nothing" \
 		test "$rc" != 0 -a ! -e "$src/dst"
+	jr "$m" --shell -- 'git init -q --template=./tpl sub3'
+	check "$m: git init whose template holds a hook is refused" test "$rc" != 0
+	check "$m: ... and sub3/ holds no .git" test -d "$src/sub3" -a ! -e "$src/sub3/.git"
+	jr "$m" --shell -- 'mkdir sub4 && cd sub4 && GIT_TEMPLATE_DIR=../tpl git init -q'
+	check "$m: git init with GIT_TEMPLATE_DIR holding a hook is refused" test "$rc" != 0
+	check "$m: ... and sub4/ holds no .git" test -d "$src/sub4" -a ! -e "$src/sub4/.git"
 	jr "$m" -- git -C sub config core.hooksPath ../myhooks
 	check "$m: core.hooksPath in the new repository's config is refused" \
 		test "$rc" != 0 -a -z "$(git -C "$src/sub" config core.hookspath)"
@@ -221,6 +319,7 @@ git clone -q --template=./tpl . dst"
 n=0
 for mode in source root root-fast root-audit; do
 	submodules $mode
+	submodule_add $mode
 	init_clone $mode
 done
 

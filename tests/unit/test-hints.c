@@ -409,6 +409,26 @@ static void test_refusal_git_config_key(void **state)
 	see_at_end(out, "jailfs-policy(5), PROFILES");
 }
 
+/* A refused write of a .git file: the hint says what it may hold. */
+static void test_refusal_git_file(void **state)
+{
+	struct jr_refusal f = {.op = "write",
+			       .path = "sub/.git",
+			       .zone = "RESTRICTED",
+			       .rule = "profile:project",
+			       .err = "EROFS",
+			       .detail = "a .git file naming a directory outside the view",
+			       .count = 1};
+	char out[1024];
+
+	(void)state;
+	jr_hint_refusal(&f, out, sizeof(out));
+	assert_non_null(strstr(out, "EROFS: a .git file naming a directory outside the view)"));
+	assert_non_null(strstr(out, "naming a git directory of the view"));
+	assert_null(strstr(out, "read-only in the jail"));
+	see_at_end(out, "jailfs-policy(5), PROFILES");
+}
+
 static void test_refusal_sections(void **state)
 {
 	char out[1024];
@@ -540,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_refusal_hints),
 		cmocka_unit_test(test_refusal_sections),
 		cmocka_unit_test(test_refusal_git_config_key),
+		cmocka_unit_test(test_refusal_git_file),
 		cmocka_unit_test(test_run_hint),
 		cmocka_unit_test(test_net_failure),
 	};
