@@ -240,7 +240,8 @@ static const struct jf_rule *git_dir(const char *path, bool below)
 	if (!below)
 		return jf_git_dir_rule(jf_fs.view.policy, path);
 	n = snprintf(entry, sizeof(entry), "%s%sx", path, *path ? "/" : "");
-	return n < 0 || (size_t)n >= sizeof(entry) ? NULL : jf_git_dir_rule(jf_fs.view.policy, entry);
+	return n < 0 || (size_t)n >= sizeof(entry) ? NULL
+						   : jf_git_dir_rule(jf_fs.view.policy, entry);
 }
 
 /* Is @target relative, every component a name (none empty, "." or "..")? */
