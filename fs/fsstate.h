@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "hash.h"
 #include "policy.h"
 
 struct jf_options;
@@ -27,7 +28,7 @@ struct jf_options;
 struct jf_file;
 
 struct jf_inode {
-	struct jf_inode *hnext;	 /* hash chain by (dev, ino) */
+	struct jf_hnode hnode;	 /* in jf_fs.table by (dev, ino), or in jf_fs.unhashed */
 	struct jf_inode *parent; /* holds a reference; NULL for root or when unlinked */
 	char *name;		 /* last name in parent (malloc'd); NULL when unlinked */
 	dev_t dev;
@@ -108,9 +109,8 @@ struct jf_fs {
 	/* Bumped (under lock) by every rename the table learns of; read
 	 * atomically by probes to date the zone they compute. */
 	_Atomic uint64_t name_gen;
-	struct jf_inode **table;
-	struct jf_inode *unhashed; /* replaced inodes the kernel still holds (hnext) */
-	size_t table_size, count;
+	struct jf_htab table;	 /* struct jf_inode by (dev, ino), not the root */
+	struct jf_htab unhashed; /* replaced inodes the kernel still holds */
 	uint64_t next_view_ino;
 	bool debug;
 };
