@@ -105,7 +105,7 @@ static void maybe_free_locked(struct jf_inode *inode)
 
 		jf_htab_remove(inode->unhashed ? &jf_fs.unhashed : &jf_fs.table, &inode->hnode);
 		if (inode->orphan_fd >= 0) {
-			close(inode->orphan_fd);
+			jf_fs_close_unlocked(inode->orphan_fd);
 			jf_fd_put_unshared();
 		}
 		if (inode->type == S_IFDIR && watcher)
@@ -475,16 +475,17 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 
 int jf_inode_orphan_fd(struct jf_inode *inode)
 {
-	int fd = -ENOENT;
+	int ofd, fd;
 
 	jf_fs_lock();
-	if (inode->orphan_fd >= 0) {
-		fd = fcntl(inode->orphan_fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
-			fd = -errno;
-	}
+	ofd = inode->orphan_fd;
 	jf_fs_unlock();
-	return fd;
+	/* Set once, closed only when @inode is freed, which the caller's
+	 * request prevents: usable without the lock. */
+	if (ofd < 0)
+		return -ENOENT;
+	fd = fcntl(ofd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 /* ---- for the watch thread (watch.h) ---- */
