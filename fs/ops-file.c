@@ -646,12 +646,14 @@ void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			.zone = f->zone,
 			.decision = JF_AUDIT_ALLOW,
 			.mutation = atomic_load(&f->bytes_written) > 0,
-			.rule = f->inode->rule,
 			.pid = f->pid ? f->pid : ctx->pid,
 			.uid = f->pid ? f->uid : ctx->uid,
 			.bytes_read = atomic_load(&f->bytes_read),
 			.bytes_written = atomic_load(&f->bytes_written),
 		};
+		jf_fs_lock();
+		ev.rule = f->inode->rule; /* [lock]: a rename may recompute it */
+		jf_fs_unlock();
 		jf_inode_path(f->inode, path, sizeof(path));
 		jf_audit_emit(&ev);
 	}
