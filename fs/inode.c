@@ -8,7 +8,7 @@
  * (docs/threat-model.md, invariant 9); memory is about 100 bytes + name per inode the
  * kernel holds, and forget/batch_forget free them.
  *
- * Locking: one mutex (jf_fs.lock) guards the hash table and every inode's
+ * Locking: one mutex (jf_fs.lock) guards the hash tables and every inode's
  * parent, name, nlookup and refs. Path building holds it only while copying
  * names, never across a system call.
  */
@@ -22,6 +22,7 @@
 #include "backing.h"
 #include "fd-budget.h"
 #include "fsstate.h"
+#include "hash.h"
 #include "inode.h"
 #include "policy.h"
 
@@ -35,18 +36,15 @@ void jf_inode_set_watcher(const struct jf_inode_watcher *w)
 	watcher = w;
 }
 
-static size_t hash_of(dev_t dev, ino_t ino)
-{
-	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4FULL;
-	return (size_t)(h ^ (h >> 29));
-}
-
 int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
 {
-	fs->table_size = 1 << 14;
-	fs->table = calloc(fs->table_size, sizeof(*fs->table));
-	if (!fs->table)
+	/* Both tables have buckets from here on, so no insertion fails. */
+	if (jf_htab_init(&fs->table, 1 << 14) < 0)
 		return -ENOMEM;
+	if (jf_htab_init(&fs->unhashed, 64) < 0) {
+		jf_htab_destroy(&fs->table);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_rwlockattr_t ra;
 
@@ -75,54 +73,27 @@ struct jf_inode *jf_inode_get(fuse_ino_t ino)
 	return (struct jf_inode *)(uintptr_t)ino;
 }
 
+struct inode_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool inode_match(const struct jf_hnode *n, const void *key)
+{
+	const struct jf_inode *p = jf_container_of(n, struct jf_inode, hnode);
+	const struct inode_key *k = key;
+
+	return p->dev == k->dev && p->ino == k->ino;
+}
+
 static struct jf_inode *find_locked(dev_t dev, ino_t ino)
 {
-	struct jf_inode *p = jf_fs.table[hash_of(dev, ino) & (jf_fs.table_size - 1)];
+	struct inode_key k = {dev, ino};
+	struct jf_hnode *n;
 
 	jf_fs_assert_locked();
-	for (; p; p = p->hnext)
-		if (p->dev == dev && p->ino == ino)
-			return p;
-	return NULL;
-}
-
-static void grow_locked(void)
-{
-	size_t nsize = jf_fs.table_size * 2;
-	struct jf_inode **nt = calloc(nsize, sizeof(*nt));
-
-	jf_fs_assert_locked();
-	if (!nt)
-		return; /* keep the longer chains */
-	for (size_t i = 0; i < jf_fs.table_size; i++) {
-		struct jf_inode *p = jf_fs.table[i], *next;
-
-		for (; p; p = next) {
-			size_t b = hash_of(p->dev, p->ino) & (nsize - 1);
-
-			next = p->hnext;
-			p->hnext = nt[b];
-			nt[b] = p;
-		}
-	}
-	free(jf_fs.table);
-	jf_fs.table = nt;
-	jf_fs.table_size = nsize;
-}
-
-static void unhash_locked(struct jf_inode *inode)
-{
-	struct jf_inode **pp =
-		&jf_fs.table[hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1)];
-
-	jf_fs_assert_locked();
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == inode) {
-			*pp = inode->hnext;
-			jf_fs.count--;
-			return;
-		}
-	}
+	n = jf_htab_find(&jf_fs.table, jf_hash_dev_ino(dev, ino), inode_match, &k);
+	return n ? jf_container_of(n, struct jf_inode, hnode) : NULL;
 }
 
 /* Drop @inode if nothing refers to it any more, then its parent likewise. */
@@ -132,17 +103,9 @@ static void maybe_free_locked(struct jf_inode *inode)
 	while (inode && inode != &jf_fs.root && inode->nlookup == 0 && inode->refs == 0) {
 		struct jf_inode *parent = inode->parent;
 
-		if (inode->unhashed) {
-			for (struct jf_inode **pp = &jf_fs.unhashed; *pp; pp = &(*pp)->hnext)
-				if (*pp == inode) {
-					*pp = inode->hnext;
-					break;
-				}
-		} else {
-			unhash_locked(inode);
-		}
+		jf_htab_remove(inode->unhashed ? &jf_fs.unhashed : &jf_fs.table, &inode->hnode);
 		if (inode->orphan_fd >= 0) {
-			close(inode->orphan_fd);
+			jf_fs_close_unlocked(inode->orphan_fd);
 			jf_fd_put_unshared();
 		}
 		if (inode->type == S_IFDIR && watcher)
@@ -203,7 +166,6 @@ static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, co
 				   const struct timespec *btime)
 {
 	struct jf_inode *inode = calloc(1, sizeof(*inode));
-	size_t b;
 
 	jf_fs_assert_locked();
 	if (!inode || attach_locked(inode, parent, name) < 0) {
@@ -222,11 +184,8 @@ static struct jf_inode *new_locked(struct jf_inode *parent, const char *name, co
 		inode->view_ino = st->st_ino;
 	else
 		inode->view_ino = VIEW_INO_FOREIGN | jf_fs.next_view_ino++;
-	b = hash_of(inode->dev, inode->ino) & (jf_fs.table_size - 1);
-	inode->hnext = jf_fs.table[b];
-	jf_fs.table[b] = inode;
-	if (++jf_fs.count > jf_fs.table_size * 2)
-		grow_locked();
+	/* Cannot fail: the table has had buckets since jf_inode_init(). */
+	jf_htab_insert(&jf_fs.table, &inode->hnode, jf_hash_dev_ino(inode->dev, inode->ino));
 	return inode;
 }
 
@@ -246,11 +205,11 @@ struct jf_inode *jf_inode_ref(struct jf_inode *parent, const char *name, const s
 	}
 	inode = find_locked(st->st_dev, st->st_ino);
 	if (inode && reused_locked(inode, st, btime)) {
-		/* Leave the old object to the kernel's forget, out of the hash. */
-		unhash_locked(inode);
+		/* Leave the old object to the kernel's forget, out of the table
+		 * (cannot fail, as in new_locked()). */
+		jf_htab_remove(&jf_fs.table, &inode->hnode);
 		inode->unhashed = true;
-		inode->hnext = jf_fs.unhashed;
-		jf_fs.unhashed = inode;
+		jf_htab_insert(&jf_fs.unhashed, &inode->hnode, inode->hnode.hash);
 		inode = NULL;
 	}
 	if (inode) {
@@ -463,36 +422,36 @@ uint64_t jf_view_ino(const struct jf_inode *inode)
 	return inode->view_ino;
 }
 
-void jf_inode_free_all(void)
+/* Free every inode of @t and its buckets. Locked. */
+static void free_table_locked(struct jf_htab *t)
 {
-	jf_fs_lock();
-	for (size_t i = 0; i < jf_fs.table_size; i++) {
-		struct jf_inode *p = jf_fs.table[i], *next;
+	struct jf_htab_iter it;
+	struct jf_hnode *n;
 
-		for (; p; p = next) {
-			next = p->hnext;
-			/* Handles the kernel never released (unmounted by a signal). */
-			while (p->open_files) {
-				struct jf_file *f = p->open_files;
+	jf_fs_assert_locked();
+	jf_htab_iter_init(&it, t);
+	while ((n = jf_htab_iter_next(&it))) {
+		struct jf_inode *p = jf_container_of(n, struct jf_inode, hnode);
 
-				p->open_files = f->next_open;
-				close(f->fd);
-				free(f);
-			}
-			free(p->name);
-			free(p);
+		/* Handles the kernel never released (unmounted by a signal). */
+		while (p->open_files) {
+			struct jf_file *f = p->open_files;
+
+			p->open_files = f->next_open;
+			close(f->fd);
+			free(f);
 		}
-	}
-	while (jf_fs.unhashed) {
-		struct jf_inode *p = jf_fs.unhashed;
-
-		jf_fs.unhashed = p->hnext;
 		free(p->name);
 		free(p);
 	}
-	free(jf_fs.table);
-	jf_fs.table = NULL;
-	jf_fs.count = 0;
+	jf_htab_destroy(t);
+}
+
+void jf_inode_free_all(void)
+{
+	jf_fs_lock();
+	free_table_locked(&jf_fs.table);
+	free_table_locked(&jf_fs.unhashed);
 	jf_fs_unlock();
 }
 
@@ -516,16 +475,17 @@ void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd)
 
 int jf_inode_orphan_fd(struct jf_inode *inode)
 {
-	int fd = -ENOENT;
+	int ofd, fd;
 
 	jf_fs_lock();
-	if (inode->orphan_fd >= 0) {
-		fd = fcntl(inode->orphan_fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
-			fd = -errno;
-	}
+	ofd = inode->orphan_fd;
 	jf_fs_unlock();
-	return fd;
+	/* Set once, closed only when @inode is freed, which the caller's
+	 * request prevents: usable without the lock. */
+	if (ofd < 0)
+		return -ENOENT;
+	fd = fcntl(ofd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 /* ---- for the watch thread (watch.h) ---- */
@@ -583,6 +543,20 @@ static int list_one_locked(struct jf_inode *p, struct jf_inode_ent *out, size_t 
 	return 0;
 }
 
+/* Copy every inode of @t into @out[*n...] (room for all). 0 or -ENOMEM. Locked. */
+static int list_table_locked(const struct jf_htab *t, struct jf_inode_ent *out, size_t *n)
+{
+	struct jf_htab_iter it;
+	struct jf_hnode *h;
+	int r = 0;
+
+	jf_fs_assert_locked();
+	jf_htab_iter_init(&it, t);
+	while (r == 0 && (h = jf_htab_iter_next(&it)))
+		r = list_one_locked(jf_container_of(h, struct jf_inode, hnode), out, n);
+	return r;
+}
+
 ssize_t jf_inode_list(struct jf_inode_ent **out)
 {
 	struct jf_inode_ent *list;
@@ -590,17 +564,14 @@ ssize_t jf_inode_list(struct jf_inode_ent **out)
 	int r = 0;
 
 	jf_fs_lock();
-	cap = jf_fs.count;
-	for (struct jf_inode *p = jf_fs.unhashed; p; p = p->hnext)
-		cap++;
+	cap = jf_fs.table.count + jf_fs.unhashed.count;
 	list = calloc(cap ? cap : 1, sizeof(*list));
 	if (!list)
 		r = -ENOMEM;
-	for (size_t i = 0; list && r == 0 && i < jf_fs.table_size; i++)
-		for (struct jf_inode *p = jf_fs.table[i]; p && r == 0 && n < cap; p = p->hnext)
-			r = list_one_locked(p, list, &n);
-	for (struct jf_inode *p = jf_fs.unhashed; list && r == 0 && p && n < cap; p = p->hnext)
-		r = list_one_locked(p, list, &n);
+	if (list)
+		r = list_table_locked(&jf_fs.table, list, &n);
+	if (list && r == 0)
+		r = list_table_locked(&jf_fs.unhashed, list, &n);
 	jf_fs_unlock();
 	if (r < 0) {
 		jf_inode_list_free(list, n);

@@ -19,7 +19,8 @@ struct jf_inode_watcher {
 	/* A reference to the directory @inode was handed out; jf_fs.lock is
 	 * not held. */
 	void (*dir_ref)(struct jf_inode *inode);
-	/* The directory @inode is being freed; jf_fs.lock is held. */
+	/* The directory @inode is being freed; jf_fs.lock is held, so no
+	 * system call that can block (fsstate.h, the lock rules). */
 	void (*forget)(const struct jf_inode *inode);
 	/* The daemon itself changed @name in @dir; any lock may be held. */
 	void (*own_change)(const struct jf_inode *dir, const char *name);

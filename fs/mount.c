@@ -597,7 +597,7 @@ int jf_cmd_mount(int argc, char **argv)
 	}
 	jf_options_free(&o);
 	jf_ops_cleanup();
-	if (jf_fs.table)
+	if (jf_fs.table.size)
 		jf_inode_free_all();
 	if (jf_fs.view.root_fd >= 0)
 		close(jf_fs.view.root_fd);

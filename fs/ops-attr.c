@@ -121,22 +121,6 @@ void jf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 	fuse_reply_none(req);
 }
 
-/* fstat through an open handle (or the orphan fd) of @inode, if any: cheaper
- * than reopening the path, and the only way for a file unlinked while open.
- * 0 or -ENOENT. */
-static int fstat_open_file(struct jf_inode *inode, struct stat *st)
-{
-	int r = -ENOENT;
-
-	jf_fs_lock();
-	if (inode->open_files && fstat(inode->open_files->fd, st) == 0)
-		r = 0;
-	else if (inode->orphan_fd >= 0 && fstat(inode->orphan_fd, st) == 0)
-		r = 0;
-	jf_fs_unlock();
-	return r;
-}
-
 static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct stat *st)
 {
 	struct jf_verdict v;
@@ -151,7 +135,7 @@ static int do_getattr(struct jf_inode *inode, struct fuse_file_info *fi, struct 
 	} else if (inode == &jf_fs.root) {
 		if (fstat(jf_fs.view.root_fd, st) < 0)
 			return -errno;
-	} else if (fstat_open_file(inode, st) < 0) {
+	} else if (jf_fstat_open_file(inode, st) < 0) {
 		fd = jf_open_inode(inode, O_PATH, st);
 		if (fd == -ESTALE)
 			jf_forget_name_later(inode);

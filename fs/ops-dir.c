@@ -31,6 +31,7 @@
 #include "fd-budget.h"
 #include "fsstate.h"
 #include "handler.h"
+#include "hash.h"
 #include "inode.h"
 #include "ops.h"
 #include "options.h"
@@ -128,7 +129,9 @@ static void map_note(struct dir_map *m, uint64_t k, off_t cookie)
  * between requests, by (dev, ino), one per slot; a newer directory in the
  * same slot evicts the older map. A request takes the map out and puts it
  * back when done: two listings of one directory at once each get a map
- * (one starts empty, and is merely slower), never a shared one.
+ * (one starts empty, and is merely slower), never a shared one. A bounded
+ * cache that forgets on collision, so a slot array and not a jf_htab (which
+ * keeps every node): only the (dev, ino) hash is the table's.
  */
 #define MAP_SLOTS 64
 
@@ -141,7 +144,7 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t map_slot(dev_t dev, ino_t ino)
 {
-	return (size_t)(((uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev) >> 58) % MAP_SLOTS;
+	return (size_t)(jf_hash_dev_ino(dev, ino) % MAP_SLOTS);
 }
 
 static void map_take(struct jf_inode *dir, struct dir_map *out)

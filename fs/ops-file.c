@@ -130,6 +130,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 {
 	struct jf_file *f = calloc(1, sizeof(*f));
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int32_t reg = 0;
 	int r;
 
 	if (!f)
@@ -145,9 +146,14 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	atomic_init(&f->bytes_written, 0);
 	/* Keep the page cache when the file did not change since the last open. */
 	jf_fs_lock();
-	r = jf_pt_attach(f, st->st_size);
+	while ((r = jf_pt_attach(f, st->st_size, &reg)) == -EAGAIN) {
+		jf_fs_unlock();
+		reg = jf_pt_register(f); /* != 0: at most one more turn */
+		jf_fs_lock();
+	}
 	if (r < 0) {
 		jf_fs_unlock();
+		jf_pt_unregister(reg);
 		free(f);
 		return r;
 	}
@@ -160,6 +166,7 @@ static int new_file(fuse_req_t req, struct jf_inode *inode, const struct jf_verd
 	f->next_open = inode->open_files;
 	inode->open_files = f;
 	jf_fs_unlock();
+	jf_pt_unregister(reg);
 	if (flags & O_DIRECT)
 		fi->direct_io = 1;
 	return 0;
@@ -623,9 +630,21 @@ void jf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t 
 		put_file(f, &tmp);
 }
 
-/* Unlink @f from its inode's open list, close and free it. */
+/* Close and free @f, which neither its inode's list nor a pin reaches. */
+static void free_file(struct jf_file *f)
+{
+	close(f->fd);
+	jf_fd_put(f->pid, f->uid);
+	free(f);
+}
+
+/* Unlink @f from its inode's open list; close and free it unless a
+ * jf_fstat_open_file() still uses its fd (that one frees it then). */
 static void drop_file(struct jf_file *f)
 {
+	int32_t id;
+	bool last;
+
 	jf_fs_lock();
 	for (struct jf_file **pp = &f->inode->open_files; *pp; pp = &(*pp)->next_open) {
 		if (*pp == f) {
@@ -633,11 +652,39 @@ static void drop_file(struct jf_file *f)
 			break;
 		}
 	}
-	jf_pt_detach(f);
+	id = jf_pt_detach(f);
+	f->released = true;
+	last = f->pins == 0;
 	jf_fs_unlock();
-	close(f->fd);
-	jf_fd_put(f->pid, f->uid);
-	free(f);
+	jf_pt_unregister(id);
+	if (last)
+		free_file(f);
+}
+
+int jf_fstat_open_file(struct jf_inode *inode, struct stat *st)
+{
+	struct jf_file *f;
+	bool last = false;
+	int ofd, r = -ENOENT;
+
+	jf_fs_lock();
+	f = inode->open_files;
+	if (f)
+		f->pins++; /* its fd stays open until we unpin it */
+	ofd = inode->orphan_fd;
+	jf_fs_unlock();
+	if (f && fstat(f->fd, st) == 0)
+		r = 0;
+	else if (ofd >= 0 && fstat(ofd, st) == 0)
+		r = 0;
+	if (f) {
+		jf_fs_lock();
+		last = --f->pins == 0 && f->released;
+		jf_fs_unlock();
+	}
+	if (last)
+		free_file(f);
+	return r;
 }
 
 void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -655,12 +702,14 @@ void jf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			.zone = f->zone,
 			.decision = JF_AUDIT_ALLOW,
 			.mutation = atomic_load(&f->bytes_written) > 0,
-			.rule = f->inode->rule,
 			.pid = f->pid ? f->pid : ctx->pid,
 			.uid = f->pid ? f->uid : ctx->uid,
 			.bytes_read = atomic_load(&f->bytes_read),
 			.bytes_written = atomic_load(&f->bytes_written),
 		};
+		jf_fs_lock();
+		ev.rule = f->inode->rule; /* [lock]: a rename may recompute it */
+		jf_fs_unlock();
 		jf_inode_path(f->inode, path, sizeof(path));
 		jf_audit_emit(&ev);
 	}

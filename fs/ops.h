@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "fsstate.h"
@@ -62,6 +63,13 @@ void jf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse
 void jf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			struct fuse_file_info *fi_out, size_t len, int flags);
+/* fstat(2) through an open handle (or the orphan fd) of @inode, if it has
+ * one, into @st: cheaper than reopening the path, and the only way for a
+ * file unlinked while open. 0 or -ENOENT. The fstat runs without jf_fs.lock:
+ * the handle is pinned (struct jf_file.pins) so that a concurrent release
+ * cannot close its fd, and the orphan fd lives as long as @inode, which the
+ * caller's request keeps. Thread-safe. */
+int jf_fstat_open_file(struct jf_inode *inode, struct stat *st);
 
 /* ---- directories (ops-dir.c) ---- */
 

@@ -294,9 +294,9 @@ static bool worth_passing(const struct jf_file *f, off_t size)
 	return f->writable || size >= JF_PT_READ_MIN;
 }
 
-static int backing_open(int fd)
+int32_t jf_pt_register(const struct jf_file *f)
 {
-	struct fuse_backing_map map = {.fd = fd};
+	struct fuse_backing_map map = {.fd = f->fd};
 	int id = ioctl(pt.fd, FUSE_DEV_IOC_BACKING_OPEN, &map);
 
 	if (id > 0)
@@ -312,10 +312,18 @@ static int backing_open(int fd)
 			"are served by the daemon\n",
 			strerror(errno));
 	}
-	return 0;
+	return -1;
 }
 
-int jf_pt_attach(struct jf_file *f, off_t size)
+void jf_pt_unregister(int32_t id)
+{
+	uint32_t u = (uint32_t)id;
+
+	if (id > 0)
+		ioctl(pt.fd, FUSE_DEV_IOC_BACKING_CLOSE, &u);
+}
+
+int jf_pt_attach(struct jf_file *f, off_t size, int32_t *reg)
 {
 	const struct jf_file *o = f->inode->open_files;
 
@@ -328,24 +336,27 @@ int jf_pt_attach(struct jf_file *f, off_t size)
 			return -ETXTBSY;
 		f->backing_id = o->backing_id;
 	} else if (may_pass(f) && worth_passing(f, size)) {
-		f->backing_id = backing_open(f->fd);
+		if (*reg == 0)
+			return -EAGAIN; /* the caller registers one, unlocked */
+		if (*reg > 0) {
+			f->backing_id = *reg;
+			*reg = 0;
+		}
 	}
 	if (f->backing_id > 0)
 		jf_stats_count_passthrough();
 	return 0;
 }
 
-void jf_pt_detach(struct jf_file *f)
+int32_t jf_pt_detach(const struct jf_file *f)
 {
-	uint32_t id = (uint32_t)f->backing_id;
-
 	jf_fs_assert_locked();
 	if (f->backing_id <= 0)
-		return;
+		return 0;
 	for (const struct jf_file *o = f->inode->open_files; o; o = o->next_open)
 		if (o->backing_id == f->backing_id)
-			return;
-	ioctl(pt.fd, FUSE_DEV_IOC_BACKING_CLOSE, &id);
+			return 0;
+	return f->backing_id;
 }
 
 static int32_t backing_of(const struct fuse_file_info *fi)

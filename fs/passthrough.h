@@ -21,6 +21,9 @@
  */
 #pragma once
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "fsstate.h"
 
 /* Install the hooks on @se, after fuse_session_mount() (its fd is the one
@@ -42,18 +45,35 @@ bool jf_pt_active(void);
  * clears set-id bits on write, truncate and open(O_TRUNC) itself. */
 bool jf_pt_killpriv_v2(void);
 
-/* Decide the data path of the new handle @f (not yet on its inode's
+/*
+ * Decide the data path of the new handle @f (not yet on its inode's
  * open_files list; its fd, zone, writable set) on a file of @size bytes at
- * open, and register its backing file when it is the first passthrough
- * handle of the inode: sets f->backing_id (0: served by the daemon). The
- * first open of an inode decides; later ones follow while any is open.
- * Called with jf_fs.lock held. Returns 0, or -ETXTBSY when the inode's open
- * handles are passthrough and this one may not be (a write open where the
- * zone limits file sizes). */
-int jf_pt_attach(struct jf_file *f, off_t size);
-/* @f was just taken off its inode's open_files list (jf_fs.lock held): drop
- * the backing id when no other handle of the inode uses it. */
-void jf_pt_detach(struct jf_file *f);
+ * open: sets f->backing_id (0: served by the daemon). The first open of an
+ * inode decides; later ones follow while any is open. Called with
+ * jf_fs.lock held, in the hold that links @f, so deciding and linking are
+ * one step. Registering a backing file is an ioctl(2) on /dev/fuse, which
+ * the lock is never held across, so it happens between two holds: @reg is
+ * 0 at the first call; -EAGAIN asks the caller to drop the lock, set *@reg
+ * = jf_pt_register(@f), take the lock and call again. Otherwise returns 0,
+ * or -ETXTBSY when the inode's open handles are passthrough and this one
+ * may not be (a write open where the zone limits file sizes); *@reg is then
+ * a backing id registered but not used (another handle of the inode decided
+ * in between), which the caller passes to jf_pt_unregister() once the lock
+ * is dropped, or 0 or -1.
+ */
+int jf_pt_attach(struct jf_file *f, off_t size, int32_t *reg);
+/* Register @f's fd as a backing file (FUSE_DEV_IOC_BACKING_OPEN): its id
+ * (> 0), or -1 when the kernel refused (said once with -d; EPERM turns
+ * passthrough off for the mount). Without jf_fs.lock. */
+int32_t jf_pt_register(const struct jf_file *f);
+/* @f was just taken off its inode's open_files list (jf_fs.lock held): the
+ * backing id to jf_pt_unregister() once the lock is dropped, when no other
+ * handle of the inode uses it, else 0. No handle can take that id up in
+ * between: a new handle only copies the id of one on the list. */
+int32_t jf_pt_detach(const struct jf_file *f);
+/* Drop the backing id @id (FUSE_DEV_IOC_BACKING_CLOSE); nothing when @id <=
+ * 0. Without jf_fs.lock. */
+void jf_pt_unregister(int32_t id);
 
 /* fuse_reply_open() / fuse_reply_create() that mark the reply of a
  * passthrough handle (fi->fh a struct jf_file with backing_id > 0) on its

@@ -14,6 +14,15 @@
  * where the fds held across the change keep writing (the kernel writes to
  * the backing file itself) and only later opens are refused. Writers run
  * for about a second per case.
+ *
+ * And handles against each other (test_open_stat_race): threads open,
+ * read and close one 2 MiB SAFE file, read-only and read-write, while
+ * others stat it by name with attr_timeout=0, so each stat is a GETATTR
+ * answered by fstat(2) through one of the file's open handles, outside
+ * jf_fs.lock, while RELEASEs close them. Where passthrough is on, the
+ * first open of the file registers its backing file outside the lock too,
+ * and every handle open at once must share it (the kernel refuses an open
+ * with another backing file of the same inode).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -212,6 +221,122 @@ static int passthrough_setup(void **state)
 	return mu_setup_mode(state, false, no_limits);
 }
 
+#define BIG_SIZE (2 << 20) /* >= 1 MiB: read opens pass through too */
+#define OPENERS 4
+#define STATTERS 2
+
+static const char pattern[] = "0123456789abcdef";
+static char stats_path[600];
+
+struct hthread {
+	pthread_t t;
+	const char *path;
+	int flags; /* -1: stat(2) the name instead */
+	atomic_bool *stop;
+	long done, failed;
+	int err;
+};
+
+static void *handle_main(void *arg)
+{
+	struct hthread *h = arg;
+	unsigned seed = (unsigned)h->flags + 7;
+	char buf[16];
+	struct stat st;
+
+	while (!atomic_load(h->stop)) {
+		off_t off = (off_t)(rand_r(&seed) % (BIG_SIZE / 16)) * 16;
+		int fd;
+		bool ok;
+
+		if (h->flags < 0) {
+			ok = stat(h->path, &st) == 0 && st.st_size == BIG_SIZE;
+		} else {
+			fd = open(h->path, h->flags | O_CLOEXEC);
+			ok = fd >= 0 && pread(fd, buf, 16, off) == 16 && !memcmp(buf, pattern, 16);
+			if (fd >= 0)
+				close(fd);
+		}
+		if (!ok && !h->failed++)
+			h->err = errno;
+		h->done++;
+	}
+	return NULL;
+}
+
+/* The standard tree without max_file_size (SAFE files may pass through, a
+ * 2 MiB one may be opened) plus work/big; --stats goes to stats_path. */
+static void big_file(struct jf_mnt *m)
+{
+	char *b = malloc(BIG_SIZE + 1);
+
+	assert_non_null(b);
+	no_limits(m);
+	for (size_t i = 0; i < BIG_SIZE; i += 16)
+		memcpy(b + i, pattern, 16);
+	b[BIG_SIZE] = '\0';
+	mu_write(m, "work/big", b);
+	free(b);
+	snprintf(stats_path, sizeof(stats_path), "%s/stats", m->dir);
+}
+
+static const char *const handles_args[] = {"--policy",	  mu_policy_path, "-o",
+					   "nofast_open", "-o",		  "attr_timeout=0",
+					   "--stats",	  stats_path,	  NULL};
+/* The same with every read and write through the daemon. */
+static const char *const handles_daemon_args[] = {
+	"--policy", mu_policy_path,  "-o",	"nofast_open", "-o", "attr_timeout=0",
+	"-o",	    "nopassthrough", "--stats", stats_path,    NULL};
+
+static int handles_plain_setup(void **state)
+{
+	passthrough_mount = false;
+	return mu_setup_with(state, handles_daemon_args, big_file);
+}
+
+static int handles_passthrough_setup(void **state)
+{
+	passthrough_mount = geteuid() == 0;
+	return mu_setup_with(state, handles_args, big_file);
+}
+
+static void test_open_stat_race(void **state)
+{
+	struct jf_mnt *m = *state;
+	struct hthread h[OPENERS + STATTERS];
+	atomic_bool stop = false;
+	uint64_t getattrs = 0, passed = 0;
+	const char *path = mu_v(m, "work/big");
+
+	for (int i = 0; i < OPENERS + STATTERS; i++) {
+		h[i] = (struct hthread){.path = path, .stop = &stop};
+		h[i].flags = i >= OPENERS ? -1 : i % 2 ? O_RDWR : O_RDONLY;
+		assert_int_equal(pthread_create(&h[i].t, NULL, handle_main, &h[i]), 0);
+	}
+	sleep_ms(RUN_MS);
+	atomic_store(&stop, true);
+	for (int i = 0; i < OPENERS + STATTERS; i++) {
+		assert_int_equal(pthread_join(h[i].t, NULL), 0);
+		print_message("%s: %ld done, %ld failed (first: %s)\n",
+			      h[i].flags < 0 ? "stat"
+			      : h[i].flags   ? "open rw"
+					     : "open ro",
+			      h[i].done, h[i].failed, h[i].failed ? strerror(h[i].err) : "-");
+		assert_true(h[i].done > 20);
+		assert_int_equal(h[i].failed, 0);
+	}
+	assert_int_equal(mu_requests(m->pid, stats_path, "GETATTR", &getattrs), 0);
+	assert_int_equal(mu_requests(m->pid, stats_path, "passthrough_opens", &passed), 0);
+	print_message("GETATTR %llu, passthrough opens %llu\n", (unsigned long long)getattrs,
+		      (unsigned long long)passed);
+	assert_true(getattrs > 40); /* the stats reached the daemon */
+	if (passthrough_mount)
+		assert_true(passed > 0);
+	else
+		assert_int_equal(passed, 0);
+	assert_true(mu_daemon_alive_for(m->mnt));
+}
+
 #define RACE(f, mode)                                                                              \
 	{                                                                                          \
 #mode "_" #f, f, mode##_setup, mu_std_teardown, NULL                               \
@@ -220,11 +345,17 @@ static int passthrough_setup(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		RACE(test_host_rename, fast),	      RACE(test_host_rename, plain),
-		RACE(test_host_rename, passthrough),  RACE(test_host_link, fast),
-		RACE(test_host_link, plain),	      RACE(test_host_link, passthrough),
-		RACE(test_host_replace, fast),	      RACE(test_host_replace, plain),
+		RACE(test_host_rename, fast),
+		RACE(test_host_rename, plain),
+		RACE(test_host_rename, passthrough),
+		RACE(test_host_link, fast),
+		RACE(test_host_link, plain),
+		RACE(test_host_link, passthrough),
+		RACE(test_host_replace, fast),
+		RACE(test_host_replace, plain),
 		RACE(test_host_replace, passthrough),
+		RACE(test_open_stat_race, handles_plain),
+		RACE(test_open_stat_race, handles_passthrough),
 	};
 
 	return mu_run_tests("race-writes", tests, argc, argv);
