@@ -33,9 +33,16 @@
 #include "sysdirs.h"
 #include "text.h"
 
+/* Go's module cache: read-only in the jail, so Go gets a writable one in
+ * the jail home and reads the host's through a file:// proxy (go help
+ * goproxy: a file:// entry that lacks a module falls through to the
+ * next, after a comma). */
+#define GO_MODULES "go/pkg/mod"
+#define GO_PROXY_REST ",https://proxy.golang.org,direct"
+
 /* Below the user's home, what the jail shows read-only when it exists. */
-static const char *const toolchains[] = {".rustup", ".cargo/bin", ".pyenv",
-					 ".nvm",    ".local/bin", NULL};
+static const char *const toolchains[] = {".rustup",    ".cargo/bin", ".pyenv", ".nvm",
+					 ".local/bin", GO_MODULES,   NULL};
 
 /* Where the jail's HOME is when the user's own path cannot hold it. */
 #define FALLBACK_HOME "/tmp/home"
@@ -308,6 +315,30 @@ static void expose_one(struct jr_home *h, const struct jf_policy *const *pols, c
 		h->nexpose--;
 }
 
+/* With the host's Go module cache exposed: GOMODCACHE in the jail home
+ * and GOPROXY reading the host's cache first. 0 or -ENOMEM. */
+static int go_env(struct jr_home *h)
+{
+	char path[PATH_MAX];
+	int i;
+
+	if (snprintf(path, sizeof(path), "%s/" GO_MODULES, h->user) >= (int)sizeof(path))
+		return 0;
+	for (i = 0; i < h->nexpose && strcmp(h->expose[i], path) != 0; i++)
+		;
+	if (i == h->nexpose)
+		return 0;
+	if (asprintf(&h->env[0], "GOMODCACHE=%s/.cache/go-mod", h->jail) < 0) {
+		h->env[0] = NULL;
+		return -ENOMEM;
+	}
+	if (asprintf(&h->env[1], "GOPROXY=file://%s/cache/download" GO_PROXY_REST, path) < 0) {
+		h->env[1] = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int jr_home_expose(struct jr_home *h, const struct jf_policy *policy, const char *const *extra)
 {
 	static const char secrets[] = "[options]\ndefault = safe\nprofiles = secrets\n";
@@ -328,11 +359,15 @@ int jr_home_expose(struct jr_home *h, const struct jf_policy *policy, const char
 		expose_one(h, pols, *extra);
 	h->expose[h->nexpose] = NULL;
 	jf_policy_free(sp);
-	return 0;
+	return go_env(h);
 }
 
 void jr_home_release(struct jr_home *h)
 {
+	for (int i = 0; i < JR_HOME_ENV; i++) {
+		free(h->env[i]);
+		h->env[i] = NULL;
+	}
 	for (int i = 0; i < h->nexpose; i++)
 		free(h->expose[i]);
 	h->nexpose = 0;

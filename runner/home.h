@@ -10,6 +10,7 @@ struct jf_policy;
 
 #define JR_HOME_EXPOSE 64 /* exposed directories: toolchains and [run] expose */
 #define JR_HOME_MASKS 64  /* DENIED entries masked in them */
+#define JR_HOME_ENV 2	  /* environment defaults for the toolchains */
 
 /* An entry of an exposed directory the jail shows empty (DENIED). */
 struct jr_mask {
@@ -29,6 +30,10 @@ struct jr_home {
 	int nexpose;
 	struct jr_mask masks[JR_HOME_MASKS];
 	int nmasks;
+	/* NAME=VALUE defaults the exposed toolchains need (Go's module cache
+	 * when ~/go/pkg/mod is exposed), malloc'ed; NULL-terminated, the
+	 * command line and [run] env override them */
+	char *env[JR_HOME_ENV + 1];
 };
 
 /*
@@ -48,12 +53,16 @@ int jr_home_setup(struct jr_home *h, const char *project, const char *mnt, const
 
 /*
  * Fill h->expose with the user's toolchain directories that exist
- * (~/.rustup ~/.cargo/bin ~/.pyenv ~/.nvm ~/.local/bin) and then @extra
+ * (~/.rustup ~/.cargo/bin ~/.pyenv ~/.nvm ~/.local/bin ~/go/pkg/mod) and
+ * then @extra
  * ([run] expose; NULL-terminated, or NULL), leaving out each that the
  * secrets profile or @policy (or NULL) makes DENIED, and h->masks with the
  * DENIED entries found in the two levels below each (more than
  * JR_HOME_MASKS: that directory is left out). Says what it leaves out on
- * stderr. Returns 0 or -ENOMEM. Free with jr_home_release().
+ * stderr. With ~/go/pkg/mod exposed, h->env gets GOMODCACHE (the jail
+ * home's .cache/go-mod) and GOPROXY (the host's cache through file://,
+ * then the default proxy). Returns 0 or -ENOMEM. Free with
+ * jr_home_release().
  */
 int jr_home_expose(struct jr_home *h, const struct jf_policy *policy, const char *const *extra);
 

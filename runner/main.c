@@ -46,10 +46,11 @@ static const char *const *run_list(const struct jf_policy *policy, const char *k
 }
 
 static char **build_env(const struct opts *o, const struct jf_policy *mount_run,
-			const struct jf_policy *policy, const char *home)
+			const struct jf_policy *policy, const struct jr_home *home)
 {
-	const char *const *lists[] = {run_list(mount_run, "env"), run_list(policy, "env"), o->env};
-	char **envp = jr_env_build(home, lists, ARRAY_SIZE(lists), MAX_LIST * 3);
+	const char *const *lists[] = {(const char *const *)home->env, run_list(mount_run, "env"),
+				      run_list(policy, "env"), o->env};
+	char **envp = jr_env_build(home->jail, lists, ARRAY_SIZE(lists), MAX_LIST * 3);
 
 	if (!envp)
 		die("out of memory");
@@ -730,7 +731,7 @@ int main(int argc, char **argv)
 	setup_home(&r);
 	apply_defaults(&r);
 	setup_cwd(&r);
-	r.envp = build_env(&r.o, r.mount_run, r.policy, r.home.jail);
+	r.envp = build_env(&r.o, r.mount_run, r.policy, &r.home);
 	build_lists(&r);
 	e = decide(&r, exec_path);
 	if (e >= 0)

@@ -7,7 +7,8 @@
 #    0700, owned by the user; the default location, --home, [run] home)
 #  - the user's toolchains read-only at their own paths: rustup's cargo,
 #    a pyenv Python chosen by PATH (where the host has them)
-#  - npm's and pip's caches in the home, kept
+#  - npm's and pip's caches in the home, kept; the host's ~/go/pkg/mod read-only,
+#    GOMODCACHE in the home and GOPROXY reading the host's cache
 #  - a DENIED entry of an exposed directory is not exposed
 #  - a command the jail lacks but the host has: the message says so
 # Modes: --source (fast_open), --root on a default mount, --root on a
@@ -165,6 +166,27 @@ check "npm's cache is kept in the home" test -d "$home/.npm/_cacache"
 check "npm's debug logs are kept in the home" test -d "$home/.npm/_logs"
 out=$(cd "$P" && PATH=$HOME/.pyenv/shims:$PATH "$J" --source "$P" -- pip cache dir 2>&1)
 check "pip's cache is in the jail home ($out)" grep -qx "$HOME/.cache/pip" <<<"$out"
+
+# ---- Go's module cache: the host's read-only, a writable one in the home ----
+# not under /tmp: the jail has its own /tmp, so a HOME there is not shown
+GH=$(mktemp -d /var/tmp/jf-gohome.XXXXXX)
+mkdir -p "$GH/go/pkg/mod/cache/download"
+echo hostmod >"$GH/go/pkg/mod/marker"
+cat >"$P/gomod.sh" <<'EOF'
+go env GOMODCACHE GOPROXY
+cat "$HOME/go/pkg/mod/marker"
+touch "$HOME/go/pkg/mod/new" 2>/dev/null || echo read-only
+EOF
+out=$(cd "$P" && HOME=$GH "$J" --source "$P" -- bash gomod.sh 2>&1)
+check "~/go/pkg/mod is shown ($out)" grep -qx hostmod <<<"$out"
+check "~/go/pkg/mod is read-only ($out)" grep -qx read-only <<<"$out"
+check "GOMODCACHE is in the jail home ($out)" grep -qx "$GH/.cache/go-mod" <<<"$out"
+check "GOPROXY reads the host's cache first ($out)" \
+	grep -qx "file://$GH/go/pkg/mod/cache/download,https://proxy.golang.org,direct" <<<"$out"
+check "... and nothing was written there" test ! -e "$GH/go/pkg/mod/new"
+out=$(cd "$P" && HOME=$GH "$J" --source "$P" --env GOPROXY=off -- go env GOPROXY 2>&1)
+check "--env overrides the default ($out)" grep -qx off <<<"$out"
+rm -rf "$GH"
 
 # ---- exposed directories and DENIED entries ----
 out=$(cd "$P" && "$J" --source "$P" --policy "$T/expose.ini" -- "$T/tool/bin/mytool" 2>&1)
