@@ -117,14 +117,20 @@ static int read_policy(const char *path, char **out, size_t *len)
 static int make_key(const struct jr_persist_args *a, const char *jailfs, const char *policy,
 		    size_t plen, char **out, size_t *len)
 {
-	struct stat st = {0};
-	FILE *f = open_memstream(out, len);
+	struct stat st = {0}, src;
+	FILE *f;
 
-	if (!f)
+	/* the source's identity, not only its name: a daemon holds the
+	 * directory it was started on, so a tree removed and made again (or
+	 * mounted over) under the same name needs a view of its own */
+	if (stat(a->source, &src) < 0)
+		return -errno;
+	if (!(f = open_memstream(out, len)))
 		return -ENOMEM;
 	stat(jailfs, &st);
-	fprintf(f, "jailrun persistent view 1\nuid %u\nsource %s\njailfs %s %llu %lld\n",
-		(unsigned)geteuid(), a->source, jailfs, (unsigned long long)st.st_ino,
+	fprintf(f, "jailrun persistent view 2\nuid %u\nsource %s %llu %llu\njailfs %s %llu %lld\n",
+		(unsigned)geteuid(), a->source, (unsigned long long)src.st_dev,
+		(unsigned long long)src.st_ino, jailfs, (unsigned long long)st.st_ino,
 		(long long)st.st_mtime);
 	fprintf(f, "options fast_open audit=denied,%s,%s\npolicy %s\n", LOG_MAX_SIZE, LOG_RATE,
 		a->policy ? "file" : "built-in");

@@ -18,6 +18,8 @@
 #  - jailfs --stop stops one; --view-idle: an unused view unmounts itself,
 #    never under a command that is still running; jailfs --idle-exit keeps a
 #    view while a shared flock on its --idle-lock file is held
+#  - a source directory removed and made again under its name gets a view
+#    of the new directory, not the daemon's of the removed one
 #  - a runtime directory another user owns, or a symlink there, is refused
 #  - as jftest: its views in its own runtime directory, reused, listed and
 #    stopped by it; root's views not reachable by it
@@ -163,6 +165,20 @@ sleep 2.5
 check "not while a command is attached" in_use
 wait "$p1"
 check "that command ended well" test $? -eq 0
+
+# --- the source removed and made again under its name ---
+# the first view's daemon holds the old directory: reused, the next command
+# would see the removed tree
+R=$T/remade
+mkdir -p "$R"
+echo old >"$R/f.txt"
+"$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt >/dev/null 2>&1
+rm -rf "$R"
+mkdir -p "$R"
+echo new >"$R/f.txt"
+out=$("$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt 2>&1)
+check "a source made again under its name: the command sees the new tree ($out)" test "$out" = new
+stop_views "$T"
 
 # --- jailfs --idle-exit and --idle-lock on their own ---
 mkdir -p "$T/im"
