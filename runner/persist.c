@@ -88,6 +88,19 @@ static int runtime_base(char *base)
 	return make_private(base) < 0 ? -EPERM : 1;
 }
 
+/* Is @base (a runtime directory) in the tree of @source? Then the view's
+ * refusal log would be in its own view, which jailfs refuses. */
+static bool inside_source(const char *base, const char *source)
+{
+	char b[PATH_MAX], s[PATH_MAX];
+	size_t n;
+
+	if (!realpath(base, b) || !realpath(source, s))
+		return false;
+	n = strlen(s);
+	return strcmp(s, "/") == 0 || (strncmp(b, s, n) == 0 && (b[n] == '/' || b[n] == '\0'));
+}
+
 /* The policy file's content (malloc'ed, NUL-terminated) in *@out. */
 static int read_policy(const char *path, char **out, size_t *len)
 {
@@ -430,7 +443,8 @@ int jr_persist_attach(struct jr_persist *p, const struct jr_persist_args *a, cha
 	memset(p, 0, sizeof(*p));
 	p->users_fd = -1;
 	r = runtime_base(base);
-	if (r == 0) /* documented (jailrun(1)); said on every command it would be noise */
+	/* documented (jailrun(1)); said on every command it would be noise */
+	if (r == 0 || (r > 0 && inside_source(base, a->source)))
 		return 0;
 	if (r > 0 && (r = key_load(&k, a, err, errsz)) < 0) {
 		key_free(&k);

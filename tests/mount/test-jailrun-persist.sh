@@ -20,6 +20,8 @@
 #    view while a shared flock on its --idle-lock file is held
 #  - a source directory removed and made again under its name gets a view
 #    of the new directory, not the daemon's of the removed one
+#  - a runtime directory inside the source: one-shot views (the shared log
+#    would be in the view)
 #  - a runtime directory another user owns, or a symlink there, is refused
 #  - as jftest: its views in its own runtime directory, reused, listed and
 #    stopped by it; root's views not reachable by it
@@ -179,6 +181,14 @@ echo new >"$R/f.txt"
 out=$("$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt 2>&1)
 check "a source made again under its name: the command sees the new tree ($out)" test "$out" = new
 stop_views "$T"
+
+# --- the runtime directory inside the source ---
+# the view's log would be in its own tree (jailfs refuses that): a one-shot view
+mkdir -m 0700 "$R/run"
+out=$(XDG_RUNTIME_DIR=$R/run "$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt 2>&1)
+check "a runtime directory inside the source: the command runs ($out)" test "$out" = new
+check "in a one-shot view" test -z "$(views "$R")"
+stop_views "$R"
 
 # --- jailfs --idle-exit and --idle-lock on their own ---
 mkdir -p "$T/im"
