@@ -20,6 +20,9 @@
 #    view while a shared flock on its --idle-lock file is held
 #  - a source directory removed and made again under its name gets a view
 #    of the new directory, not the daemon's of the removed one
+#  - unshare -p (to hide refusals from the jail's report) fails in the jail;
+#    kill -9 of the daemon under a running command: that command says so,
+#    the next one gets a fresh view
 #  - a runtime directory inside the source: one-shot views (the shared log
 #    would be in the view)
 #  - a runtime directory another user owns, or a symlink there, is refused
@@ -189,6 +192,32 @@ out=$(XDG_RUNTIME_DIR=$R/run "$J" --source "$R" --no-git-root --policy "$T/pol.i
 check "a runtime directory inside the source: the command runs ($out)" test "$out" = new
 check "in a one-shot view" test -z "$(views "$R")"
 stop_views "$R"
+
+# --- hiding a refusal in a pid namespace of its own ---
+# records are matched on the jail's pid namespace: one made inside would leave
+# its refusals out, so the jail must not be able to make one
+# shellcheck disable=SC2016 # the jail's shell expands $?
+js=$(run --json --shell -- 'unshare -p -f sh -c "echo x >> ro1.txt"; echo $?;
+	unshare -U -r -p -f sh -c "echo x >> ro1.txt"; echo $?; echo x >> ro2.txt' 2>/dev/null)
+check "unshare -p and -U -p fail in the jail ($(jq -c .stdout <<<"$js"))" \
+	test "$(jq -r .stdout <<<"$js")" = "$(printf '1\n1')"
+check "the jail's own refusal is listed" test "$(jq -c '[.refusals[].path]' <<<"$js")" = '["ro2.txt"]'
+
+# --- kill -9 of the daemon under a running command ---
+run -- true >/dev/null 2>&1
+v=$(views "$T")
+run --json --timeout 20 --shell -- 'sleep 1; cat a.txt' >"$T/mid.json" 2>/dev/null &
+p1=$!
+sleep 0.5
+kill -9 "${v#* }"
+wait "$p1"
+check "the command under it fails, saying the daemon is gone" \
+	grep -q "daemon of the persistent view is gone under the command" "$T/mid.json"
+out=$(run -- cat a.txt 2>/dev/null)
+check "the next command runs in a fresh view" test "$out" = hello -a "$(views "$T")" != "$v"
+check "one mount at its mountpoint" \
+	test "$(awk -v m="${v% *}" '$5 == m' /proc/self/mountinfo | wc -l)" -eq 1
+stop_views "$T"
 
 # --- jailfs --idle-exit and --idle-lock on their own ---
 mkdir -p "$T/im"
