@@ -88,6 +88,19 @@ static int runtime_base(char *base)
 	return make_private(base) < 0 ? -EPERM : 1;
 }
 
+/* Is @base (a runtime directory) in the tree of @source? Then the view's
+ * refusal log would be in its own view, which jailfs refuses. */
+static bool inside_source(const char *base, const char *source)
+{
+	char b[PATH_MAX], s[PATH_MAX];
+	size_t n;
+
+	if (!realpath(base, b) || !realpath(source, s))
+		return false;
+	n = strlen(s);
+	return strcmp(s, "/") == 0 || (strncmp(b, s, n) == 0 && (b[n] == '/' || b[n] == '\0'));
+}
+
 /* The policy file's content (malloc'ed, NUL-terminated) in *@out. */
 static int read_policy(const char *path, char **out, size_t *len)
 {
@@ -117,14 +130,20 @@ static int read_policy(const char *path, char **out, size_t *len)
 static int make_key(const struct jr_persist_args *a, const char *jailfs, const char *policy,
 		    size_t plen, char **out, size_t *len)
 {
-	struct stat st = {0};
-	FILE *f = open_memstream(out, len);
+	struct stat st = {0}, src;
+	FILE *f;
 
-	if (!f)
+	/* the source's identity, not only its name: a daemon holds the
+	 * directory it was started on, so a tree removed and made again (or
+	 * mounted over) under the same name needs a view of its own */
+	if (stat(a->source, &src) < 0)
+		return -errno;
+	if (!(f = open_memstream(out, len)))
 		return -ENOMEM;
 	stat(jailfs, &st);
-	fprintf(f, "jailrun persistent view 1\nuid %u\nsource %s\njailfs %s %llu %lld\n",
-		(unsigned)geteuid(), a->source, jailfs, (unsigned long long)st.st_ino,
+	fprintf(f, "jailrun persistent view 2\nuid %u\nsource %s %llu %llu\njailfs %s %llu %lld\n",
+		(unsigned)geteuid(), a->source, (unsigned long long)src.st_dev,
+		(unsigned long long)src.st_ino, jailfs, (unsigned long long)st.st_ino,
 		(long long)st.st_mtime);
 	fprintf(f, "options fast_open audit=denied,%s,%s\npolicy %s\n", LOG_MAX_SIZE, LOG_RATE,
 		a->policy ? "file" : "built-in");
@@ -424,7 +443,8 @@ int jr_persist_attach(struct jr_persist *p, const struct jr_persist_args *a, cha
 	memset(p, 0, sizeof(*p));
 	p->users_fd = -1;
 	r = runtime_base(base);
-	if (r == 0) /* documented (jailrun(1)); said on every command it would be noise */
+	/* documented (jailrun(1)); said on every command it would be noise */
+	if (r == 0 || (r > 0 && inside_source(base, a->source)))
 		return 0;
 	if (r > 0 && (r = key_load(&k, a, err, errsz)) < 0) {
 		key_free(&k);

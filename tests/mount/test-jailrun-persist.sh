@@ -18,6 +18,13 @@
 #  - jailfs --stop stops one; --view-idle: an unused view unmounts itself,
 #    never under a command that is still running; jailfs --idle-exit keeps a
 #    view while a shared flock on its --idle-lock file is held
+#  - a source directory removed and made again under its name gets a view
+#    of the new directory, not the daemon's of the removed one
+#  - unshare -p (to hide refusals from the jail's report) fails in the jail;
+#    kill -9 of the daemon under a running command: that command says so,
+#    the next one gets a fresh view
+#  - a runtime directory inside the source: one-shot views (the shared log
+#    would be in the view)
 #  - a runtime directory another user owns, or a symlink there, is refused
 #  - as jftest: its views in its own runtime directory, reused, listed and
 #    stopped by it; root's views not reachable by it
@@ -163,6 +170,54 @@ sleep 2.5
 check "not while a command is attached" in_use
 wait "$p1"
 check "that command ended well" test $? -eq 0
+
+# --- the source removed and made again under its name ---
+# the first view's daemon holds the old directory: reused, the next command
+# would see the removed tree
+R=$T/remade
+mkdir -p "$R"
+echo old >"$R/f.txt"
+"$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt >/dev/null 2>&1
+rm -rf "$R"
+mkdir -p "$R"
+echo new >"$R/f.txt"
+out=$("$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt 2>&1)
+check "a source made again under its name: the command sees the new tree ($out)" test "$out" = new
+stop_views "$T"
+
+# --- the runtime directory inside the source ---
+# the view's log would be in its own tree (jailfs refuses that): a one-shot view
+mkdir -m 0700 "$R/run"
+out=$(XDG_RUNTIME_DIR=$R/run "$J" --source "$R" --no-git-root --policy "$T/pol.ini" -- cat f.txt 2>&1)
+check "a runtime directory inside the source: the command runs ($out)" test "$out" = new
+check "in a one-shot view" test -z "$(views "$R")"
+stop_views "$R"
+
+# --- hiding a refusal in a pid namespace of its own ---
+# records are matched on the jail's pid namespace: one made inside would leave
+# its refusals out, so the jail must not be able to make one
+# shellcheck disable=SC2016 # the jail's shell expands $?
+js=$(run --json --shell -- 'unshare -p -f sh -c "echo x >> ro1.txt"; echo $?;
+	unshare -U -r -p -f sh -c "echo x >> ro1.txt"; echo $?; echo x >> ro2.txt' 2>/dev/null)
+check "unshare -p and -U -p fail in the jail ($(jq -c .stdout <<<"$js"))" \
+	test "$(jq -r .stdout <<<"$js")" = "$(printf '1\n1')"
+check "the jail's own refusal is listed" test "$(jq -c '[.refusals[].path]' <<<"$js")" = '["ro2.txt"]'
+
+# --- kill -9 of the daemon under a running command ---
+run -- true >/dev/null 2>&1
+v=$(views "$T")
+run --json --timeout 20 --shell -- 'sleep 1; cat a.txt' >"$T/mid.json" 2>/dev/null &
+p1=$!
+sleep 0.5
+kill -9 "${v#* }"
+wait "$p1"
+check "the command under it fails, saying the daemon is gone" \
+	grep -q "daemon of the persistent view is gone under the command" "$T/mid.json"
+out=$(run -- cat a.txt 2>/dev/null)
+check "the next command runs in a fresh view" test "$out" = hello -a "$(views "$T")" != "$v"
+check "one mount at its mountpoint" \
+	test "$(awk -v m="${v% *}" '$5 == m' /proc/self/mountinfo | wc -l)" -eq 1
+stop_views "$T"
 
 # --- jailfs --idle-exit and --idle-lock on their own ---
 mkdir -p "$T/im"
