@@ -385,6 +385,7 @@ void jf_effective_zone(const struct stat *st, struct jf_verdict *v, bool safe_li
 		case JF_RESTRICTED:
 			set_effective(v, JF_RESTRICTED, &jf_hardlink_outside_rule);
 			return;
+		case JF_SAFE:
 		default:
 			return;
 		}
