@@ -98,6 +98,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/jailfs-demo.XXXXXX")
 proj=$work/project
 audit=$work/audit.jsonl
 
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	if [ "${JAILFS_DEMO_KEEP:-0}" = 1 ]; then
 		say "demo: kept $work"

@@ -51,6 +51,7 @@ tree_sum() {
 # n (a counter), and sources lib-tap.sh for ok and bad.
 
 # jcheck DESC TEST...: check, with the last jail's output ($out) when it fails
+# shellcheck disable=SC2154 # $out is the caller's
 jcheck() {
 	local d=$1
 	shift
@@ -66,6 +67,7 @@ jcheck() {
 # modes (root: root's default mount, passthrough; root-fast: -o fast_open;
 # root-audit: an audit log $audit at level all; read-only: --read-only);
 # MODE source mounts nothing (jailrun --source makes its own view)
+# shellcheck disable=SC2154 # $tmpl is the caller's
 fresh() {
 	n=$((n + 1))
 	src=$T/src-$1-$n

@@ -101,11 +101,13 @@ expect_zones "$ex/share.ini" "$t" \
 # The same through a mount of share.ini: a directory named core is listed
 # and read, a core dump is not.
 if mount_view "$tmp/share-mnt" --policy "$ex/share.ini" "$t"; then
+	# shellcheck disable=SC2010 # the listing is what is tested
 	if [ "$(cat "$tmp/share-mnt/net/core/dev.c" 2>&1)" = "" ] &&
 		ls "$tmp/share-mnt/net" | grep -qx core && ! ls "$tmp/share-mnt" | grep -qx core &&
 		[ ! -e "$tmp/share-mnt/core" ] && [ ! -e "$tmp/share-mnt/core.1234" ]; then
 		ok "share.ini mount: net/core/ listed and read, core and core.1234 hidden"
 	else
+		# shellcheck disable=SC2012 # for a human
 		bad "share.ini mount: net/core/ hidden or a core dump shown: $(ls "$tmp/share-mnt" "$tmp/share-mnt/net" 2>&1 | tr '\n' ' ')"
 	fi
 	umount_view "$tmp/share-mnt" || bad "share.ini mount: unmount"
@@ -211,7 +213,7 @@ field stdout <<<"$out" | grep -q 'hello' && field stdout <<<"$out" | grep -q '.e
 
 # ---------------------------------------------------------------- fstab
 line=$(grep -vE '^[[:space:]]*(#|$)' "$ex/fstab.example")
-read -r f_src f_mnt f_type f_opts f_dump f_pass <<<"$line"
+read -r _ _ f_type f_opts f_dump f_pass <<<"$line"
 if [ "$f_type" = fuse.jailfs ] && [[ $f_opts == *policy=* ]] && [ -n "$f_pass" ]; then
 	ok "fstab.example: one line, type $f_type, options $f_opts"
 else
@@ -395,10 +397,10 @@ if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
 			[ -e "$exdir/$f" ] || missing+=" $f"
 		done
 		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
-			ok "meson install: jailfs, jailrun in ${bindir#$dest}, examples in ${exdir#$dest}" ||
+			ok "meson install: jailfs, jailrun in ${bindir#"$dest"}, examples in ${exdir#"$dest"}" ||
 			bad "meson install: missing${missing:- binaries or examples dir}"
 		if [ -n "$exdir" ]; then
-			out=$(cd "$tmp" && env -u JAILFS -u JAILRUN PATH="$bindir:$PATH" TMPDIR=$tmp \
+			out=$(cd "$tmp" && env -u JAILFS -u JAILRUN PATH="$bindir:$PATH" TMPDIR="$tmp" \
 				bash "$exdir/demo.sh" 2>&1)
 			rc=$?
 			[ $rc -eq 0 ] && grep -q 'every step ended as expected' <<<"$out" &&

@@ -64,6 +64,7 @@ printf 'scratch/\n' >"$tmpl/.gitignore"
 
 # in_view FILE: is FILE's content (backing) what the view shows at the same path
 same() { cmp -s "$repo/$1" "$mnt/$1"; }
+# shellcheck disable=SC2010 # the listing is what is tested
 hidden() { [ ! -e "$mnt/$1" ] && ! ls -a "$mnt/$(dirname "$1")" | grep -qxF "$(basename "$1")"; }
 # erofs_append FILE: open for appending and write one byte; EROFS (at the
 # open, or at the write with -o fast_open), the backing file unchanged
