@@ -152,7 +152,7 @@ printf 'x\n' >"$tmpl/host/secrets"
 	cd "$tmpl" && git init -q --template= lib && cd lib &&
 		git config user.email t@example.invalid && git config user.name test &&
 		printf 'x\n' >x && git add x && git commit -qm init && test ! -e .git/hooks
-) || { echo "FAIL: git init"; exit 1; }
+) || { echo "Bail out! git init"; exit 1; }
 
 # protected NAME...: the refusals of the directory rules, in mode $mode
 protected() {

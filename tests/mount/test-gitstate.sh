@@ -156,7 +156,7 @@ tmpl=$T/tmpl
 		tell("write", lambda: os.pwrite(fd, b"\0" * 64, 12))
 		os.close(fd)
 		PY
-) || { echo "FAIL: cannot set up the repository"; exit 1; }
+) || { echo "Bail out! cannot set up the repository"; exit 1; }
 # the marker scripts of the host side: a gpg that records its call
 printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$T/gpg-ran" >"$T/fakegpg"
 chmod +x "$T/fakegpg"

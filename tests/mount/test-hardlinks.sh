@@ -55,7 +55,7 @@ export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
 		git commit -q -m "c$i"
 	done
 	git gc -q
-) || { echo "FAIL: cannot set up the origin"; exit 1; }
+) || { echo "Bail out! cannot set up the origin"; exit 1; }
 
 # cargo in the jail: a rustup toolchain lives in the user's home, which the
 # jail exposes only when the policy's [run] expose names it

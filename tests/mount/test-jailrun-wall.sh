@@ -125,7 +125,7 @@ grep -E ' (/tmp|/dev/shm) ' /proc/self/mounts | cut -d' ' -f2,4
 EOF
 
 if ! "$F" "$P" "$M"; then
-	echo "FAIL: jailfs did not mount $P on $M"
+	echo "Bail out! jailfs did not mount $P on $M"
 	exit 1
 fi
 cd "$P" || exit 1

@@ -87,10 +87,10 @@ env | sort
 EOF
 
 if ! "$F" "$P" "$M"; then
-	echo "FAIL: jailfs did not mount $P on $M"
+	echo "Bail out! jailfs did not mount $P on $M"
 	exit 1
 fi
-grep -q " $M .* fuse.jailfs " /proc/self/mountinfo || { echo "FAIL: no fuse.jailfs at $M"; exit 1; }
+grep -q " $M .* fuse.jailfs " /proc/self/mountinfo || { echo "Bail out! no fuse.jailfs at $M"; exit 1; }
 cd "$P" || exit 1
 R=(--root "$M")
 

@@ -48,7 +48,7 @@ cp "$helper" "$work/symtarget.py" && helper=$work/symtarget.py
 dirs=()
 for d in /usr /bin /sbin /lib /lib64; do [ -e "$d" ] && dirs+=("$d"); done
 find "${dirs[@]}" -type l -print0 2>/dev/null >"$work/list"
-python3 "$helper" expect "$work/list" "$work/expect.json" || { echo "FAIL: expect"; exit 1; }
+python3 "$helper" expect "$work/list" "$work/expect.json" || { echo "Bail out! expect"; exit 1; }
 total=$(jq 'length' "$work/expect.json")
 accepted=$(jq '[.[] | select(.)] | length' "$work/expect.json")
 echo "# $total symlinks under ${dirs[*]}: $accepted to accept, $((total - accepted)) to refuse"

@@ -47,7 +47,7 @@ mkrepo() {
 	mkdir -p "$1" && (cd "$1" && git init -q && echo key >id_rsa && echo a >a.txt &&
 		git add id_rsa a.txt &&
 		git -c user.email=t@e -c user.name=t commit -qm init) ||
-		{ echo "FAIL: git init $1"; exit 1; }
+		{ echo "Bail out! git init $1"; exit 1; }
 }
 # said MNT OPTS...: mount, unmount; was the tracked line said on stderr?
 said() {
