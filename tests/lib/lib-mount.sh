@@ -40,6 +40,24 @@ unmount_all() {
 	return 0
 }
 
+# work_dir NAME: a new directory /var/tmp/jf-NAME.XXXXXX in $work, mode 0755
+# (jftest and the jails read it; not under /tmp: a jail has a private /tmp,
+# and jailrun refuses a project there), and an EXIT trap that unmounts what
+# mount_view mounted, puts back the mode /dev/fuse had (a test that mounts
+# as jftest makes it 0666 for fusermount3) and removes $work.
+work_dir() {
+	work=$(mktemp -d "/var/tmp/jf-$1.XXXXXX") || return 1
+	chmod 0755 "$work"
+	fuse_mode=$(stat -c %a /dev/fuse)
+	trap work_dir_cleanup EXIT
+}
+# shellcheck disable=SC2317 # run by the EXIT trap
+work_dir_cleanup() {
+	unmount_all
+	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
+	rm -rf "$work"
+}
+
 # tree_sum DIR: one hash of the metadata of every entry (a create, delete,
 # write, chmod or utimens changes it; atime is left out, so reads do not).
 tree_sum() {

@@ -31,17 +31,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 require_root_fuse git python3 setpriv fusermount3
 
-work=$(mktemp -d /var/tmp/jf-dirrules.XXXXXX)
-chmod 0755 "$work"
-# fusermount3 opens /dev/fuse with the user's rights: 0666 for the
-# unprivileged mount, the old mode back afterwards (as run-unprivileged.sh)
-fuse_mode=$(stat -c %a /dev/fuse)
-cleanup() {
-	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
-	rm -rf "$work"
-}
-trap cleanup EXIT
+work_dir dirrules
 
 # The one system call per run, as a file in the tree, so a jail can run it
 # too; prints OK or the errno name.

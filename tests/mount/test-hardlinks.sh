@@ -111,23 +111,6 @@ jr() {
 	rc=$?
 }
 
-# jcheck DESC TEST...: check, with the last jail's output when it fails
-jcheck() {
-	local d=$1
-	shift
-	if "$@"; then
-		ok "$d"
-	else
-		bad "$d"
-		sed 's/^/# /' <<<"$out"
-	fi
-}
-
-done_with() {
-	case $1 in source) ;; *) umount_view "$mnt" || bad "$1: unmount $mnt" ;; esac
-	return 0
-}
-
 npacks() { find "$1/.git/objects/pack" -name '*.pack' | wc -l; }
 
 n=0

@@ -30,17 +30,7 @@ here=$(dirname "${BASH_SOURCE[0]}")
 require_root_fuse python3 tar jq
 helper=$(realpath "$here/symtarget.py")
 
-# Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
-work=$(mktemp -d /var/tmp/jf-symtarget.XXXXXX)
-chmod 755 "$work"
-# fusermount3 opens /dev/fuse with jftest's rights: it must be 0666.
-fuse_mode=$(stat -c %a /dev/fuse)
-cleanup() {
-	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
-	rm -rf "$work"
-}
-trap cleanup EXIT
+work_dir symtarget
 # The helper where jftest can read it too.
 cp "$helper" "$work/symtarget.py" && helper=$work/symtarget.py
 
