@@ -269,12 +269,13 @@ stuck_run() {
 		--init-groups -- "$J" --json "$@" -- ${STUCK_CMD:-sh loop.sh} >"$T/stuck.json" 2>"$T/stuck.err") &
 	jp=$!
 	sleep 1.5
-	d=$(pgrep -f -- " $S /")
-	[ -n "$d" ] && kill "-$sig" "$d"
+	# every daemon serving $S (pgrep prints one pid a line)
+	mapfile -t d < <(pgrep -f -- " $S /")
+	[ "${#d[@]}" -gt 0 ] && kill "-$sig" "${d[@]}"
 	wait "$jp"
 	secs=$((($(date +%s%N) - start) / 1000000000))
 	js=$(cat "$T/stuck.json")
-	[ -n "$d" ] && kill -CONT "$d" 2>/dev/null
+	[ "${#d[@]}" -gt 0 ] && kill -CONT "${d[@]}" 2>/dev/null
 }
 left() { grep -c "fuse.jailfs $S " /proc/self/mountinfo; }
 STUCK_RE="did not end 2 s after SIGKILL.*the view was aborted"
