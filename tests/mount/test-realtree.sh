@@ -168,7 +168,7 @@ EOF
 nmark=$(wc -l <"$work/markers")
 read -r control_marker control_path <"$work/control"
 ok "planted $nmark fake secrets at depths $(cut -f1 "$work/planted" | sort -n | uniq | tr '\n' ' ')"
-sed 's/^/        /' "$work/planted" | head -n 60
+sed 's/^/#       /' "$work/planted" | head -n 60
 
 # ---------------------------------------------------------------- scan
 phase "jailfs --scan"
