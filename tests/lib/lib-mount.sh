@@ -54,8 +54,19 @@ work_dir() {
 # shellcheck disable=SC2317 # run by the EXIT trap
 work_dir_cleanup() {
 	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
+	fuse_mode_back
 	rm -rf "$work"
+}
+
+# fuse_for_users: /dev/fuse mode 0666 (Debian's default; some machines have
+# 0600), which fusermount3 needs to mount as jftest. fuse_mode_back, from
+# the EXIT trap (work_dir's calls it), puts back the mode it had.
+fuse_for_users() {
+	fuse_mode=${fuse_mode:-$(stat -c %a /dev/fuse)}
+	chmod 0666 /dev/fuse
+}
+fuse_mode_back() {
+	[ -z "${fuse_mode:-}" ] || [ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
 }
 
 # tree_sum DIR: one hash of the metadata of every entry (a create, delete,

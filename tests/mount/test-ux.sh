@@ -37,9 +37,11 @@ cleanup() {
 	for m in "$work"/u/mnt "$work"/u/m2 "$work"/u/mp2 "$work"/defpol/mx; do
 		mounted "$m" && umount -l "$m"
 	done
+	fuse_mode_back
 	rm -rf "$work"
 }
 trap cleanup EXIT
+fuse_for_users
 export XDG_STATE_HOME=$work/state
 
 # a repository whose tracked id_rsa the policy DENIES
