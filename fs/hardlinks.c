@@ -418,6 +418,7 @@ void jf_effective_zone(const struct jf_view *view, const struct stat *st, struct
 		case JF_RESTRICTED:
 			set_effective(v, JF_RESTRICTED, &jf_hardlink_outside_rule);
 			return;
+		case JF_SAFE:
 		default:
 			return;
 		}

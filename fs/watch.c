@@ -641,6 +641,8 @@ static void act_on_event(struct batch *b, const struct inotify_event *ev, enum e
 			break;
 		}
 		break;
+	case K_SELF:
+	case K_DIRINVAL: /* a key of the seen set, never an event's kind */
 	default:
 		jf_notify_inode(b->nodeid);
 		break;

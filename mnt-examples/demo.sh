@@ -100,6 +100,7 @@ audit=$work/audit.jsonl
 
 # jailrun --source keeps a view for the next command of the same project
 # (jailrun(1), PERSISTENT VIEWS): stop the session's as a user would
+# shellcheck disable=SC2317 # run by the EXIT trap
 stop_views() {
 	local src
 	src=$(realpath "$proj" 2>/dev/null) || return 0
@@ -108,6 +109,7 @@ stop_views() {
 		while read -r m; do "$JAILFS" --stop "$m" >/dev/null; done
 }
 
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	stop_views
 	if [ "${JAILFS_DEMO_KEEP:-0}" = 1 ]; then

@@ -65,6 +65,36 @@ unmount_all() {
 	return 0
 }
 
+# work_dir NAME: a new directory /var/tmp/jf-NAME.XXXXXX in $work, mode 0755
+# (jftest and the jails read it; not under /tmp: a jail has a private /tmp,
+# and jailrun refuses a project there), and an EXIT trap that unmounts what
+# mount_view mounted, puts back the mode /dev/fuse had (a test that mounts
+# as jftest makes it 0666 for fusermount3) and removes $work.
+work_dir() {
+	work=$(mktemp -d "/var/tmp/jf-$1.XXXXXX") || return 1
+	chmod 0755 "$work"
+	fuse_mode=$(stat -c %a /dev/fuse)
+	trap work_dir_cleanup EXIT
+}
+# shellcheck disable=SC2317 # run by the EXIT trap
+work_dir_cleanup() {
+	unmount_all
+	stop_persistent
+	fuse_mode_back
+	rm -rf "$work"
+}
+
+# fuse_for_users: /dev/fuse mode 0666 (Debian's default; some machines have
+# 0600), which fusermount3 needs to mount as jftest. fuse_mode_back, from
+# the EXIT trap (work_dir's calls it), puts back the mode it had.
+fuse_for_users() {
+	fuse_mode=${fuse_mode:-$(stat -c %a /dev/fuse)}
+	chmod 0666 /dev/fuse
+}
+fuse_mode_back() {
+	[ -z "${fuse_mode:-}" ] || [ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
+}
+
 # tree_sum DIR [SUBDIR...]: one hash of the metadata of every entry (a
 # create, delete, write, chmod or utimens changes it; atime is left out, so
 # reads do not), except what lies in each SUBDIR (relative to DIR, "./x").
@@ -97,6 +127,7 @@ cargo_jail() {
 # n (a counter), and sources lib-tap.sh for ok and bad.
 
 # jcheck DESC TEST...: check, with the last jail's output ($out) when it fails
+# shellcheck disable=SC2154 # $out is the caller's
 jcheck() {
 	local d=$1
 	shift
@@ -112,6 +143,7 @@ jcheck() {
 # modes (root: root's default mount, passthrough; root-fast: -o fast_open;
 # root-audit: an audit log $audit at level all; read-only: --read-only);
 # MODE source mounts nothing (jailrun --source makes its own view)
+# shellcheck disable=SC2154 # $tmpl is the caller's
 fresh() {
 	n=$((n + 1))
 	src=$T/src-$1-$n

@@ -24,6 +24,7 @@ old_mode=$(stat -c %a /dev/fuse)
 
 # The build tree may live where jftest cannot read (/root): run copies.
 work=$(mktemp -d /tmp/jf-unpriv-XXXXXX)
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
     local status=$?
     set +e

@@ -27,16 +27,7 @@ good=(/dev/null /dev/zero /dev/urandom /dev/random /dev/tty /dev/stdin /dev/stdo
 refused=(/dev/sda /dev/mem /dev/shm/x /dev/shm /dev/full /dev/fd /dev/fd/x /dev/fd/3/x
 	/dev//null /dev/./null /dev/null/x)
 
-# Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
-work=$(mktemp -d /var/tmp/jf-devlinks.XXXXXX)
-chmod 755 "$work"
-fuse_mode=$(stat -c %a /dev/fuse)
-cleanup() {
-	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
-	rm -rf "$work"
-}
-trap cleanup EXIT
+work_dir devlinks
 
 # The probe and every name of file $2 (jailrun's guardrails refuse paths
 # outside the jail in argv), in directory $1; one line per name: "NAME ok"

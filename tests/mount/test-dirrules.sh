@@ -31,17 +31,7 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 require_root_fuse git python3 setpriv fusermount3
 
-work=$(mktemp -d /var/tmp/jf-dirrules.XXXXXX)
-chmod 0755 "$work"
-# fusermount3 opens /dev/fuse with the user's rights: 0666 for the
-# unprivileged mount, the old mode back afterwards (as run-unprivileged.sh)
-fuse_mode=$(stat -c %a /dev/fuse)
-cleanup() {
-	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
-	rm -rf "$work"
-}
-trap cleanup EXIT
+work_dir dirrules
 
 # The one system call per run, as a file in the tree, so a jail can run it
 # too; prints OK or the errno name.
@@ -152,7 +142,7 @@ printf 'x\n' >"$tmpl/host/secrets"
 	cd "$tmpl" && git init -q --template= lib && cd lib &&
 		git config user.email t@example.invalid && git config user.name test &&
 		printf 'x\n' >x && git add x && git commit -qm init && test ! -e .git/hooks
-) || { echo "FAIL: git init"; exit 1; }
+) || { echo "Bail out! git init"; exit 1; }
 
 # protected NAME...: the refusals of the directory rules, in mode $mode
 protected() {

@@ -16,10 +16,13 @@ set -uo pipefail
 
 : "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}" "${JF_SRCDIR:?set by meson}"
 ex=$JF_SRCDIR/mnt-examples
-failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfexamples.XXXXXX")
 # shellcheck source=tests/lib/lib-mount.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+# The fstab and systemd parts mount as root, as they would on a host.
+require_root_fuse
 
 cleanup() {
 	unmount_all
@@ -27,10 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { printf 'ok    %s\n' "$*"; }
 # A copy of the demo project with its fake secrets planted, as demo.sh makes.
 demo_copy() { cp -a "$ex/demo-project" "$1" && bash "$ex/demo-secrets.sh" "$1"; }
-bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
 wait_mount() { # MNT want(1|0)
 	local _
 	for _ in $(seq 100); do
@@ -39,17 +40,6 @@ wait_mount() { # MNT want(1|0)
 	done
 	return 1
 }
-
-if [ ! -c /dev/fuse ]; then
-	echo "FAIL  /dev/fuse is missing"
-	exit 1
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	# The fstab and systemd parts mount as root, as they would on a host.
-	[ "${CI:-}" = true ] && { echo "FAIL  CI=true but not root"; exit 1; }
-	echo "SKIP  needs root (mount -T, systemd unit)"
-	exit 77
-fi
 
 # ---------------------------------------------------------------- policies
 # A tree holding every kind of name the policies talk about.
@@ -101,11 +91,13 @@ expect_zones "$ex/share.ini" "$t" \
 # The same through a mount of share.ini: a directory named core is listed
 # and read, a core dump is not.
 if mount_view "$tmp/share-mnt" --policy "$ex/share.ini" "$t"; then
+	# shellcheck disable=SC2010 # the listing is what is tested
 	if [ "$(cat "$tmp/share-mnt/net/core/dev.c" 2>&1)" = "" ] &&
 		ls "$tmp/share-mnt/net" | grep -qx core && ! ls "$tmp/share-mnt" | grep -qx core &&
 		[ ! -e "$tmp/share-mnt/core" ] && [ ! -e "$tmp/share-mnt/core.1234" ]; then
 		ok "share.ini mount: net/core/ listed and read, core and core.1234 hidden"
 	else
+		# shellcheck disable=SC2012 # for a human
 		bad "share.ini mount: net/core/ hidden or a core dump shown: $(ls "$tmp/share-mnt" "$tmp/share-mnt/net" 2>&1 | tr '\n' ' ')"
 	fi
 	umount_view "$tmp/share-mnt" || bad "share.ini mount: unmount"
@@ -141,7 +133,7 @@ sum_demo() { (cd "$ex/demo-project" && find . -type f -print0 | LC_ALL=C sort -z
 before=$(sum_demo)
 out=$(JAILFS=$JAILFS JAILRUN=$JAILRUN TMPDIR=$tmp bash "$ex/demo.sh" 2>&1)
 rc=$?
-printf '%s\n' "$out" | sed 's/^/  demo| /'
+printf '%s\n' "$out" | sed 's/^/# demo| /'
 [ $rc -eq 0 ] && ok "demo.sh exited 0" || bad "demo.sh exited $rc"
 row() { # LABEL RESULT
 	grep -E "^ *[0-9]+  $1 .* $2 " <<<"$out" >/dev/null && ok "demo: '$1' $2" ||
@@ -211,7 +203,7 @@ field stdout <<<"$out" | grep -q 'hello' && field stdout <<<"$out" | grep -q '.e
 
 # ---------------------------------------------------------------- fstab
 line=$(grep -vE '^[[:space:]]*(#|$)' "$ex/fstab.example")
-read -r f_src f_mnt f_type f_opts f_dump f_pass <<<"$line"
+read -r _ _ f_type f_opts f_dump f_pass <<<"$line"
 if [ "$f_type" = fuse.jailfs ] && [[ $f_opts == *policy=* ]] && [ -n "$f_pass" ]; then
 	ok "fstab.example: one line, type $f_type, options $f_opts"
 else
@@ -239,7 +231,7 @@ out=$(unshare -m --propagation private bash -c '
 	grep -q " $3 " /proc/self/mountinfo && echo STILL-MOUNTED || echo UNMOUNTED
 ' _ "$tmp/bin" "$tmp/fstab" "$fs_mnt" 2>&1)
 rc=$?
-printf '%s\n' "$out" | sed 's/^/  fstab| /'
+printf '%s\n' "$out" | sed 's/^/# fstab| /'
 mi=$(grep " $fs_mnt " <<<"$out" || true)
 [ $rc -eq 0 ] && [[ $mi == *" - fuse.jailfs $fs_src "* ]] &&
 	ok "mount -T: fuse.jailfs mounted, fsname $fs_src" || bad "mount -T failed (rc $rc)"
@@ -291,7 +283,7 @@ u_mnt=$u_run/$inst
 mkdir -p "$u_mnt"
 mounts+=("$u_mnt" "$fs_mnt")
 read -ra argv <<<"$cmd"
-echo "  unit| ${argv[*]}"
+echo "# unit| ${argv[*]}"
 if timeout 20 "${argv[@]}" && wait_mount "$u_mnt" 1; then
 	ok "unit ExecStart returned with the view mounted at $u_mnt"
 	[ -e "$u_mnt/.env.example" ] && [ ! -e "$u_mnt/.env" ] && [ -f "$u_mnt/src/main.c" ] &&
@@ -345,7 +337,7 @@ for use in agent share audit; do
 	mounts+=("$r/mnt/$use")
 	out=$(cd "$JF_SRCDIR" && PATH=$r/bin:$PATH bash -e -o pipefail -x -c "$block" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | tail -n 25 | sed "s/^/  readme-$use| /"
+	printf '%s\n' "$out" | tail -n 25 | sed "s/^/# readme-$use| /"
 	[ $rc -eq 0 ] && ok "README use '$use' ran as written" || bad "README use '$use' failed (rc $rc)"
 	if mounted "$r/mnt/$use"; then
 		bad "README use '$use' left $r/mnt/$use mounted"
@@ -395,10 +387,10 @@ if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
 			[ -e "$exdir/$f" ] || missing+=" $f"
 		done
 		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
-			ok "meson install: jailfs, jailrun in ${bindir#$dest}, examples in ${exdir#$dest}" ||
+			ok "meson install: jailfs, jailrun in ${bindir#"$dest"}, examples in ${exdir#"$dest"}" ||
 			bad "meson install: missing${missing:- binaries or examples dir}"
 		if [ -n "$exdir" ]; then
-			out=$(cd "$tmp" && env -u JAILFS -u JAILRUN PATH="$bindir:$PATH" TMPDIR=$tmp \
+			out=$(cd "$tmp" && env -u JAILFS -u JAILRUN PATH="$bindir:$PATH" TMPDIR="$tmp" \
 				bash "$exdir/demo.sh" 2>&1)
 			rc=$?
 			[ $rc -eq 0 ] && grep -q 'every step ended as expected' <<<"$out" &&
@@ -412,9 +404,4 @@ elif [ "${CI:-}" = true ]; then
 	bad "JF_BUILDDIR or meson missing"
 fi
 
-echo
-if [ "$failures" -ne 0 ]; then
-	echo "$failures failure(s)"
-	exit 1
-fi
-echo "all examples ok"
+tap_done

@@ -96,7 +96,7 @@ printf 'TOKEN=secret\n' >"$repo/.env"
 	cd "$repo" && git init -q && git config user.email t@example.invalid &&
 		git config user.name test && git add a.txt && git add -f tests/server.key &&
 		git update-index --index-version 4 && git commit -qm init
-) || { echo "FAIL: git init"; exit 1; }
+) || { echo "Bail out! git init"; exit 1; }
 chown -R jftest: "$repo"
 # the chown moved the files' ctimes: the host's git sees them again
 git -c safe.directory="$repo" -C "$repo" status --porcelain >/dev/null
@@ -254,7 +254,7 @@ printf '%s\n' 'cat .e""nv 2>/dev/null || echo hidden' >"$guess/show.sh"
 	cd "$guess" && git init -q && git config user.email t@example.invalid &&
 		git config user.name test && git add .env.example agent.py show.sh &&
 		git commit -qm init
-) || { echo "FAIL: git init"; exit 1; }
+) || { echo "Bail out! git init"; exit 1; }
 jrs() { (cd "$guess" && "$J" --source "$guess" --json --timeout 60 -- "$@" 2>"$work/jr.err"); }
 js=$(jrs python3 agent.py)
 check "jailrun --source: an index with a new entry for .env is refused" \

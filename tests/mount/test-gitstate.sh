@@ -156,7 +156,7 @@ tmpl=$T/tmpl
 		tell("write", lambda: os.pwrite(fd, b"\0" * 64, 12))
 		os.close(fd)
 		PY
-) || { echo "FAIL: cannot set up the repository"; exit 1; }
+) || { echo "Bail out! cannot set up the repository"; exit 1; }
 # the marker scripts of the host side: a gpg that records its call
 printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$T/gpg-ran" >"$T/fakegpg"
 chmod +x "$T/fakegpg"
@@ -196,6 +196,7 @@ for mode in source root root-fast root-audit; do
 	# ---- sequencer/opts: strategy ----
 	fresh $mode
 	marker=$T/ran-opts-$mode
+	# shellcheck disable=SC2059 # the payload is a format: %s is the marker
 	jr $mode "$(printf "$plant_payload" "$marker"); git cherry-pick side~1 side"
 	check "$mode: cherry-pick of a range stops at the conflict" \
 		test "$rc" != 0 -a -d "$src/.git/sequencer"
@@ -212,6 +213,7 @@ for mode in source root root-fast root-audit; do
 	# ---- rebase-merge/strategy ----
 	fresh $mode
 	marker=$T/ran-rebase-$mode
+	# shellcheck disable=SC2059 # the payload is a format: %s is the marker
 	jr $mode "$(printf "$plant_payload" "$marker"); git checkout -q side && git rebase main"
 	check "$mode: rebase stops at the conflict" test "$rc" != 0 -a -d "$src/.git/rebase-merge"
 	refused $mode "rebase-merge/strategy" .git/rebase-merge/strategy \
@@ -318,13 +320,13 @@ git update-index --cacheinfo "100644,$b,.vscode/settings.json"'
 	jr $mode 'git add -A && git commit -q -m jail-add'
 	jcheck "$mode: jail: git add -A and commit keep the tracked .vscode/settings.json (exit $rc)" \
 		test "$rc" = 0 -a -n "$(git -C "$src" ls-files .vscode/settings.json)"
-	tree=$(git -C "$src" rev-parse HEAD^{tree})
+	tree=$(git -C "$src" rev-parse 'HEAD^{tree}')
 	jr $mode 'python3 .git/craft-tree.py && mv .git/index.lock .git/index'
 	jcheck "$mode: an index with its own cache-tree is renamed into place (exit $rc)" \
 		test "$rc" = 0
 	(cd "$src" && git commit -q --allow-empty -m tree) >/dev/null 2>&1
 	check "$mode: host git commit records the index's tree, not the cache-tree's" \
-		test "$(git -C "$src" rev-parse HEAD^{tree})" = "$tree"
+		test "$(git -C "$src" rev-parse 'HEAD^{tree}')" = "$tree"
 	entries=$(git -C "$src" ls-files -s)
 	jr $mode 'python3 .git/held-index.py'
 	# where the daemon sees opens, the rename waits for the handle, then is

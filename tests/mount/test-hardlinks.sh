@@ -55,7 +55,7 @@ export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
 		git commit -q -m "c$i"
 	done
 	git gc -q
-) || { echo "FAIL: cannot set up the origin"; exit 1; }
+) || { echo "Bail out! cannot set up the origin"; exit 1; }
 
 cargo_jail "$(command -v cargo)" "$T/run.ini"
 
@@ -101,23 +101,6 @@ jr() {
 	*) out=$("$J" --root "$mnt" "$@" --shell -- "$c" 2>&1) ;;
 	esac
 	rc=$?
-}
-
-# jcheck DESC TEST...: check, with the last jail's output when it fails
-jcheck() {
-	local d=$1
-	shift
-	if "$@"; then
-		ok "$d"
-	else
-		bad "$d"
-		sed 's/^/# /' <<<"$out"
-	fi
-}
-
-done_with() {
-	case $1 in source) ;; *) umount_view "$mnt" || bad "$1: unmount $mnt" ;; esac
-	return 0
 }
 
 npacks() { find "$1/.git/objects/pack" -name '*.pack' | wc -l; }

@@ -23,6 +23,8 @@ F=${JAILFS:?JAILFS not set}
 # shellcheck source=tests/lib/lib-mount.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 require_root_fuse
+# shellcheck source=tests/lib/lib-mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 
 T=$(mktemp -d /tmp/jf-home.XXXXXX)
 chmod 755 "$T"
@@ -35,9 +37,11 @@ cleanup() {
 		mountpoint -q "$d" 2>/dev/null && { fusermount3 -u "$d" 2>/dev/null || umount -l "$d"; }
 	done
 	stop_persistent
+	fuse_mode_back
 	rm -rf "$T"
 }
 trap cleanup EXIT
+fuse_for_users
 mkdir -p "$P" "$M" "$M2" "$T/state" "$T/hostbin" "$T/tool/bin" "$T/tool/secrets"
 echo hello >"$P/README"
 cat >"$P/write.sh" <<'EOF'

@@ -22,7 +22,7 @@
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
-F=${JAILFS:?JAILFS not set}
+: "${JAILFS:?JAILFS not set}" # lib-mount.sh mounts with it
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"

@@ -32,7 +32,7 @@
 # Needs root and /dev/fuse; fails (never skips) without them when CI=true.
 set -u
 J=${JAILRUN:?JAILRUN not set}
-F=${JAILFS:?JAILFS not set}
+: "${JAILFS:?JAILFS not set}" # lib-mount.sh mounts with it
 
 # shellcheck source=tests/lib/lib-tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
@@ -143,6 +143,7 @@ for _ in $(seq 50); do
 done
 log=
 for _ in $(seq 50); do
+	# shellcheck disable=SC2010 # the targets of the fd links
 	log=$(ls -l "/proc/$dpid/fd" 2>/dev/null | grep -o "/run/jailrun/audit\.[A-Za-z0-9]*$") && break
 	sleep 0.1
 done
@@ -217,7 +218,7 @@ read_only_logged() {
 	check "$1: EROFS for both" [ "$(jq -r .stderr <<<"$js" | grep -c 'Read-only file system')" -eq 2 ]
 	check "$1: both listed, RESTRICTED by default" \
 		[ "$(jq -c '[.refusals[] | [.op, .path, .zone, .rule, .errno]]' <<<"$js")" = \
-			'[["'$2'","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
+			'[["'"$2"'","build/main.o","RESTRICTED","default","EROFS"],["mkdir","build/d","RESTRICTED","default","EROFS"]]' ]
 	check "$1: ... and in the log" \
 		[ "$(jq -r 'select(.decision == "deny") | .op' "$3" | sort | tr '\n' ' ')" = "$(printf '%s\n' mkdir "$2" | sort | tr '\n' ' ')" ]
 	check "$1: the backing tree unchanged" \

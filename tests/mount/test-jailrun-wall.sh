@@ -128,7 +128,7 @@ grep -E ' (/tmp|/dev/shm) ' /proc/self/mounts | cut -d' ' -f2,4
 EOF
 
 if ! "$F" "$P" "$M"; then
-	echo "FAIL: jailfs did not mount $P on $M"
+	echo "Bail out! jailfs did not mount $P on $M"
 	exit 1
 fi
 cd "$P" || exit 1
@@ -208,6 +208,7 @@ check "tmp_size = 1M: ENOSPC after 1 MiB in /tmp" grep -qx "/tmp ENOSPC 1048576"
 check "shm_size = 2M: ENOSPC after 2 MiB in /dev/shm" grep -qx "/dev/shm ENOSPC 2097152" <<<"$out"
 mem=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
 def=$((mem / 4 < 1073741824 ? mem / 4 : 1073741824))
+# shellcheck disable=SC2017 # whole pages first, then KiB
 def_k=$(((def + 4095) / 4096 * 4))
 out=$("$J" "${R[@]}" -- sh mounts.sh 2>&1)
 check "default: /tmp and /dev/shm hold at most min(1 GiB, RAM/4) (size=${def_k}k)" \
@@ -266,16 +267,18 @@ stuck_run() {
 	shift 2
 	start=$(date +%s%N)
 	# bounded, so that a jailrun that never returns fails instead of hanging
+	# shellcheck disable=SC2086 # STUCK_CMD is a command and its words
 	(cd "$S" && exec timeout -s KILL 40 setpriv --reuid="$user" --regid="$user" \
 		--init-groups -- "$J" --json "$@" -- ${STUCK_CMD:-sh loop.sh} >"$T/stuck.json" 2>"$T/stuck.err") &
 	jp=$!
 	sleep 1.5
-	d=$(pgrep -f -- " $S /")
-	[ -n "$d" ] && kill "-$sig" $d
+	# every daemon serving $S (pgrep prints one pid a line)
+	mapfile -t d < <(pgrep -f -- " $S /")
+	[ "${#d[@]}" -gt 0 ] && kill "-$sig" "${d[@]}"
 	wait "$jp"
 	secs=$((($(date +%s%N) - start) / 1000000000))
 	js=$(cat "$T/stuck.json")
-	[ -n "$d" ] && kill -CONT $d 2>/dev/null
+	[ "${#d[@]}" -gt 0 ] && kill -CONT "${d[@]}" 2>/dev/null
 }
 left() { grep -c "fuse.jailfs $S " /proc/self/mountinfo; }
 STUCK_RE="did not end 2 s after SIGKILL.*the view was aborted"

@@ -52,7 +52,7 @@ export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
 	git -C "$M" add main-file
 	git -C "$M" commit -q -m one
 	git -C "$M" worktree add -q "$W"
-) || { echo "FAIL: cannot set up the repository"; exit 1; }
+) || { echo "Bail out! cannot set up the repository"; exit 1; }
 
 # jr DIR ARGS...: jailrun --source DIR from DIR; output in $out, status in $rc
 jr() {

@@ -90,10 +90,10 @@ env | sort
 EOF
 
 if ! "$F" "$P" "$M"; then
-	echo "FAIL: jailfs did not mount $P on $M"
+	echo "Bail out! jailfs did not mount $P on $M"
 	exit 1
 fi
-grep -q " $M .* fuse.jailfs " /proc/self/mountinfo || { echo "FAIL: no fuse.jailfs at $M"; exit 1; }
+grep -q " $M .* fuse.jailfs " /proc/self/mountinfo || { echo "Bail out! no fuse.jailfs at $M"; exit 1; }
 cd "$P" || exit 1
 R=(--root "$M")
 
@@ -238,6 +238,7 @@ mark=$'\n[... 99000 bytes omitted ...]\n'
 check "json truncation: head and tail of 100000 kept, the marker between" \
 	[ "$(jq -c '[(.stdout | length), .stdout_truncated, .stdout_bytes, .exit_code, .stdout[500:'$((500 + ${#mark}))']]' <<<"$js")" = \
 		"[$((1000 + ${#mark})),true,100000,0,$(jq -Rsc . <<<"${mark%$'\n'}")]" ]
+# shellcheck disable=SC2034 # read by the eval below
 cnt=$("$J" "${R[@]}" --max-output 1000 -- head -c 100000 /dev/zero 2>"$T/err" | wc -c)
 check "live truncation: 1000 bytes through, then the marker and 500 of tail, note on stderr" \
 	eval '[ "$cnt" -eq $((1000 + ${#mark} + 500)) ] && grep -q "stdout: kept the first 1000 and the last 500 bytes of 100000" "$T/err"'
@@ -292,7 +293,7 @@ check "--request with a bad field is a usage error (2)" [ $? -eq 2 ]
 
 # ---- one-shot --source --fresh (persistent views: test-jailrun-persist.sh) ----
 out=$("$J" --source "$P" --fresh -- sh write.sh 2>&1)
-check "one-shot: runs, .env invisible in the view" [ "$out" = done ]
+check "one-shot: runs, .env invisible in the view" [ "$out" = "done" ]
 check "one-shot: the write reached the source" [ "$(cat "$P/written.txt" 2>/dev/null)" = new ]
 mounts_of_p() { grep -c " fuse.jailfs $P " /proc/self/mountinfo; }
 # leftover private mountpoints: directories that are not mounted (other

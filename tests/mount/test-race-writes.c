@@ -107,6 +107,7 @@ static const char *host_change(struct jf_mnt *m, enum host_action a)
 	case HOST_LINK:
 		assert_ok(link(mu_s(m, "work/w"), mu_s(m, "ro/w2")));
 		return "ro/w2";
+	case HOST_REPLACE:
 	default:
 		mu_write(m, "work/w.new", "NEW\n");
 		assert_ok(rename(mu_s(m, "work/w.new"), mu_s(m, "work/w")));

@@ -21,7 +21,6 @@ set -uo pipefail
 : "${JAILFS:?set by meson}" "${JAILRUN:?set by meson}"
 linux=${JF_LINUX_SRC:-/var/tmp/jf-linux/linux-source-6.1}
 seed=${JF_SEED:-$RANDOM$RANDOM}
-failures=0
 t0=$(date +%s)
 phase_t=$t0
 work=""
@@ -29,13 +28,13 @@ work=""
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-mount.sh"
 # shellcheck source=tests/lib/lib-linux.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-linux.sh"
-
-ok() { printf 'ok    %s\n' "$*"; }
-bad() { printf 'FAIL  %s\n' "$*"; failures=$((failures + 1)); }
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
+require_root_fuse
 phase() {
 	local now
 	now=$(date +%s)
-	printf '\n== %s   (+%ds, %ds total)\n' "$*" $((now - phase_t)) $((now - t0))
+	printf '# == %s   (+%ds, %ds total)\n' "$*" $((now - phase_t)) $((now - t0))
 	phase_t=$now
 }
 cleanup() {
@@ -50,14 +49,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ ! -c /dev/fuse ]; then
-	echo "FAIL  /dev/fuse is missing"
-	exit 1
-fi
 
 # ---------------------------------------------------------------- input
 phase "input: $linux"
-why=$(linux_tree "$linux") || { echo "FAIL  $why"; exit 1; }
+why=$(linux_tree "$linux") || { echo "Bail out! $why"; exit 1; }
 
 # As root with memory to spare, the copy goes to a tmpfs of its own (a copy
 # and removal of 1.5 GB take 12 s there against 90 s on this disk). Not
@@ -68,10 +63,10 @@ avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
 if [ "$(id -u)" -eq 0 ] && [ "${avail_kb:-0}" -gt $((8 * 1024 * 1024)) ] &&
 	mount -t tmpfs -o size=5g,mode=0755 jf-realtree "$work"; then
 	work_tmpfs=1
-	echo "        working copy on a tmpfs at $work"
+	echo "# working copy on a tmpfs at $work"
 fi
 src=$work/linux
-cp -a "$linux" "$src" || { echo "FAIL  cannot copy $linux"; exit 1; }
+cp -a "$linux" "$src" || { echo "Bail out! cannot copy $linux"; exit 1; }
 native_before=$(find "$src" | wc -l)
 ok "copied $linux: $native_before entries"
 
@@ -169,11 +164,11 @@ with open(markers_f, "w") as mf, open(planted_f, "w") as pf:
     with open(control_f, "w") as f:
         f.write("%s\t%s\n" % (marker, os.path.join(d, ".env.example")[len(root) + 1:]))
 EOF
-[ -s "$work/markers" ] || { echo "FAIL  planting failed"; exit 1; }
+[ -s "$work/markers" ] || { echo "Bail out! planting failed"; exit 1; }
 nmark=$(wc -l <"$work/markers")
 read -r control_marker control_path <"$work/control"
 ok "planted $nmark fake secrets at depths $(cut -f1 "$work/planted" | sort -n | uniq | tr '\n' ' ')"
-sed 's/^/        /' "$work/planted" | head -n 60
+sed 's/^/#       /' "$work/planted" | head -n 60
 
 # ---------------------------------------------------------------- scan
 phase "jailfs --scan"
@@ -247,7 +242,7 @@ grep -qxF "$view/$control_path" <<<"$view_hits" &&
 phase "count entries: find | wc -l"
 native_count=$(find "$src" | wc -l)
 view_count=$(find "$view" 2>"$work/find.err" | wc -l)
-echo "        native $native_count, view $view_count, hidden per --scan $hidden"
+echo "# native $native_count, view $view_count, hidden per --scan $hidden"
 if [ "$view_count" -eq $((native_count - hidden)) ]; then
 	ok "view count $view_count = native $native_count - hidden $hidden"
 else
@@ -300,6 +295,5 @@ grep -qF " - fuse.jailfs $src " /proc/self/mountinfo && bad "a jailfs view of $s
 	ok "no jailfs mount of $src left behind"
 
 phase "done"
-echo "real-tree test: $(( $(date +%s) - t0 )) s"
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "all real-tree checks ok"
+echo "# real-tree test: $(( $(date +%s) - t0 )) s"
+tap_done

@@ -30,17 +30,7 @@ here=$(dirname "${BASH_SOURCE[0]}")
 require_root_fuse python3 tar jq
 helper=$(realpath "$here/symtarget.py")
 
-# Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
-work=$(mktemp -d /var/tmp/jf-symtarget.XXXXXX)
-chmod 755 "$work"
-# fusermount3 opens /dev/fuse with jftest's rights: it must be 0666.
-fuse_mode=$(stat -c %a /dev/fuse)
-cleanup() {
-	unmount_all
-	[ "$fuse_mode" = 666 ] || chmod "$fuse_mode" /dev/fuse
-	rm -rf "$work"
-}
-trap cleanup EXIT
+work_dir symtarget
 # The helper where jftest can read it too.
 cp "$helper" "$work/symtarget.py" && helper=$work/symtarget.py
 
@@ -48,7 +38,7 @@ cp "$helper" "$work/symtarget.py" && helper=$work/symtarget.py
 dirs=()
 for d in /usr /bin /sbin /lib /lib64; do [ -e "$d" ] && dirs+=("$d"); done
 find "${dirs[@]}" -type l -print0 2>/dev/null >"$work/list"
-python3 "$helper" expect "$work/list" "$work/expect.json" || { echo "FAIL: expect"; exit 1; }
+python3 "$helper" expect "$work/list" "$work/expect.json" || { echo "Bail out! expect"; exit 1; }
 total=$(jq 'length' "$work/expect.json")
 accepted=$(jq '[.[] | select(.)] | length' "$work/expect.json")
 echo "# $total symlinks under ${dirs[*]}: $accepted to accept, $((total - accepted)) to refuse"

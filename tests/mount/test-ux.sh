@@ -37,9 +37,11 @@ cleanup() {
 	for m in "$work"/u/mnt "$work"/u/m2 "$work"/u/mp2 "$work"/defpol/mx; do
 		mounted "$m" && umount -l "$m"
 	done
+	fuse_mode_back
 	rm -rf "$work"
 }
 trap cleanup EXIT
+fuse_for_users
 export XDG_STATE_HOME=$work/state
 
 # a repository whose tracked id_rsa the policy DENIES
@@ -47,7 +49,7 @@ mkrepo() {
 	mkdir -p "$1" && (cd "$1" && git init -q && echo key >id_rsa && echo a >a.txt &&
 		git add id_rsa a.txt &&
 		git -c user.email=t@e -c user.name=t commit -qm init) ||
-		{ echo "FAIL: git init $1"; exit 1; }
+		{ echo "Bail out! git init $1"; exit 1; }
 }
 # said MNT OPTS...: mount, unmount; was the tracked line said on stderr?
 said() {

@@ -27,7 +27,7 @@ J=${JAILRUN:?JAILRUN not set}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 require_root_fuse
 for tool in git openssl; do
-	command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed"; exit 1; }
+	command -v "$tool" >/dev/null || { echo "Bail out! $tool is not installed"; exit 1; }
 done
 
 # Not under /tmp: the jail has a private /tmp, and jailrun refuses a project there.
@@ -42,7 +42,7 @@ trap cleanup EXIT
 tmpl=$work/tmpl
 mkdir -p "$tmpl/tests/.ssh" "$tmpl/keys" "$tmpl/certifi"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
-	-days 2 -subj /CN=jailfs-test 2>/dev/null || { echo "FAIL: openssl req"; exit 1; }
+	-days 2 -subj /CN=jailfs-test 2>/dev/null || { echo "Bail out! openssl req"; exit 1; }
 { printf '\n# Issuer: CN=jailfs-test\n# Label: "test"\n'; cat "$work/cert.pem" "$work/cert.pem"; } \
 	>"$tmpl/certifi/cacert.pem"
 cp "$work/cert.pem" "$tmpl/tests/server.pem"
@@ -60,10 +60,11 @@ printf 'scratch/\n' >"$tmpl/.gitignore"
 		git config user.name test &&
 		git add .gitignore a.txt guide.asc certifi/cacert.pem tests/server.pem id_rsa \
 			secret.key tests/.ssh/known_hosts && git commit -qm init
-) || { echo "FAIL: git init"; exit 1; }
+) || { echo "Bail out! git init"; exit 1; }
 
 # in_view FILE: is FILE's content (backing) what the view shows at the same path
 same() { cmp -s "$repo/$1" "$mnt/$1"; }
+# shellcheck disable=SC2010 # the listing is what is tested
 hidden() { [ ! -e "$mnt/$1" ] && ! ls -a "$mnt/$(dirname "$1")" | grep -qxF "$(basename "$1")"; }
 # erofs_append FILE: open for appending and write one byte; EROFS (at the
 # open, or at the write with -o fast_open), the backing file unchanged

@@ -1254,6 +1254,27 @@ static int run_capture(const char *cmd, char **out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* `jailfs --audit-report` over a log file @name of the temporary directory
+ * holding @log: its output (stdout and stderr; the caller frees it), after
+ * asserting exit status 0. */
+static char *report_of(const char *name, const char *log)
+{
+	const char *jailfs = getenv("JAILFS");
+	char *f = tpath(name), *out = NULL;
+	char cmd[PATH_MAX * 2];
+	FILE *w;
+
+	assert_non_null(jailfs);
+	w = fopen(f, "we");
+	assert_non_null(w);
+	fputs(log, w);
+	fclose(w);
+	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
+	assert_int_equal(run_capture(cmd, &out), 0);
+	print_message("%s", out);
+	return out;
+}
+
 /* 11 lines: 8 records, 1 "dropped", 1 bad line (4), a torn last line (11). */
 static const char report_input[] =
 	"{\"ts\":\"2026-11-30T05:50:01.000001Z\",\"op\":\"lookup\",\"path\":\".env\","
@@ -1286,20 +1307,8 @@ static const char report_input[] =
 
 static void test_report_known_file(void **state)
 {
-	const char *jailfs = getenv("JAILFS");
-	char *f = tpath("report.jsonl");
-	char cmd[PATH_MAX * 2];
-	_cleanup_free_ char *out = NULL;
-	FILE *w;
+	_cleanup_free_ char *out = report_of("report.jsonl", report_input);
 
-	assert_non_null(jailfs);
-	w = fopen(f, "we");
-	assert_non_null(w);
-	fputs(report_input, w);
-	fclose(w);
-	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
-	assert_int_equal(run_capture(cmd, &out), 0);
-	print_message("%s", out);
 	/* Records, bad and torn lines, dropped. */
 	assert_non_null(strstr(out, "records: 8\n"));
 	assert_non_null(strstr(out, "time span: 2026-11-30T05:50:01.000001Z .. "
@@ -1338,20 +1347,8 @@ static void test_report_escapes(void **state)
 		"{\"ts\":\"2026-11-30T05:50:01.000002Z\",\"op\":\"mk\\u009bdir\","
 		"\"path\":\"x\",\"zone\":\"DENIED\",\"decision\":\"deny\",\"errno\":\"EACCES\","
 		"\"rule\":\"r\\u202e1\",\"pid\":11,\"uid\":1,\"comm\":\"ev\\u202eil\"}\n";
-	const char *jailfs = getenv("JAILFS");
-	char *f = tpath("report-esc.jsonl");
-	char cmd[PATH_MAX * 2];
-	_cleanup_free_ char *out = NULL;
-	FILE *w;
+	_cleanup_free_ char *out = report_of("report-esc.jsonl", in);
 
-	assert_non_null(jailfs);
-	w = fopen(f, "we");
-	assert_non_null(w);
-	fputs(in, w);
-	fclose(w);
-	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
-	assert_int_equal(run_capture(cmd, &out), 0);
-	print_message("%s", out);
 	assert_non_null(strstr(out, "records: 2\n"));
 	assert_non_null(strstr(out, "  w/a\\x1b[2Jb\\xc2\\x9b31mc\\xe2\\x80\\xaetxt.exe"
 				    "\\xe2\\x81\\xa6d\\x5ce\n"));
@@ -1385,20 +1382,8 @@ static void test_report_bounds(void **state)
 		"{\"ts\":\"2026-11-30T05:50:01.000004Z\",\"op\":\"capped\",\"max_size\":4096    ,"
 		"\"count\":9   ,\"by_decision\":{\"allow\":2 ,\"deny\":3 ,\"hide\":4 },"
 		"\"dropped\":0 ,\"until\":\"2026-11-30T05:50:01.000004Z\"  }\n";
-	const char *jailfs = getenv("JAILFS");
-	char *f = tpath("report-bounds.jsonl");
-	char cmd[PATH_MAX * 2];
-	_cleanup_free_ char *out = NULL;
-	FILE *w;
+	_cleanup_free_ char *out = report_of("report-bounds.jsonl", in);
 
-	assert_non_null(jailfs);
-	w = fopen(f, "we");
-	assert_non_null(w);
-	fputs(in, w);
-	fclose(w);
-	snprintf(cmd, sizeof(cmd), "'%s' --audit-report '%s' 2>&1", jailfs, f);
-	assert_int_equal(run_capture(cmd, &out), 0);
-	print_message("%s", out);
 	assert_non_null(strstr(out, "records: 2\n"));
 	assert_non_null(strstr(out, "bad lines: 0\n"));
 	assert_non_null(

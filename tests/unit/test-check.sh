@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
 # jailfs --check and --scan on a real temporary tree: exact output lines,
 # exit codes, policy error messages. Needs env JAILFS (tests/unit/meson.build).
+# One TAP result per expect (exit code and output), and a failed result for
+# each other check that does not hold.
 set -euo pipefail
 : "${JAILFS:?JAILFS must point to the jailfs binary}"
+# shellcheck source=tests/lib/lib-tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 
 T=$(mktemp -d /tmp/jf-test-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+fail() { bad "$*"; }
 
-# expect NAME WANT_RC WANT_STDOUT -- CMD...
+# expect NAME WANT_RC WANT_STDOUT -- CMD...: one result; the differences on
+# stderr
 expect() {
-	local name=$1 want_rc=$2 want_out=$3 rc=0 out
+	local name=$1 want_rc=$2 want_out=$3 rc=0 out why=
 	shift 4
 	out=$("$@" 2>"$T.err") || rc=$?
 	if [ "$rc" != "$want_rc" ]; then
-		fail "$name: exit $rc, want $want_rc (stderr: $(cat "$T.err"))"
+		why="exit $rc, want $want_rc (stderr: $(cat "$T.err"))"
 	fi
 	if [ "$out" != "$want_out" ]; then
-		fail "$name: output differs"
+		why="${why:+$why; }output differs"
 		diff <(printf '%s\n' "$want_out") <(printf '%s\n' "$out") >&2 || true
 	fi
+	if [ -n "$why" ]; then bad "$name: $why"; else ok "$name"; fi
 }
 
 S=$T/src-tree
@@ -336,8 +341,4 @@ else
 	fail "git is not installed"
 fi
 
-if [ "$fails" -gt 0 ]; then
-	echo "$fails check(s) failed" >&2
-	exit 1
-fi
-echo "all --check/--scan checks passed"
+tap_done

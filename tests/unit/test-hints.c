@@ -23,6 +23,7 @@
 #include "capture.h"
 #include "guard-walk.h"
 #include "hint.h"
+#include "result-util.h"
 #include "result.h"
 
 /* A temporary file holding @text; returns its fd (read-write), unlinked. */
@@ -157,27 +158,6 @@ static void test_read_refusals_capped(void **state)
 	(void)state;
 }
 
-/* Print @r as jailrun does; return the parsed JSON object (caller decrefs). */
-static json_t *print_report(const struct jr_report *r)
-{
-	char path[] = "/tmp/jf-hints-XXXXXX", text[8192];
-	int fd = mkstemp(path), saved = dup(1);
-	ssize_t len;
-
-	assert_true(fd >= 0 && saved >= 0);
-	fflush(stdout);
-	assert_int_equal(dup2(fd, 1), 1);
-	assert_int_equal(jr_result_print(r), 0);
-	assert_int_equal(dup2(saved, 1), 1);
-	close(saved);
-	len = pread(fd, text, sizeof(text) - 1, 0);
-	assert_true(len > 0);
-	text[len] = '\0';
-	close(fd);
-	unlink(path);
-	return json_loads(text, 0, NULL);
-}
-
 static void test_result_fields(void **state)
 {
 	struct jr_outcome *oc = calloc(1, sizeof(*oc));
@@ -189,7 +169,7 @@ static void test_result_fields(void **state)
 	assert_non_null(oc);
 	assert_int_equal(jr_audit_read(fd, 0, NULL, &rf), 0);
 	rf.omitted = 3;
-	o = print_report(&r);
+	o = ru_print_report(&r);
 	assert_non_null(o);
 	e = json_array_get(json_object_get(o, "refusals"), 0);
 	assert_string_equal(json_string_value(json_object_get(e, "path")), ".git/config");
@@ -203,14 +183,14 @@ static void test_result_fields(void **state)
 	jr_refusals_free(&rf);
 	rf = (struct jr_refusals){.unknown = "the view keeps no audit log"};
 	r.hint = NULL;
-	o = print_report(&r);
+	o = ru_print_report(&r);
 	assert_true(json_is_null(json_object_get(o, "refusals")));
 	assert_string_equal(json_string_value(json_object_get(o, "refusals_unknown")),
 			    "the view keeps no audit log");
 	assert_true(json_is_null(json_object_get(o, "hint")));
 	json_decref(o);
 	/* nothing ran (a guardrail refusal): an empty list */
-	o = print_report(&(struct jr_report){.denied = true, .reason = "r", .rule = "x"});
+	o = ru_print_report(&(struct jr_report){.denied = true, .reason = "r", .rule = "x"});
 	assert_int_equal(json_array_size(json_object_get(o, "refusals")), 0);
 	assert_true(json_is_array(json_object_get(o, "refusals")));
 	json_decref(o);

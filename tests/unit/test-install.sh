@@ -25,7 +25,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfinstall.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 if ! meson install -C "$JF_BUILDDIR" --no-rebuild --destdir "$dest" >"$tmp/install.log" 2>&1; then
-	echo "FAIL  meson install: $(tail -n 5 "$tmp/install.log")"
+	echo "Bail out! meson install failed"
+	tail -n 5 "$tmp/install.log" | sed 's/^/# /'
 	exit 1
 fi
 prefix=$(meson introspect "$JF_BUILDDIR" --buildoptions |

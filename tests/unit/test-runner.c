@@ -32,6 +32,7 @@
 #include "home.h"
 #include "policy.h"
 #include "resolve.h"
+#include "result-util.h"
 #include "result.h"
 #include "sysdirs.h"
 #include "view.h"
@@ -1008,27 +1009,6 @@ static void test_base64(void **state)
 	(void)state;
 }
 
-/* Print @r as jailrun does; return the parsed JSON object (caller decrefs). */
-static json_t *print_report(const struct jr_report *r)
-{
-	char path[] = "/tmp/jf-result-XXXXXX", text[4096];
-	int fd = mkstemp(path), saved = dup(1);
-	ssize_t len;
-
-	assert_true(fd >= 0 && saved >= 0);
-	fflush(stdout);
-	assert_int_equal(dup2(fd, 1), 1);
-	assert_int_equal(jr_result_print(r), 0);
-	assert_int_equal(dup2(saved, 1), 1);
-	close(saved);
-	len = pread(fd, text, sizeof(text) - 1, 0);
-	assert_true(len > 0);
-	text[len] = '\0';
-	close(fd);
-	unlink(path);
-	return json_loads(text, JSON_ALLOW_NUL, NULL); /* jansson refuses \u0000 without it */
-}
-
 /* Print a result whose stdout holds an invalid byte and a NUL; return the
  * parsed JSON object (caller decrefs). */
 static json_t *print_result(const char *out, size_t n, const char *err, size_t en)
@@ -1040,7 +1020,7 @@ static json_t *print_result(const char *out, size_t n, const char *err, size_t e
 	oc.out.len = n;
 	oc.err.buf = (char *)err;
 	oc.err.len = en;
-	return print_report(&r);
+	return ru_print_report(&r);
 }
 
 /* jailrun's own failures are results too: error, reason, and exit_code 2
@@ -1053,7 +1033,7 @@ static void test_json_error(void **state)
 	for (int i = 0; i < 2; i++) {
 		struct jr_report r = {.error = "--timeout: not a number",
 				      .error_status = status[i]};
-		json_t *o = print_report(&r);
+		json_t *o = ru_print_report(&r);
 
 		assert_non_null(o);
 		assert_int_equal(json_integer_value(json_object_get(o, "exit_code")), want[i]);
