@@ -182,8 +182,8 @@ cat "$HOME/go/pkg/mod/marker"
 touch "$HOME/go/pkg/mod/new" 2>/dev/null || echo read-only
 EOF
 out=$(cd "$P" && HOME=$GH "$J" --source "$P" -- bash gomod.sh 2>&1)
-check "~/go/pkg/mod is shown ($out)" grep -qx hostmod <<<"$out"
-check "~/go/pkg/mod is read-only ($out)" grep -qx read-only <<<"$out"
+check "the host's go/pkg/mod is shown ($out)" grep -qx hostmod <<<"$out"
+check "the host's go/pkg/mod is read-only ($out)" grep -qx read-only <<<"$out"
 check "GOMODCACHE is in the jail home ($out)" grep -qx "$GH/.cache/go-mod" <<<"$out"
 check "GOPROXY reads the host's cache first ($out)" \
 	grep -qx "file://$GH/go/pkg/mod/cache/download,https://proxy.golang.org,direct" <<<"$out"
