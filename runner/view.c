@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -665,6 +666,32 @@ int jr_view_gone(const char *mnt)
 	return r == -ETIMEDOUT ? 0 : r;
 }
 
+/* Did the log at @fd stop taking records before @offset? Once full, its
+ * writer puts a "capped" record last and appends nothing more
+ * (docs/audit.md), so a command that started after it has no records in
+ * the file at all, and an empty read would claim "no refusals". */
+static bool capped_before(int fd, long offset)
+{
+	char buf[4096 + 1];
+	struct stat st;
+	ssize_t n;
+	off_t from;
+	char *line;
+
+	if (fstat(fd, &st) < 0 || st.st_size < 2)
+		return false;
+	from = st.st_size > (off_t)sizeof(buf) - 1 ? st.st_size - (off_t)sizeof(buf) + 1 : 0;
+	n = pread(fd, buf, sizeof(buf) - 1, from);
+	if (n < 2 || buf[n - 1] != '\n')
+		return false;
+	buf[n - 1] = '\0';
+	line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	if (line == buf && from > 0)
+		return false; /* a last line longer than a capped record */
+	return strstr(line, "\"op\":\"capped\"") && from + (line - buf) < offset;
+}
+
 int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct jr_refusals *rf)
 {
 	int r;
@@ -680,6 +707,14 @@ int jr_viewlog_read(struct jr_viewlog *l, struct jr_audit_counts *counts, struct
 			 ASK_MS / 1000);
 		rf->unknown = l->unknown;
 		return -ETIMEDOUT;
+	}
+	if (capped_before(l->fd, l->offset)) {
+		snprintf(
+			l->unknown, sizeof(l->unknown),
+			"the view's audit log reached its size cap before this command and records "
+			"nothing more: stop the view (jailfs --stop) or run with --fresh");
+		rf->unknown = l->unknown;
+		return -ENOSPC;
 	}
 	r = jr_audit_read_ns(l->fd, l->offset, l->pidns, counts, rf);
 	if (r < 0) {

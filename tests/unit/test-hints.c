@@ -25,6 +25,7 @@
 #include "hint.h"
 #include "result-util.h"
 #include "result.h"
+#include "view.h"
 
 /* A temporary file holding @text; returns its fd (read-write), unlinked. */
 static int temp_log(const char *text)
@@ -127,6 +128,30 @@ static void test_read_by_pidns(void **state)
 	assert_int_equal(rf.n, 3);
 	jr_refusals_free(&rf);
 	close(fd);
+	(void)state;
+}
+
+/* A log that was full before the command started holds none of its
+ * records: its refusals are unknown, not "none". */
+static void test_viewlog_capped_before(void **state)
+{
+	static const char full[] = "{\"op\":\"write\",\"path\":\"a\",\"zone\":\"RESTRICTED\","
+				   "\"decision\":\"deny\",\"errno\":\"EROFS\",\"rule\":\"r\"}\n"
+				   "{\"op\":\"capped\",\"max_size\":100,\"count\":5}\n";
+	struct jr_viewlog l = {.fd = temp_log(full), .offset = sizeof(full) - 1};
+	struct jr_refusals rf;
+
+	assert_int_equal(jr_viewlog_read(&l, NULL, &rf), -ENOSPC);
+	assert_non_null(rf.unknown);
+	assert_non_null(strstr(rf.unknown, "size cap"));
+	/* a command that started before the cap reads its records and the
+	 * capped record's counts */
+	l.offset = 0;
+	assert_int_equal(jr_viewlog_read(&l, NULL, &rf), 0);
+	assert_null(rf.unknown);
+	assert_int_equal(rf.n, 1);
+	jr_refusals_free(&rf);
+	jr_viewlog_close(&l);
 	(void)state;
 }
 
@@ -532,6 +557,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_refusals),
 		cmocka_unit_test(test_read_refusals_capped),
+		cmocka_unit_test(test_viewlog_capped_before),
 		cmocka_unit_test(test_read_by_pidns),
 		cmocka_unit_test(test_result_fields),
 		cmocka_unit_test(test_guard_hints),
