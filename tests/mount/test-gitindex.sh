@@ -255,7 +255,12 @@ printf '%s\n' 'cat .e""nv 2>/dev/null || echo hidden' >"$guess/show.sh"
 		git config user.name test && git add .env.example agent.py show.sh &&
 		git commit -qm init
 ) || { echo "Bail out! git init"; exit 1; }
-jrs() { (cd "$guess" && "$J" --source "$guess" --json --timeout 60 -- "$@" 2>"$work/jr.err"); }
+# jrs [--fresh] CMD...: CMD through jailrun --source in the repository
+jrs() {
+	local fresh=()
+	[ "$1" = --fresh ] && { fresh=(--fresh); shift; }
+	(cd "$guess" && "$J" --source "$guess" "${fresh[@]}" --json --timeout 60 -- "$@" 2>"$work/jr.err")
+}
 js=$(jrs python3 agent.py)
 check "jailrun --source: an index with a new entry for .env is refused" \
 	eval '[ "$(jq -r .exit_code <<<"$js")" != 0 ] && ! git -C "$guess" ls-files --stage | grep -q "	.env$"'
@@ -276,8 +281,13 @@ js=$(jrs sh show.sh)
 check "jailrun --source: .env still hidden" test "$(jq -r .stdout <<<"$js")" = hidden
 rm -f "$guess/.git/index.lock" # what the refused rename left
 (cd "$guess" && git add -f .env && git commit -qm env) || bad "host git add -f .env"
+# A persistent view read the index when it started (jailrun(1), PERSISTENT
+# VIEWS): it keeps .env hidden; a fresh view reads the index again.
 js=$(jrs sh show.sh)
-check "after the host's git add -f .env and commit: jailrun --source shows .env" \
+check "after the host's commit of .env: the persistent view keeps it hidden" \
+	test "$(jq -r .stdout <<<"$js")" = hidden
+js=$(jrs --fresh sh show.sh)
+check "after the host's git add -f .env and commit: jailrun --source --fresh shows .env" \
 	test "$(jq -r .stdout <<<"$js")" = TOKEN=change-me
 mount_view "$work/gmnt" "$guess" 2>"$work/mount.err" || bad "guess: jailfs did not mount"
 check "plain mount: .env shown, read-only" \

@@ -284,7 +284,7 @@ umount_view "$ro" || bad "read-only view would not unmount"
 	bad "the tree changed under a read-only view"
 
 phase "kernel build with the tree SAFE (jailrun --source, one-shot view, default policy)"
-"$JAILRUN" --source "$src" --timeout 1200 --shell -- "$build" >"$work/rw.log" 2>&1
+"$JAILRUN" --source "$src" --fresh --timeout 1200 --shell -- "$build" >"$work/rw.log" 2>&1
 rc=$?
 tail -n 5 "$work/rw.log" | sed 's/^/        /'
 [ $rc -eq 0 ] && ok "the build succeeded" || bad "the build failed (exit $rc)"
