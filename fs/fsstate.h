@@ -73,10 +73,13 @@ struct jf_inode {
 	struct jf_file *open_files;
 	/* no_open mode (ops-file.c): an fd on a regular file unlinked or replaced
 	 * through the view while the kernel still held it, so a process that
-	 * has it open keeps reading and writing it, as POSIX says; -1 when none.
-	 * Written once under jf_fs.lock (from -1), closed when the inode is
-	 * freed: a request on the inode (which keeps it from being freed) reads
-	 * it under the lock and may then use it without. */
+	 * has it open keeps reading and writing it, as POSIX says; or one made
+	 * or chmod'ed without its owner's write bit, which a daemon that is not
+	 * root could not open again for the caller's writes
+	 * (jf_inode_hold_writer()); -1 when none. Written once under jf_fs.lock
+	 * (from -1), closed when the inode is freed: a request on the inode
+	 * (which keeps it from being freed) reads it under the lock and may then
+	 * use it without. */
 	int orphan_fd;
 	struct timespec btime; /* [const] birth time, {0, 0} when unknown */
 	bool unhashed;	       /* [lock] replaced by a newer object with the same (dev, ino) */

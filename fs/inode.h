@@ -57,6 +57,12 @@ void jf_inode_rename(dev_t dev, ino_t ino, struct jf_inode *parent, const char *
  * name) on the inode (dev, ino), which then owns it; closes @fd when the
  * inode is not in the table or has one already. */
 void jf_inode_set_orphan(dev_t dev, ino_t ino, int fd);
+/* no_open mode: keep @fd, open for writing on a regular file its caller
+ * may write but the daemon could not open again by name (made or chmod'ed
+ * without its owner's write bit), as the orphan fd of its inode; closes @fd
+ * when the daemon runs as root (which can reopen it) or the inode cannot
+ * take it. Takes ownership of @fd. */
+void jf_inode_hold_writer(int fd);
 /* A new fd (F_DUPFD_CLOEXEC, caller closes it) on @inode's orphan fd, or
  * -ENOENT when it has none, -EMFILE... from fcntl(2). */
 int jf_inode_orphan_fd(struct jf_inode *inode);

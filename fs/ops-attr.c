@@ -226,6 +226,21 @@ static bool config_chmod(const struct jf_verdict *v, int to_set)
 	       !(to_set & ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_CTIME));
 }
 
+/*
+ * no_open mode: a chmod that takes away the owner's write bit of a regular
+ * file would keep a caller that has it open for writing (the kernel
+ * checked that open) from the daemon's next reopen by name. An fd open for
+ * writing, taken before, for jf_inode_hold_writer(); -1 when none is needed
+ * or the file cannot be opened.
+ */
+static int writer_before_chmod(struct jf_inode *inode, const struct jf_verdict *v, mode_t mode)
+{
+	if (!jf_fs.no_open || v->zone != JF_SAFE || inode->type != S_IFREG || (mode & S_IWUSR) ||
+	    geteuid() == 0)
+		return -1;
+	return jf_open_inode(inode, O_RDWR | O_NONBLOCK | O_NOCTTY, NULL);
+}
+
 /* The change of a SAFE inode, or a config_chmod() (@v, which jf_zone_links
  * may make RESTRICTED: -EROFS, audited by the caller). */
 static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
@@ -236,7 +251,7 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 	struct jf_file *f = fi ? jf_file_of(fi) : NULL;
 	_cleanup_close_ int pfd = -1;
 	char proc[64];
-	int fd, r;
+	int fd, wfd, r;
 
 	if (f) {
 		fd = f->fd;
@@ -266,8 +281,14 @@ static int do_setattr(struct jf_inode *inode, struct stat *attr, int to_set,
 		if (inode->type == S_IFREG && jf_rule_git_sample(v->rule))
 			mode &= ~(mode_t)0111; /* a hook sample (jf_rule_git_sample()) */
 		jf_proc_fd_path(proc, sizeof(proc), fd);
-		if (chmod(proc, mode) < 0)
+		wfd = writer_before_chmod(inode, v, mode);
+		if (chmod(proc, mode) < 0) {
+			if (wfd >= 0)
+				close(wfd);
 			return -errno;
+		}
+		if (wfd >= 0)
+			jf_inode_hold_writer(wfd);
 	}
 	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t u = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;

@@ -44,7 +44,9 @@ static bool wants_write(int flags)
 /*
  * Open @tmp's backing file for this request only (no_open mode: the file
  * has no handle) with @flags, by its path with the (dev, ino) check, or
- * through the orphan fd of an inode unlinked through the view. 0, -ESTALE,
+ * through the fd the inode holds (jf_inode_hold_writer(): unlinked through the
+ * view, or write-protected since a caller opened it for writing; the
+ * kernel checked the caller's open). 0, -ESTALE,
  * -ENOENT (unlinked elsewhere), -EFBIG (over the zone's max_file_size, as
  * an OPEN would have answered), an errno of openat2(2).
  */
@@ -58,14 +60,14 @@ static int open_per_request(struct jf_file *tmp, int flags)
 		close(fd);
 		return r;
 	}
-	if (fd == -ENOENT || fd == -ESTALE) {
+	if (fd == -ENOENT || fd == -ESTALE || fd == -EACCES) {
 		int ofd = jf_inode_orphan_fd(tmp->inode);
 
+		if (ofd >= 0 && fstat(ofd, &st) < 0)
+			st.st_size = 0;
 		if (ofd >= 0)
 			fd = ofd;
-		if (ofd >= 0 && fstat(fd, &st) < 0)
-			st.st_size = 0;
-		else if (ofd < 0)
+		else if (fd != -EACCES)
 			jf_forget_name_later(tmp->inode); /* the name holds another file now */
 	}
 	if (fd < 0)
@@ -373,8 +375,13 @@ static int do_create(fuse_req_t req, struct jf_inode *pi, const char *name, mode
 	e->attr.st_size = created ? 0 : e->attr.st_size;
 	if (jf_fs.no_open) {
 		/* The kernel sends no RELEASE in no_open mode, not even for a
-		 * created file: no handle, reads and writes open per request. */
-		close(steal_fd(&fd));
+		 * created file: no handle, reads and writes open per request. A
+		 * file made without its owner's write bit (git's 0444 objects)
+		 * could not be opened again for the caller's writes. */
+		if (created && !(mode & S_IWUSR))
+			jf_inode_hold_writer(steal_fd(&fd));
+		else
+			close(steal_fd(&fd));
 		fi->fh = 0;
 	} else {
 		r = new_file(req, inode, &now, fd, fi->flags, fi, &e->attr);

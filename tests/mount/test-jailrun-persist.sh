@@ -274,6 +274,13 @@ if id jftest >/dev/null 2>&1; then
 		test "$(stat -c %a:%U "$U/run/jailrun" "$(dirname "$m")")" = "$(printf '700:jftest\n700:jftest')"
 	check "jftest cannot reach root's views" \
 		test -n "$(ju "ls '$XDG_RUNTIME_DIR/jailrun/' 2>&1 >/dev/null")"
+	# git writes its objects 0444: the user's daemon, which cannot open
+	# them again by name, still takes the writes of the fd git made
+	ju "cd '$U/proj' && git init -q && git config user.email t@example.com &&
+		git config user.name t && git add f.txt && git commit -qm first" >/dev/null 2>&1
+	cmd="'$J' --source '$U/proj' --no-git-root --home '$U/home' --policy '$U/pol.ini' --shell --"
+	out=$(ju "$cmd 'echo more >>f.txt && git add f.txt && git commit -qm second && git log --format=%s'" 2>&1)
+	check "jftest: git add and commit in its view ($out)" test "$out" = "$(printf 'second\nfirst')"
 	ju "'$F' --stop '$m'" >/dev/null 2>&1
 	check "jftest: jailfs --stop stops its view" \
 		test -n "$m" -a -z "$(awk -v m="$m" '$5 == m' /proc/self/mountinfo)"
