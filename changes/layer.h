@@ -14,6 +14,7 @@
 #define JAILFS_CHANGES_LAYER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct jf_layer;
@@ -81,5 +82,19 @@ typedef bool (*jf_layer_safe_fn)(const char *path, void *safe_data);
 int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool force,
 		   jf_layer_safe_fn safe, void *safe_data, void **ret_report);
 int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, void **ret_report);
+
+/*
+ * For the review commands. jf_layer_source(): the SOURCE path that
+ * @dir's layer.json names, malloc'd into *@ret (then the caller opens it
+ * and calls jf_layer_open()). jf_layer_changes(): the changes of the @n
+ * @paths (0: all) as a JSON array (json_t *, owned by the caller) of
+ * {"status","path","from"?,"type","old_type"?,"size","old_size",
+ * "mode","old_mode","replaced"?}. jf_layer_diff(): a unified diff against
+ * SOURCE, with a/ and b/ prefixes, that git apply accepts in SOURCE;
+ * binary files are "Binary files a/P and b/P differ".
+ */
+int jf_layer_source(const char *dir, char **ret);
+int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, void **ret_json);
+int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *out);
 
 #endif
