@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "layer.h"
@@ -122,3 +123,20 @@ int jf_layer_cp_load(struct jf_layer *l);
 /* layer.c: reads journal.jsonl into the (emptied) tables again. */
 int jf_layer_journal_reload(struct jf_layer *l);
 int jf_layer_saved_moved(struct jf_layer *l, const char *from);
+
+/* myers.c: a line of a file, and the shortest edit script from @a to @b
+ * (Myers 1986, "An O(ND) Difference Algorithm"), as *@ret_n bytes 'e'
+ * (a line of both), 'd' (a line of @a only) and 'i' (a line of @b only) in
+ * order, malloc'd into *@ret_ops. Over JF_MYERS_MAX_D differences it gives
+ * a valid but longer script (every line of @a deleted, every line of @b
+ * inserted, the common start and end kept). 0 or -ENOMEM. */
+struct jf_line {
+	const char *p;
+	size_t len; /* with its '\n', if it has one */
+	uint64_t h;
+};
+#define JF_MYERS_MAX_D 4000
+int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb,
+	     char **ret_ops, size_t *ret_n);
+/* Splits @buf (@len bytes) into lines, malloc'd into *@ret. */
+int jf_lines(const char *buf, size_t len, struct jf_line **ret, size_t *ret_n);

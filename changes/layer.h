@@ -97,4 +97,15 @@ int jf_layer_source(const char *dir, char **ret);
 int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, void **ret_json);
 int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *out);
 
+/*
+ * The request of a review command to the mounted daemon over DIR/control
+ * (docs/changes-format.md, "control"): @cmd with the @n strings @args and
+ * @force (apply), one connection, the reply object (json_t *, owned by
+ * the caller) in *@ret_reply. Blocks until the daemon replies; -ECONNREFUSED
+ * or -ENOENT when no daemon listens, -EPROTO for a reply that is no JSON
+ * object.
+ */
+int jf_layer_request(struct jf_layer *l, const char *cmd, const char *const *args, size_t n,
+		     bool force, void **ret_reply);
+
 #endif
