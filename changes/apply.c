@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -70,8 +71,8 @@ static bool same_as_upper(struct jf_layer *l, const char *path, const char *upat
 	if (!S_ISREG(s.st_mode) || s.st_size != u.st_size)
 		return false;
 	return jf_layer_read_file(l->srcfd, path, JF_LAYER_HASH_MAX, &a, &na) == 0 &&
-	       jf_layer_read_file(l->upperfd, upath, JF_LAYER_HASH_MAX, &b, &nb) == 0 &&
-	       na == nb && !memcmp(a, b, na);
+	       jf_layer_read_file(l->upperfd, upath, JF_LAYER_HASH_MAX, &b, &nb) == 0 && na == nb &&
+	       !memcmp(a, b, na);
 }
 
 /* Has SOURCE's @path changed since its origin was recorded? The reason,
@@ -232,7 +233,7 @@ static int leave_upper(struct jf_layer *l, const char *path)
  * the same mode as SOURCE's, and not hiding any SOURCE entry. */
 static int prune(struct jf_layer *l, int ufd, const char *prefix)
 {
-	int dup_fd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
+	int dup_fd = openat(ufd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
 	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	struct dirent *de;
 
@@ -325,7 +326,8 @@ static bool selected(const struct jf_changes *c, size_t i, const char *const *pa
 	if (n == 0)
 		return true;
 	for (size_t j = 0; j < n; j++) {
-		if (jf_path_within(e->path, paths[j]) || (e->from && jf_path_within(e->from, paths[j])))
+		if (jf_path_within(e->path, paths[j]) ||
+		    (e->from && jf_path_within(e->from, paths[j])))
 			return true;
 		if (e->kind != JF_CH_DELETED && S_ISDIR(e->new.st_mode) &&
 		    jf_path_within(paths[j], e->path))
@@ -357,9 +359,30 @@ static void do_one(struct run *u, const struct jf_change *e, int pass, bool *def
 			r = leave_upper(u->l, e->path);
 	}
 	if (r == -ENOTEMPTY)
-		report(u, e->path, "conflict", "the source's directory holds entries the layer does not");
+		report(u, e->path, "conflict",
+		       "the source's directory holds entries the layer does not");
 	else
 		report(u, e->path, r < 0 ? "failed" : "applied", r < 0 ? strerror(-r) : NULL);
+}
+
+/* A replaced (opaque) directory whose every entry below was applied: SOURCE
+ * now holds what it showed, so it need hide SOURCE no more. */
+static void unhide(struct run *u, const char *path)
+{
+	size_t i;
+	json_t *o;
+	_cleanup_close_ int fd = -1;
+
+	json_array_foreach(u->report, i, o)
+	{
+		const char *p = json_string_value(json_object_get(o, "path"));
+		if (jf_path_within(p, path) &&
+		    strcmp(json_string_value(json_object_get(o, "action")), "applied"))
+			return;
+	}
+	fd = jf_layer_openat(u->l->upperfd, path, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0 && jf_layer_save(u->l, path, true) == 0)
+		fremovexattr(fd, "user.overlay.opaque");
 }
 
 int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool force,
@@ -389,6 +412,10 @@ int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool 
 	for (size_t i = 0; i < c.n; i++)
 		if (later[i])
 			do_one(&u, &c.v[i], 3, &later[i]);
+	for (size_t i = 0; i < c.n; i++)
+		if (c.v[i].kind != JF_CH_DELETED && S_ISDIR(c.v[i].new.st_mode) &&
+		    selected(&c, i, paths, n))
+			unhide(&u, c.v[i].path);
 	jf_changes_free(&c);
 	r = prune(l, l->upperfd, "");
 	if (r < 0) {
@@ -437,8 +464,10 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
 	sel = calloc(c.n + 1, sizeof(*sel));
 	for (size_t i = 0; sel && i < c.n; i++)
 		for (size_t j = 0; j <= n && !sel[i]; j++)
-			sel[i] = n == 0 || (j < n && (jf_path_within(c.v[i].path, paths[j]) ||
-						     (c.v[i].from && jf_path_within(c.v[i].from, paths[j]))));
+			sel[i] =
+				n == 0 ||
+				(j < n && (jf_path_within(c.v[i].path, paths[j]) ||
+					   (c.v[i].from && jf_path_within(c.v[i].from, paths[j]))));
 	for (size_t i = c.n; sel && i-- > 0;) {
 		const char *top = sel[i] ? inside_replaced(&c, sel, i) : NULL;
 		json_t *o;
@@ -446,13 +475,15 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
 		if (!sel[i])
 			continue;
 		if (top) {
-			o = json_pack("{ss ss ss}", "path", c.v[i].path, "action", "refused", "reason",
+			o = json_pack("{ss ss ss}", "path", c.v[i].path, "action", "refused",
+				      "reason",
 				      "inside a replaced or deleted directory: discard that one");
 			json_array_append_new(rep, o);
 			continue;
 		}
 		r = discard_one(l, &c.v[i]);
-		o = json_pack("{ss ss}", "path", c.v[i].path, "action", r < 0 ? "failed" : "discarded");
+		o = json_pack("{ss ss}", "path", c.v[i].path, "action",
+			      r < 0 ? "failed" : "discarded");
 		if (r < 0)
 			json_object_set_new(o, "reason", json_string(strerror(-r)));
 		json_array_append_new(rep, o);

@@ -55,7 +55,7 @@ static int cmp_names(const void *a, const void *b)
 /* The sorted names of directory @fd (borrowed), NULL-terminated, in *@ret. */
 static int names_of(int fd, char ***ret, size_t *count)
 {
-	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
 	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	char **v = NULL;
 	size_t n = 0, cap = 0;
@@ -134,8 +134,8 @@ static int deleted_below(int fd, const char *path, struct jf_changes *c)
 		}
 		e->old = st;
 		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
-									   O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int sub = openat(
+				fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			r = sub < 0 ? -errno : deleted_below(sub, p, c);
 		}
 	}
@@ -144,14 +144,14 @@ static int deleted_below(int fd, const char *path, struct jf_changes *c)
 }
 
 /* Do the bytes of two regular files (or two symlinks' targets) differ? */
-static bool differ(int ufd, int sfd, const char *name, const struct stat *us,
-		   const struct stat *ss)
+static bool differ(int ufd, int sfd, const char *name, const struct stat *us, const struct stat *ss)
 {
 	char a[65536], b[65536];
 	_cleanup_close_ int fa = -1, fb = -1;
 
 	if (S_ISLNK(us->st_mode)) {
-		ssize_t na = readlinkat(ufd, name, a, sizeof(a)), nb = readlinkat(sfd, name, b, sizeof(b));
+		ssize_t na = readlinkat(ufd, name, a, sizeof(a)),
+			nb = readlinkat(sfd, name, b, sizeof(b));
 		return na != nb || na < 0 || memcmp(a, b, (size_t)na) != 0;
 	}
 	if (!S_ISREG(us->st_mode))
@@ -267,8 +267,8 @@ static int walk(int ufd, int sfd, const char *prefix, bool opaque, struct jf_cha
 		}
 		e->old = st;
 		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(sfd, snames[i], O_RDONLY | O_DIRECTORY |
-									     O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int sub = openat(
+				sfd, snames[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			r = sub < 0 ? -errno : deleted_below(sub, p, c);
 		}
 	}
@@ -294,7 +294,7 @@ static int pair_renames(struct jf_layer *l, struct jf_changes *c)
 		for (size_t k = 0; from && k < c->n; k++) {
 			struct jf_change *d = &c->v[k];
 			if (d->kind != JF_CH_DELETED || !d->whiteout || strcmp(d->path, from) ||
-			    (d->old.st_mode & S_IFMT) != (a->new.st_mode & S_IFMT))
+			    (d->old.st_mode & S_IFMT) != (a->new.st_mode &S_IFMT))
 				continue;
 			a->kind = JF_CH_RENAMED;
 			a->old = d->old;
@@ -388,15 +388,16 @@ int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, voi
 		const struct jf_change *e = &c.v[i];
 		char st[2] = {(char)e->kind, 0};
 		const struct stat *now = e->kind == JF_CH_DELETED ? &e->old : &e->new;
-		json_t *o = json_pack("{ss ss ss sI sI}", "status", st, "path", e->path, "type",
-				      jf_type_name(now->st_mode), "size",
-				      (json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_size),
-				      "mode",
-				      (json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_mode & 07777));
+		json_t *o = json_pack(
+			"{ss ss ss sI sI}", "status", st, "path", e->path, "type",
+			jf_type_name(now->st_mode), "size",
+			(json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_size), "mode",
+			(json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_mode & 07777));
 		if (!o)
 			break;
 		if (e->kind != JF_CH_ADDED) {
-			json_object_set_new(o, "old_type", json_string(jf_type_name(e->old.st_mode)));
+			json_object_set_new(o, "old_type",
+					    json_string(jf_type_name(e->old.st_mode)));
 			json_object_set_new(o, "old_size", json_integer(e->old.st_size));
 			json_object_set_new(o, "old_mode", json_integer(e->old.st_mode & 07777));
 		}

@@ -114,7 +114,8 @@ int jf_layer_cp_load(struct jf_layer *l)
 	if (l->cpfd < 0)
 		return r;
 	lines = saved_lines(l->cpfd);
-	json_array_foreach(lines, i, rec) {
+	json_array_foreach(lines, i, rec)
+	{
 		size_t n = (size_t)json_integer_value(json_object_get(rec, "n"));
 		json_object_set(l->saved, json_string_value(json_object_get(rec, "path")), rec);
 		if (n + 1 > l->nsaved)
@@ -159,7 +160,8 @@ static int cp_make(struct jf_layer *l, const char *id, long seq, const char *nam
 	if (fstat(l->jfd, &st) < 0 || asprintf(&tmp, "%s.tmp", id) < 0)
 		return -ENOMEM;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (asprintf(&meta, "{\"seq\":%ld,\"name\":\"%s\",\"created_ns\":%lld,\"journal_bytes\":%lld}\n",
+	if (asprintf(&meta,
+		     "{\"seq\":%ld,\"name\":\"%s\",\"created_ns\":%lld,\"journal_bytes\":%lld}\n",
 		     seq, name, (long long)now.tv_sec * 1000000000LL + now.tv_nsec,
 		     (long long)st.st_size) < 0)
 		return -ENOMEM;
@@ -188,7 +190,8 @@ int jf_layer_checkpoint(struct jf_layer *l, const char *name, char **ret_id)
 
 	if (r < 0)
 		return r;
-	json_array_foreach(ids, i, v) {
+	json_array_foreach(ids, i, v)
+	{
 		const char *s = json_string_value(v);
 		if (cp_seq(s) >= seq)
 			seq = cp_seq(s) + 1;
@@ -220,8 +223,9 @@ int jf_layer_checkpoint(struct jf_layer *l, const char *name, char **ret_id)
 static int saved_append(struct jf_layer *l, json_t *rec)
 {
 	_cleanup_free_ char *s = json_dumps(rec, JSON_COMPACT), *line = NULL;
-	_cleanup_close_ int fd = openat(l->cpfd, "saved.jsonl",
-					O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	_cleanup_close_ int fd =
+		openat(l->cpfd, "saved.jsonl",
+		       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	int len = s ? asprintf(&line, "%s\n", s) : -1;
 
 	if (len < 0 || fd < 0 || write(fd, line, (size_t)len) != len) {
@@ -257,7 +261,7 @@ static int save_path(struct jf_layer *l, const char *path, bool in_place);
 /* Keeps every entry of upper directory @path (@fd) before the name goes. */
 static int save_children(struct jf_layer *l, const char *path, int fd)
 {
-	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
 	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	struct dirent *de;
 	int r = 0;
@@ -365,7 +369,8 @@ int jf_layer_saved_moved(struct jf_layer *l, const char *from)
 	sfd = openat(l->cpfd, "saved", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
-	json_object_foreach(l->saved, k, rec) {
+	json_object_foreach(l->saved, k, rec)
+	{
 		char n[32], tmp[40];
 		struct stat st;
 		_cleanup_close_ int in = -1;
@@ -373,7 +378,8 @@ int jf_layer_saved_moved(struct jf_layer *l, const char *from)
 
 		if (!jf_path_within(k, from) || !json_is_true(json_object_get(rec, "link")))
 			continue;
-		snprintf(n, sizeof(n), "%lld", (long long)json_integer_value(json_object_get(rec, "n")));
+		snprintf(n, sizeof(n), "%lld",
+			 (long long)json_integer_value(json_object_get(rec, "n")));
 		snprintf(tmp, sizeof(tmp), "%s.tmp", n);
 		if (fstatat(sfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
 			continue;
@@ -381,7 +387,8 @@ int jf_layer_saved_moved(struct jf_layer *l, const char *from)
 		unlinkat(sfd, tmp, 0);
 		r = in < 0 ? -errno : jf_layer_copy_file(in, sfd, tmp, st.st_mode, false);
 		if (r == 0) {
-			_cleanup_close_ int out = openat(sfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int out =
+				openat(sfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			r = out < 0 ? -errno : jf_layer_copy_xattrs(in, out);
 		}
 		if (r == 0 && renameat(sfd, tmp, sfd, n) < 0)
@@ -470,7 +477,8 @@ static int replay(struct jf_layer *l, int cpfd)
 		const char *path = json_string_value(json_object_get(rec, "path"));
 		char n[32];
 
-		snprintf(n, sizeof(n), "%lld", (long long)json_integer_value(json_object_get(rec, "n")));
+		snprintf(n, sizeof(n), "%lld",
+			 (long long)json_integer_value(json_object_get(rec, "n")));
 		if (!strcmp(json_string_value(json_object_get(rec, "state")), "absent"))
 			r = jf_layer_rm_rf(l->upperfd, path);
 		else

@@ -30,8 +30,11 @@ int jf_layer_request(struct jf_layer *l, const char *cmd, const char *const *arg
 
 	for (size_t i = 0; req && i < n; i++)
 		json_array_append_new(json_object_get(req, "args"), json_string(args[i]));
-	line = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	buf = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
+	if (buf && asprintf(&line, "%s\n", buf) < 0)
+		line = NULL;
+	free(buf);
 	buf = malloc(REPLY_MAX + 1);
 	if (!line || !buf)
 		return -ENOMEM;
@@ -41,7 +44,7 @@ int jf_layer_request(struct jf_layer *l, const char *cmd, const char *const *arg
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/control", l->dirfd);
 	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
-	if (write(s, line, strlen(line)) < 0 || write(s, "\n", 1) != 1)
+	if (write(s, line, strlen(line)) != (ssize_t)strlen(line)) /* one line, one write */
 		return -errno;
 	shutdown(s, SHUT_WR);
 	while (len < REPLY_MAX) {

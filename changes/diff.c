@@ -177,7 +177,8 @@ static int file_diff(FILE *out, const char *apath, const struct side *a, const c
 	else if (!b->present)
 		fprintf(out, "deleted file mode %06o\n", git_mode(a->mode));
 	else if (git_mode(a->mode) != git_mode(b->mode))
-		fprintf(out, "old mode %06o\nnew mode %06o\n", git_mode(a->mode), git_mode(b->mode));
+		fprintf(out, "old mode %06o\nnew mode %06o\n", git_mode(a->mode),
+			git_mode(b->mode));
 	if (rename) {
 		fprintf(out, "similarity index %d%%\nrename from ", same ? 100 : 50);
 		put_name(out, "", apath);

@@ -72,7 +72,7 @@ int jf_layer_lstat(int rootfd, const char *path, struct stat *st)
 /* Empties directory @fd (owned by the caller). */
 static int rm_children(int fd)
 {
-	int dup_fd = dup(fd);
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
 	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	struct dirent *de;
 	int r = 0;
@@ -135,7 +135,8 @@ int jf_layer_copy_file(int src_fd, int dirfd, const char *name, mode_t mode, boo
 
 	if (fstat(src_fd, &st) < 0)
 		return -errno;
-	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		     mode & 07777);
 	if (out < 0)
 		return -errno;
 	if (ioctl(out, FICLONE, src_fd) < 0) {
@@ -246,7 +247,8 @@ bool jf_layer_is_whiteout(int dirfd, const char *name, const struct stat *st)
 bool jf_layer_is_opaque(int dirfd, const char *name)
 {
 	char v[4] = "";
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	return fd >= 0 && fgetxattr(fd, "user.overlay.opaque", v, sizeof(v)) == 1 && v[0] == 'y';
 }

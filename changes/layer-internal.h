@@ -91,12 +91,12 @@ enum jf_change_kind {
 
 struct jf_change {
 	enum jf_change_kind kind;
-	char *path;	     /* the view path (for R, the new name) */
-	char *from;	     /* R: the SOURCE path it came from; else NULL */
+	char *path;	      /* the view path (for R, the new name) */
+	char *from;	      /* R: the SOURCE path it came from; else NULL */
 	struct stat old, new; /* SOURCE's (zero for A) and upper's (zero for D) */
-	bool content;	     /* the bytes or the target differ (M, R) */
-	bool opaque;	     /* a directory that replaces SOURCE's (contents hidden) */
-	bool whiteout;	     /* D by a whiteout in upper/ (not below a replaced dir) */
+	bool content;	      /* the bytes or the target differ (M, R) */
+	bool opaque;	      /* a directory that replaces SOURCE's (contents hidden) */
+	bool whiteout;	      /* D by a whiteout in upper/ (not below a replaced dir) */
 };
 
 struct jf_changes {
@@ -136,7 +136,7 @@ struct jf_line {
 	uint64_t h;
 };
 #define JF_MYERS_MAX_D 4000
-int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb,
-	     char **ret_ops, size_t *ret_n);
+int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb, char **ret_ops,
+	     size_t *ret_n);
 /* Splits @buf (@len bytes) into lines, malloc'd into *@ret. */
 int jf_lines(const char *buf, size_t len, struct jf_line **ret, size_t *ret_n);

@@ -68,7 +68,8 @@ int jf_layer_upper_fd(const struct jf_layer *l)
 int jf_layer_lock(struct jf_layer *l)
 {
 	if (l->lockfd < 0) {
-		l->lockfd = openat(l->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		l->lockfd =
+			openat(l->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (l->lockfd < 0)
 			return -errno;
 	}
@@ -97,9 +98,8 @@ static void journal_apply(struct jf_layer *l, json_t *rec)
 		json_t *v, *tmp;
 		size_t i;
 
-		json_object_foreach_safe(l->origins, tmp, k, v)
-			if (jf_path_within(k, p))
-				json_object_del(l->origins, k);
+		json_object_foreach_safe(l->origins, tmp, k, v) if (jf_path_within(k, p))
+			json_object_del(l->origins, k);
 		for (i = json_array_size(l->renames); i-- > 0;) {
 			json_t *r = json_array_get(l->renames, i);
 			if (jf_path_within(json_string_value(json_array_get(r, 0)), p) ||
@@ -299,8 +299,8 @@ static int write_layer_json(int dirfd, const char *src, const struct stat *st)
 }
 
 /* layer.json names SOURCE (@src, @st)? Writes it with @create when absent. */
-static int check_layer_json(struct jf_layer *l, const char *src, const struct stat *st,
-			    bool create, char **ret_err)
+static int check_layer_json(struct jf_layer *l, const char *src, const struct stat *st, bool create,
+			    char **ret_err)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
@@ -341,7 +341,8 @@ static int check_dir(struct jf_layer *l, const char *src, const char *mountpoint
 		set_err(ret_err, "%s: must be a directory of yours with mode 0700", l->dir);
 		return -EPERM;
 	}
-	if (below(real, src) || below(src, real) || (mnt && (below(real, mnt) || below(mnt, real)))) {
+	if (below(real, src) || below(src, real) ||
+	    (mnt && (below(real, mnt) || below(mnt, real)))) {
 		set_err(ret_err, "%s: must lie outside the source and the mountpoint", l->dir);
 		return -EINVAL;
 	}

@@ -68,8 +68,9 @@ static int middle(const struct jf_line *a, long n, const struct jf_line *b, long
 		}
 		memcpy(trace[d], v + off - d - 1, (size_t)(2 * d + 3) * sizeof(long));
 		for (long k = -d; k <= d; k += 2) {
-			x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1]
-										  : v[off + k - 1] + 1;
+			x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1]))
+				    ? v[off + k + 1]
+				    : v[off + k - 1] + 1;
 			y = x - k;
 			while (x < n && y < m && eq(&a[x], &b[y]))
 				x++, y++;
@@ -116,8 +117,8 @@ out:
 	return r;
 }
 
-int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb,
-	     char **ret_ops, size_t *ret_n)
+int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb, char **ret_ops,
+	     size_t *ret_n)
 {
 	size_t pre = 0, suf = 0, mid = 0;
 	char *ops = malloc(na + nb + 1);
@@ -130,7 +131,8 @@ int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t
 	while (suf < na - pre && suf < nb - pre && eq(&a[na - 1 - suf], &b[nb - 1 - suf]))
 		suf++;
 	memset(ops, 'e', pre);
-	r = middle(a + pre, (long)(na - pre - suf), b + pre, (long)(nb - pre - suf), ops + pre, &mid);
+	r = middle(a + pre, (long)(na - pre - suf), b + pre, (long)(nb - pre - suf), ops + pre,
+		   &mid);
 	if (r < 0) {
 		free(ops);
 		return r;

@@ -186,8 +186,7 @@ bad:
 	return -2;
 }
 
-int jf_load_policy(const char *policy, const char *source, bool read_only,
-		   struct jf_policy **out)
+int jf_load_policy(const char *policy, const char *source, bool read_only, struct jf_policy **out)
 {
 	_cleanup_free_ char *found = NULL;
 	const char *file = policy, *origin = "--policy";

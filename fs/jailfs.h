@@ -22,5 +22,4 @@ struct jf_policy;
  * @source would use, jf_policy_locate, named on stderr), made read-only with
  * @read_only. 0 or -errno, the message on stderr; *@out is the caller's
  * (jf_policy_free). */
-int jf_load_policy(const char *policy, const char *source, bool read_only,
-		   struct jf_policy **out);
+int jf_load_policy(const char *policy, const char *source, bool read_only, struct jf_policy **out);

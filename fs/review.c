@@ -101,7 +101,8 @@ static int parse(int argc, char **argv, struct ropts *o)
 		}
 	}
 	if (optind >= n) {
-		fprintf(stderr, "jailfs %s: DIR missing\nTry 'jailfs %s --help'.\n", o->cmd, o->cmd);
+		fprintf(stderr, "jailfs %s: DIR missing\nTry 'jailfs %s --help'.\n", o->cmd,
+			o->cmd);
 		return -EINVAL;
 	}
 	o->dir = v[optind++];
@@ -167,7 +168,8 @@ static int print_report(json_t *rep, bool as_json)
 	json_t *o;
 	int left = 0;
 
-	json_array_foreach(rep, i, o) {
+	json_array_foreach(rep, i, o)
+	{
 		const char *a = json_string_value(json_object_get(o, "action"));
 		const char *why = json_string_value(json_object_get(o, "reason"));
 		if (strcmp(a, "applied") && strcmp(a, "discarded"))
@@ -245,8 +247,7 @@ static int run_changes(struct jf_layer *l, const struct ropts *o)
 		json_dumpf(a, stdout, JSON_COMPACT);
 		putchar('\n');
 	} else {
-		json_array_foreach(a, i, e)
-			print_change(e);
+		json_array_foreach(a, i, e) print_change(e);
 	}
 	json_decref(a);
 	return 0;
