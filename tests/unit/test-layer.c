@@ -62,7 +62,9 @@ static void put(const char *root, const char *path, const char *content, mode_t 
 
 static char *slurp(const char *root, const char *path)
 {
-	char p[1024], *buf = calloc(1, 1 << 16);
+	char p[1024], *buf = calloc(1, 1 << 20);
+	size_t len = 0;
+	ssize_t n;
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/%s", root, path);
@@ -71,8 +73,8 @@ static char *slurp(const char *root, const char *path)
 		free(buf);
 		return NULL;
 	}
-	if (read(fd, buf, (1 << 16) - 1) < 0)
-		buf[0] = '\0';
+	while ((n = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
+		len += (size_t)n;
 	close(fd);
 	return buf;
 }
@@ -735,6 +737,159 @@ static void test_open_checks(void **state)
 	cleanup();
 }
 
+#define KILL_FILES 12
+#define KILL_SIZE (16 << 10)
+#define KILL_ROUNDS 20
+
+static bool safe_all(const char *path, void *data)
+{
+	(void)path;
+	(void)data;
+	return true;
+}
+
+/* The content of kill-test file @i, old or new: KILL_SIZE bytes. */
+static char *kill_content(int i, bool new)
+{
+	char *b = malloc(KILL_SIZE + 1);
+
+	for (size_t k = 0; k < KILL_SIZE; k++)
+		b[k] = (char)('a' + (k + (size_t)i * 7 + (new ? 3 : 0)) % 26);
+	b[KILL_SIZE] = '\0';
+	return b;
+}
+
+/* A layer made by hand as the daemon would leave it: KILL_FILES rewritten
+ * files, a deletion (a whiteout) and a new directory. */
+static void kill_layer(void)
+{
+	struct jf_layer *l;
+	char name[64], up[512];
+
+	fresh();
+	for (int i = 0; i < KILL_FILES; i++) {
+		char *old = kill_content(i, false);
+		snprintf(name, sizeof(name), "k%02d", i);
+		put(src, name, old, 0644);
+		free(old);
+	}
+	l = open_layer(false);
+	for (int i = 0; i < KILL_FILES; i++) {
+		char *new = kill_content(i, true);
+		snprintf(name, sizeof(name), "k%02d", i);
+		assert_int_equal(jf_layer_note_origin(l, name), 0);
+		snprintf(up, sizeof(up), "%s/upper", dir);
+		put(up, name, new, 0644);
+		free(new);
+	}
+	assert_int_equal(jf_layer_note_origin(l, "b.txt"), 0);
+	assert_int_equal(mknodat(jf_layer_upper_fd(l), "b.txt", S_IFCHR | 0600, makedev(0, 0)), 0);
+	sh("mkdir -p %s/upper/newdir/deep && echo n > %s/upper/newdir/deep/n.txt", dir, dir);
+	jf_layer_free(l);
+}
+
+/* Each file of SOURCE is old or new, nothing else is there but apply's
+ * temporary files; with @done, every one is new and no temporary is left. */
+static void check_old_or_new(bool done)
+{
+	char name[64], *got, *b;
+
+	for (int i = 0; i < KILL_FILES; i++) {
+		char *old = kill_content(i, false), *new = kill_content(i, true);
+		snprintf(name, sizeof(name), "k%02d", i);
+		got = slurp(src, name);
+		assert_non_null(got);
+		if (strcmp(got, new) != 0) {
+			assert_false(done);
+			assert_string_equal(got, old);
+		}
+		free(got);
+		free(old);
+		free(new);
+	}
+	b = slurp(src, "b.txt");
+	if (b)
+		assert_string_equal(b, "bee\n");
+	assert_true(!done || !b);
+	free(b);
+	if (done) {
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '.jailfs-apply-*')\"", src);
+		assert_int_equal(system(cmd), 0);
+		b = slurp(src, "newdir/deep/n.txt");
+		assert_non_null(b);
+		assert_string_equal(b, "n\n");
+		free(b);
+	}
+}
+
+static long long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* kill -9 of an apply at random moments: every file old or new, and a
+ * rerun finishes it. */
+static void test_apply_killed(void **state)
+{
+	long long span;
+	int killed_midway = 0;
+
+	kill_layer();
+	{
+		struct jf_layer *l = open_layer(false);
+		void *rep = NULL;
+		long long t0 = now_us();
+		assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep), 0);
+		span = now_us() - t0;
+		json_decref(rep);
+		jf_layer_free(l);
+		check_old_or_new(true);
+	}
+	cleanup();
+	srand((unsigned)now_us());
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		struct jf_layer *l;
+		void *rep = NULL;
+		json_t *a;
+		int status;
+		pid_t pid;
+
+		kill_layer();
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			l = open_layer(false);
+			jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep);
+			_exit(0);
+		}
+		usleep((useconds_t)(rand() % (span + 1)));
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		killed_midway += WIFSIGNALED(status);
+		check_old_or_new(false);
+		l = open_layer(false);
+		assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep), 0);
+		for (size_t i = 0; i < json_array_size(rep); i++)
+			assert_string_equal(json_string_value(json_object_get(
+						    json_array_get(rep, i), "action")),
+					    "applied");
+		json_decref(rep);
+		check_old_or_new(true);
+		a = changes_of(l);
+		assert_int_equal(json_array_size(a), 0);
+		json_decref(a);
+		jf_layer_free(l);
+		cleanup();
+	}
+	fprintf(stderr, "# apply of %d files took %lld us; %d of %d runs killed midway\n",
+		KILL_FILES, span, killed_midway, KILL_ROUNDS);
+	assert_true(killed_midway > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_restore_two),    cmocka_unit_test(test_diff_git_apply),
 		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_control),
+		cmocka_unit_test(test_apply_killed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
