@@ -890,6 +890,107 @@ static void test_apply_killed(void **state)
 	assert_true(killed_midway > 0);
 }
 
+/* Runs "$JAILFS ARGS" and gives its stdout; *@status its exit status. */
+static char *jailfs_out(int *status, const char *fmt, ...)
+{
+	char cmd[2048], args[1500], *out = calloc(1, 1 << 16);
+	size_t len = 0, n;
+	va_list ap;
+	FILE *p;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "\"$JAILFS\" %s", args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((n = fread(out + len, 1, (1 << 16) - 1 - len, p)) > 0)
+		len += n;
+	*status = WEXITSTATUS(pclose(p));
+	return out;
+}
+
+/* The commands of jailfs(1) over a layer: what they print, their exit
+ * status, and the request to a mounted daemon (a fake one on DIR/control
+ * while the test holds DIR/lock). */
+static void test_commands(void **state)
+{
+	char *out, lock[400];
+	int st, lfd, s, status;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	pid_t pid;
+
+	if (!getenv("JAILFS"))
+		skip();
+	fresh();
+	in_overlay(session_one, NULL);
+	in_overlay(session_two, NULL);
+	out = jailfs_out(&st, "changes %s", dir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "R  b.txt -> b2.txt  file\n"));
+	assert_non_null(strstr(out, "M  exec.sh  file, mode 0755 -> 0644\n"));
+	assert_non_null(strstr(out, "D  dir/sub/d.txt  file, was 2 bytes\n"));
+	free(out);
+	out = jailfs_out(&st, "changes %s --json dir", dir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "\"path\":\"dir/x.txt\""));
+	assert_null(strstr(out, "a.txt"));
+	free(out);
+	out = jailfs_out(&st,
+			 "diff %s a.txt >%s/a.diff && cd %s && git apply --check %s/a.diff && "
+			 "echo checked",
+			 dir, base, src, base);
+	assert_string_equal(out, "checked\n");
+	free(out);
+	put(src, ".jailfs.ini", "[options]\ndefault = safe\n[restricted]\nexec.sh\n", 0644);
+	out = jailfs_out(&st, "apply %s 2>/dev/null", dir);
+	assert_int_equal(st, 1); /* exec.sh is left: RESTRICTED */
+	assert_non_null(strstr(out, "refused exec.sh: not SAFE under the policy\n"));
+	assert_non_null(strstr(out, "applied b2.txt\n"));
+	free(out);
+	out = jailfs_out(&st, "checkpoint %s first", dir);
+	assert_int_equal(st, 0);
+	assert_string_equal(out, "000001-first\n");
+	free(out);
+	out = jailfs_out(&st, "restore %s nonesuch 2>&1", dir);
+	assert_int_equal(st, 1);
+	free(out);
+	out = jailfs_out(&st, "restore %s 2>&1", dir);
+	assert_int_equal(st, 2);
+	free(out);
+	/* mounted: the lock is held, the request goes to DIR/control */
+	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	lfd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_int_equal(flock(lfd, LOCK_EX), 0);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	memcpy(sa.sun_path, dir, strlen(dir));
+	memcpy(sa.sun_path + strlen(dir), "/control", 9);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(s, 1), 0);
+	pid = fork();
+	if (pid == 0) {
+		char buf[512] = "";
+		const char *ok = "{\"ok\":true,\"id\":\"000002-second\"}\n";
+		int c = accept(s, NULL, NULL);
+		ssize_t n = 0, got;
+		while (!strchr(buf, '\n') &&
+		       (got = read(c, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+			n += got;
+		if (strcmp(buf, "{\"cmd\":\"checkpoint\",\"args\":[\"second\"],\"force\":false}\n"))
+			_exit(1);
+		_exit(write(c, ok, strlen(ok)) < 0);
+	}
+	close(s);
+	out = jailfs_out(&st, "checkpoint %s second", dir);
+	assert_int_equal(st, 0);
+	assert_string_equal(out, "000002-second\n");
+	free(out);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(lfd);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -898,7 +999,7 @@ int main(void)
 		cmocka_unit_test(test_restore_two),    cmocka_unit_test(test_diff_git_apply),
 		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_control),
-		cmocka_unit_test(test_apply_killed),
+		cmocka_unit_test(test_apply_killed),   cmocka_unit_test(test_commands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
