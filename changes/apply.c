@@ -44,6 +44,13 @@ static long long ns_of(const struct timespec *t)
 	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
+/* The mode apply gives a SOURCE entry: no set-ID bit on a non-directory,
+ * as through the view (jailfs(1), "No privilege through the view"). */
+static mode_t applied_mode(mode_t m)
+{
+	return S_ISDIR(m) ? m & 07777 : m & 07777 & ~(mode_t)(S_ISUID | S_ISGID);
+}
+
 /* Does SOURCE's @path already hold what upper's @upath holds (an apply
  * that got that far)? */
 static bool same_as_upper(struct jf_layer *l, const char *path, const char *upath)
@@ -55,7 +62,7 @@ static bool same_as_upper(struct jf_layer *l, const char *path, const char *upat
 	if (jf_layer_lstat(l->srcfd, path, &s) < 0 || jf_layer_lstat(l->upperfd, upath, &u) < 0)
 		return false;
 	if ((s.st_mode & S_IFMT) != (u.st_mode & S_IFMT) ||
-	    (s.st_mode & 07777) != (u.st_mode & 07777))
+	    (s.st_mode & 07777) != applied_mode(u.st_mode))
 		return false;
 	if (S_ISDIR(s.st_mode))
 		return true;
@@ -153,8 +160,8 @@ static int put_file(struct jf_layer *l, const char *path, const struct stat *st)
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%.200s", name);
 	unlinkat(pfd, tmp, 0); /* left by an apply killed before its rename */
 	if (S_ISREG(st->st_mode)) {
-		in = jf_layer_openat(l->upperfd, path, O_RDONLY);
-		r = in < 0 ? in : jf_layer_copy_file(in, pfd, tmp, st->st_mode, true);
+		in = jf_layer_openat(l->upperfd, path, O_RDONLY | O_NONBLOCK);
+		r = in < 0 ? in : jf_layer_copy_file(in, pfd, tmp, applied_mode(st->st_mode), true);
 	} else if (S_ISLNK(st->st_mode)) {
 		char target[4096];
 		const char *un;

@@ -158,7 +158,7 @@ static bool differ(int ufd, int sfd, const char *name, const struct stat *us, co
 		return us->st_rdev != ss->st_rdev;
 	if (us->st_size != ss->st_size)
 		return true;
-	fa = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fa = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	fb = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fa < 0 || fb < 0)
 		return true;

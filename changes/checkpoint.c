@@ -307,7 +307,7 @@ static int save_entry(struct jf_layer *l, int pfd, const char *name, const struc
 		*link = S_ISREG(st->st_mode);
 		return linkat(pfd, name, sfd, n, 0) < 0 ? -errno : 0;
 	}
-	in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (in < 0)
 		return -errno;
 	int r = jf_layer_copy_file(in, sfd, n, st->st_mode, false);

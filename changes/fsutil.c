@@ -201,7 +201,8 @@ int jf_layer_sha256(int fd, char hex[65])
 
 int jf_layer_read_file(int rootfd, const char *path, size_t max, char **buf, size_t *len)
 {
-	_cleanup_close_ int fd = jf_layer_openat(rootfd, path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO in place of the file must not hang the reader */
+	_cleanup_close_ int fd = jf_layer_openat(rootfd, path, O_RDONLY | O_NONBLOCK);
 	_cleanup_free_ char *b = NULL;
 	struct stat st;
 	size_t got = 0;

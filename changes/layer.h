@@ -53,8 +53,10 @@ int jf_layer_lock(struct jf_layer *l);
  *    SOURCE has no entry there);
  *  - jf_layer_save(): the current checkpoint's pre-image of upper/@path,
  *    @in_place true for a write in place (a clone or copy is kept), false
- *    when the name is replaced or removed (a hard link is kept); no-op if
- *    no checkpoint exists or @path is already saved in the current one;
+ *    when the name is replaced or removed (a hard link is kept; for a
+ *    directory, each entry below it is saved first); no-op if no
+ *    checkpoint exists, or @path (or a directory above it that was absent
+ *    then) is already saved in the current one;
  *  - jf_layer_note_rename() for a rename.
  * Each writes its journal line with one write(2) before returning.
  */
