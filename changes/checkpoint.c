@@ -94,9 +94,12 @@ int jf_layer_cp_load(struct jf_layer *l)
 
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
-	if (l->cpfd >= 0)
-		close(l->cpfd);
-	l->cpfd = -1;
+	int *fds[] = {&l->cpfd, &l->cpsfd, &l->cpjfd};
+	for (size_t k = 0; k < ARRAY_SIZE(fds); k++) {
+		if (*fds[k] >= 0)
+			close(*fds[k]);
+		*fds[k] = -1;
+	}
 	l->cpseq = -1;
 	json_object_clear(l->saved);
 	l->nsaved = 0;
@@ -113,6 +116,11 @@ int jf_layer_cp_load(struct jf_layer *l)
 	json_decref(ids);
 	if (l->cpfd < 0)
 		return r;
+	l->cpsfd = openat(l->cpfd, "saved", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	l->cpjfd = openat(l->cpfd, "saved.jsonl",
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (l->cpsfd < 0 || l->cpjfd < 0)
+		return -errno;
 	lines = saved_lines(l->cpfd);
 	json_array_foreach(lines, i, rec)
 	{
@@ -223,14 +231,12 @@ int jf_layer_checkpoint(struct jf_layer *l, const char *name, char **ret_id)
 static int saved_append(struct jf_layer *l, json_t *rec)
 {
 	_cleanup_free_ char *s = json_dumps(rec, JSON_COMPACT), *line = NULL;
-	_cleanup_close_ int fd =
-		openat(l->cpfd, "saved.jsonl",
-		       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = l->cpjfd;
 	int len = s ? asprintf(&line, "%s\n", s) : -1;
 
 	if (len < 0 || fd < 0 || write(fd, line, (size_t)len) != len) {
 		json_decref(rec);
-		return fd < 0 ? -errno : -EIO;
+		return -EIO;
 	}
 	json_object_set(l->saved, json_string_value(json_object_get(rec, "path")), rec);
 	json_decref(rec);
@@ -283,16 +289,29 @@ static int save_children(struct jf_layer *l, const char *path, int fd)
 	return r;
 }
 
+/* Copies regular file @in (@st) to @name of @sfd with its mode, times and
+ * xattrs: a restore gives back the file as it was. */
+static int copy_saved(int in, int sfd, const char *name, const struct stat *st)
+{
+	_cleanup_close_ int out = -1;
+	int r = jf_layer_copy_file(in, sfd, name, st->st_mode, false);
+
+	if (r < 0)
+		return r;
+	out = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (out < 0 || futimens(out, (struct timespec[]){st->st_atim, st->st_mtim}) < 0)
+		return -errno;
+	return jf_layer_copy_xattrs(in, out);
+}
+
 /* Keeps the upper entry @name of @pfd (lstat @st) as saved/@n. */
 static int save_entry(struct jf_layer *l, int pfd, const char *name, const struct stat *st,
 		      bool in_place, const char *n, bool *link)
 {
-	_cleanup_close_ int sfd = openat(l->cpfd, "saved", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd = l->cpsfd;
 	_cleanup_close_ int in = -1, out = -1;
 
 	*link = false;
-	if (sfd < 0)
-		return -errno;
 	unlinkat(sfd, n, 0); /* a save cut short by a kill */
 	if (S_ISDIR(st->st_mode)) {
 		if (mkdirat(sfd, n, st->st_mode & 07777) < 0)
@@ -308,13 +327,7 @@ static int save_entry(struct jf_layer *l, int pfd, const char *name, const struc
 		return linkat(pfd, name, sfd, n, 0) < 0 ? -errno : 0;
 	}
 	in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (in < 0)
-		return -errno;
-	int r = jf_layer_copy_file(in, sfd, n, st->st_mode, false);
-	if (r < 0)
-		return r;
-	out = openat(sfd, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	return out < 0 ? -errno : jf_layer_copy_xattrs(in, out);
+	return in < 0 ? -errno : copy_saved(in, sfd, n, st);
 }
 
 static int save_path(struct jf_layer *l, const char *path, bool in_place)
@@ -360,15 +373,12 @@ int jf_layer_save(struct jf_layer *l, const char *path, bool in_place)
 
 int jf_layer_saved_moved(struct jf_layer *l, const char *from)
 {
-	_cleanup_close_ int sfd = -1;
+	int sfd = l->cpsfd;
 	const char *k;
 	json_t *rec;
 
 	if (l->cpfd < 0)
 		return 0;
-	sfd = openat(l->cpfd, "saved", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0)
-		return -errno;
 	json_object_foreach(l->saved, k, rec)
 	{
 		char n[32], tmp[40];
@@ -385,12 +395,7 @@ int jf_layer_saved_moved(struct jf_layer *l, const char *from)
 			continue;
 		in = openat(sfd, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		unlinkat(sfd, tmp, 0);
-		r = in < 0 ? -errno : jf_layer_copy_file(in, sfd, tmp, st.st_mode, false);
-		if (r == 0) {
-			_cleanup_close_ int out =
-				openat(sfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			r = out < 0 ? -errno : jf_layer_copy_xattrs(in, out);
-		}
+		r = in < 0 ? -errno : copy_saved(in, sfd, tmp, &st);
 		if (r == 0 && renameat(sfd, tmp, sfd, n) < 0)
 			r = -errno;
 		if (r < 0)
@@ -440,20 +445,28 @@ static int put_back(struct jf_layer *l, int sfd, const char *n, const char *path
 	const char *name;
 	_cleanup_close_ int pfd = -1, from = -1, to = -1;
 	struct stat st, cur;
+	bool has, isdir;
 	int r;
 
 	if (fstatat(sfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno; /* put back by a replay cut short */
-	r = upper_parents(l, path);
-	pfd = r < 0 ? r : jf_layer_parent(l->upperfd, path, &name);
+	pfd = jf_layer_parent(l->upperfd, path, &name);
+	if (pfd == -ENOENT) { /* only a replay cut short leaves a parent out */
+		r = upper_parents(l, path);
+		pfd = r < 0 ? r : jf_layer_parent(l->upperfd, path, &name);
+	}
 	if (pfd < 0)
 		return pfd;
-	bool isdir = fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(cur.st_mode);
-	if (!S_ISDIR(st.st_mode) || !isdir) {
+	has = fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0;
+	isdir = has && S_ISDIR(cur.st_mode);
+	if (isdir && !S_ISDIR(st.st_mode))
 		r = jf_layer_rm_rf(l->upperfd, path);
-		if (r < 0)
-			return r;
-	}
+	else if (has && !isdir)
+		r = unlinkat(pfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	else
+		r = 0;
+	if (r < 0)
+		return r;
 	if (!S_ISDIR(st.st_mode))
 		return renameat(sfd, n, pfd, name) < 0 ? -errno : 0;
 	if (!isdir && mkdirat(pfd, name, st.st_mode & 07777) < 0)

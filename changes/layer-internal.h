@@ -29,7 +29,7 @@ struct jf_layer {
 	json_t *origins; /* path -> its origin record, as the journal holds them */
 	json_t *renames; /* array of [from, to], in journal order */
 	/* The newest checkpoint (cpfd -1: none) and its saved paths. */
-	int cpfd;
+	int cpfd, cpsfd, cpjfd; /* its directory, saved/ and saved.jsonl (O_APPEND) */
 	long cpseq;
 	json_t *saved; /* path -> saved.jsonl record of the newest checkpoint */
 	size_t nsaved; /* lines of its saved.jsonl */

@@ -37,7 +37,8 @@ void jf_layer_free(struct jf_layer *l)
 {
 	if (!l)
 		return;
-	int fds[] = {l->dirfd, l->upperfd, l->srcfd, l->lockfd, l->jfd, l->cpfd};
+	int fds[] = {l->dirfd, l->upperfd, l->srcfd, l->lockfd,
+		     l->jfd,   l->cpfd,	   l->cpsfd, l->cpjfd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -350,12 +351,14 @@ static int check_dir(struct jf_layer *l, const char *src, const char *mountpoint
 }
 
 /* Makes (with @create) and opens DIR's parts. */
-static int open_parts(struct jf_layer *l, bool create)
+static int open_parts(struct jf_layer *l, const struct stat *src, bool create)
 {
 	const char *dirs[] = {"upper", "work", "checkpoints"};
 
+	/* overlayfs shows upper/'s mode as the view's root: SOURCE's, not 0700 */
 	for (size_t i = 0; create && i < ARRAY_SIZE(dirs); i++)
-		if (mkdirat(l->dirfd, dirs[i], 0700) < 0 && errno != EEXIST)
+		if (mkdirat(l->dirfd, dirs[i], i == 0 ? src->st_mode & 07777 : 0700) < 0 &&
+		    errno != EEXIST)
 			return -errno;
 	l->upperfd = openat(l->dirfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (l->upperfd < 0)
@@ -383,7 +386,7 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 		*ret_err = NULL;
 	if (!l)
 		return -ENOMEM;
-	l->dirfd = l->upperfd = l->lockfd = l->jfd = l->cpfd = -1;
+	l->dirfd = l->upperfd = l->lockfd = l->jfd = l->cpfd = l->cpsfd = l->cpjfd = -1;
 	l->cpseq = -1;
 	l->srcfd = fcntl(source_fd, F_DUPFD_CLOEXEC, 3);
 	l->dir = strdup(dir);
@@ -418,7 +421,7 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 		r = check_layer_json(l, src, &st, create, ret_err);
 	if (r < 0)
 		goto fail;
-	r = open_parts(l, create);
+	r = open_parts(l, &st, create);
 	if (r == 0)
 		r = jf_layer_journal_reload(l);
 	if (r == 0)
