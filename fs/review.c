@@ -20,6 +20,7 @@
 #include "jailfs.h"
 #include "layer.h"
 #include "policy.h"
+#include "text.h"
 
 static const char usage[] =
 	"Usage: jailfs changes DIR [--json] [PATH...]\n"
@@ -142,10 +143,14 @@ static void print_change(json_t *o)
 	json_int_t omode = json_integer_value(json_object_get(o, "old_mode"));
 	bool dir = !strcmp(type, "dir");
 
-	if (from)
-		printf("%s  %s -> %s%s  %s", st, from, path, dir ? "/" : "", type);
-	else
-		printf("%s  %s%s  %s", st, path, dir ? "/" : "", type);
+	/* names come from the jail: escaped for the terminal */
+	printf("%s  ", st);
+	if (from) {
+		jf_fput_escaped(stdout, from, strlen(from));
+		fputs(" -> ", stdout);
+	}
+	jf_fput_escaped(stdout, path, strlen(path));
+	printf("%s  %s", dir ? "/" : "", type);
 	if (!strcmp(st, "A"))
 		printf(", %lld bytes, mode %04llo", (long long)size, (long long)mode);
 	else if (!strcmp(st, "D"))
@@ -174,9 +179,12 @@ static int print_report(json_t *rep, bool as_json)
 		const char *why = json_string_value(json_object_get(o, "reason"));
 		if (strcmp(a, "applied") && strcmp(a, "discarded"))
 			left = 1;
-		if (!as_json)
-			printf("%s %s%s%s\n", a, json_string_value(json_object_get(o, "path")),
-			       why ? ": " : "", why ? why : "");
+		if (!as_json) {
+			const char *p = json_string_value(json_object_get(o, "path"));
+			printf("%s ", a);
+			jf_fput_escaped(stdout, p, strlen(p));
+			printf("%s%s\n", why ? ": " : "", why ? why : "");
+		}
 	}
 	if (as_json) {
 		json_dumpf(rep, stdout, JSON_COMPACT);
@@ -210,7 +218,9 @@ static int ask_daemon(struct jf_layer *l, const struct ropts *o)
 	json_t *j = reply, *rep;
 
 	if (r < 0) {
-		fprintf(stderr, "jailfs %s: %s is mounted, and its daemon does not answer: %s\n",
+		fprintf(stderr,
+			"jailfs %s: %s is locked (mounted, or another command runs), and no daemon "
+			"answers on its control socket: %s\n",
 			o->cmd, o->dir, strerror(-r));
 		return 1;
 	}
