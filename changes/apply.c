@@ -345,7 +345,8 @@ static bool selected(const struct jf_changes *c, size_t i, const char *const *pa
 
 static void do_one(struct run *u, const struct jf_change *e, int pass, bool *deferred)
 {
-	const char *action, *why = blocked(u, e, &action);
+	/* pass 3 finishes what pass 1 checked (pass 2 has changed the directory since) */
+	const char *action, *why = pass == 3 ? NULL : blocked(u, e, &action);
 	int r;
 
 	if (why) {

@@ -999,6 +999,56 @@ static void test_commands(void **state)
 	cleanup();
 }
 
+/* A file becomes a directory, a directory a file. */
+static int session_types(struct jf_layer *l)
+{
+	d_unlink(l, "exec.sh", false);
+	d_mkdir(l, "exec.sh");
+	d_write(l, "exec.sh/inside.txt", "in\n", false);
+	d_unlink(l, "dir/sub/d.txt", false);
+	d_unlink(l, "dir/sub", true);
+	d_write(l, "dir/sub", "now a file\n", false);
+	return 0;
+}
+
+static void test_type_change(void **state)
+{
+	char patch[400], copy[400], *view, *got;
+	struct jf_layer *l;
+	void *rep = NULL;
+	json_t *a;
+
+	fresh();
+	in_overlay(session_types, &view);
+	l = open_layer(false);
+	a = changes_of(l);
+	assert_int_equal(status_of(a, "exec.sh"), 'T');
+	assert_int_equal(status_of(a, "exec.sh/inside.txt"), 'A');
+	assert_int_equal(status_of(a, "dir/sub"), 'T');
+	assert_int_equal(status_of(a, "dir/sub/d.txt"), 'D');
+	json_decref(a);
+	snprintf(patch, sizeof(patch), "%s/t.diff", base);
+	snprintf(copy, sizeof(copy), "%s/copy", base);
+	diff_to(l, patch, NULL, 0);
+	sh("cp -a %s %s && cd %s && rm bin.dat && git apply %s", src, copy, copy, patch);
+	sh("cp -a %s/bin.dat %s/", src, copy);
+	got = tree(copy);
+	assert_string_equal(view, got);
+	free(got);
+	assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep), 0);
+	for (size_t i = 0; i < json_array_size(rep); i++)
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(rep, i), "action")),
+			"applied");
+	json_decref(rep);
+	got = tree(src);
+	assert_string_equal(view, got);
+	free(got);
+	free(view);
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1008,6 +1058,7 @@ int main(void)
 		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_control),
 		cmocka_unit_test(test_apply_killed),   cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_type_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
