@@ -236,8 +236,37 @@ static int leave_upper(struct jf_layer *l, const char *path)
 	return unlinkat(pfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 }
 
-/* Removes the upper directories that show nothing SOURCE does not: empty,
- * the same mode as SOURCE's, and not hiding any SOURCE entry. */
+/* Does upper directory @name of @ufd (view path @path, emptied) show what
+ * SOURCE shows: a directory of the same mode, and, when opaque, hiding no
+ * SOURCE entry? */
+static bool shows_source(struct jf_layer *l, int ufd, const char *name, const char *path)
+{
+	struct stat us, ss;
+	_cleanup_closedir_ DIR *sd = NULL;
+	struct dirent *x;
+	int fd;
+
+	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(us.st_mode) ||
+	    jf_layer_lstat(l->srcfd, path, &ss) < 0 || !S_ISDIR(ss.st_mode) ||
+	    (ss.st_mode & 07777) != (us.st_mode & 07777))
+		return false;
+	if (!jf_layer_is_opaque(ufd, name))
+		return true;
+	fd = jf_layer_openat(l->srcfd, path, O_RDONLY | O_DIRECTORY);
+	sd = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!sd) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while ((x = readdir(sd)))
+		if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
+			return false;
+	return true;
+}
+
+/* Removes the upper directories that show nothing SOURCE does not, once
+ * empty (shows_source). */
 static int prune(struct jf_layer *l, int ufd, const char *prefix)
 {
 	int dup_fd = openat(ufd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
@@ -251,36 +280,18 @@ static int prune(struct jf_layer *l, int ufd, const char *prefix)
 	}
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *p = NULL;
-		_cleanup_close_ int sub = -1, sdir = -1;
-		struct stat us, ss;
-		bool empty_src;
+		_cleanup_close_ int sub = -1;
 
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if ((prefix[0] ? asprintf(&p, "%s/%s", prefix, de->d_name)
 			       : asprintf(&p, "%s", de->d_name)) < 0)
 			return -ENOMEM;
 		sub = openat(ufd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 || prune(l, sub, p) < 0 || fstat(sub, &us) < 0)
+		if (sub < 0 || prune(l, sub, p) < 0 || !shows_source(l, ufd, de->d_name, p))
 			continue;
-		if (jf_layer_lstat(l->srcfd, p, &ss) < 0 || !S_ISDIR(ss.st_mode) ||
-		    (ss.st_mode & 07777) != (us.st_mode & 07777))
-			continue;
-		sdir = jf_layer_openat(l->srcfd, p, O_RDONLY | O_DIRECTORY);
-		empty_src = sdir >= 0 && ss.st_nlink <= 2 && !jf_layer_is_opaque(ufd, de->d_name);
-		if (jf_layer_is_opaque(ufd, de->d_name)) {
-			_cleanup_closedir_ DIR *sd = sdir >= 0 ? fdopendir(steal_fd(&sdir)) : NULL;
-			struct dirent *x;
-			empty_src = sd != NULL;
-			while (sd && (x = readdir(sd)))
-				if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
-					empty_src = false;
-			if (!empty_src)
-				continue;
-		}
-		if (unlinkat(ufd, de->d_name, AT_REMOVEDIR) == 0)
-			continue; /* was empty */
-		if (errno != ENOTEMPTY && errno != EEXIST)
+		if (unlinkat(ufd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY &&
+		    errno != EEXIST)
 			return -errno;
 	}
 	return 0;
@@ -397,7 +408,7 @@ int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool 
 		   jf_layer_safe_fn safe, void *safe_data, void **ret_report)
 {
 	struct run u = {l, json_array(), force, safe, safe_data};
-	struct jf_changes c;
+	struct jf_changes c = {0};
 	_cleanup_free_ bool *later = NULL;
 	int r = jf_layer_list(l, NULL, 0, &c);
 
@@ -461,7 +472,7 @@ static int discard_one(struct jf_layer *l, const struct jf_change *e)
 int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, void **ret_report)
 {
 	json_t *rep = json_array();
-	struct jf_changes c;
+	struct jf_changes c = {0};
 	_cleanup_free_ bool *sel = NULL;
 	int r = jf_layer_list(l, NULL, 0, &c);
 

@@ -377,7 +377,7 @@ int jf_layer_list(struct jf_layer *l, const char *const *paths, size_t n, struct
 
 int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, void **ret_json)
 {
-	struct jf_changes c;
+	struct jf_changes c = {0};
 	json_t *a;
 	int r = jf_layer_list(l, paths, n, &c);
 

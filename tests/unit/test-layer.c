@@ -36,6 +36,7 @@
 
 static char base[256], src[300], dir[300], mnt[300];
 
+static void sh(const char *fmt, ...) _printf_(1, 2);
 static void sh(const char *fmt, ...)
 {
 	char cmd[2048];
@@ -899,6 +900,7 @@ static void test_apply_killed(void **state)
 }
 
 /* Runs "$JAILFS ARGS" and gives its stdout; *@status its exit status. */
+static char *jailfs_out(int *status, const char *fmt, ...) _printf_(2, 3);
 static char *jailfs_out(int *status, const char *fmt, ...)
 {
 	char cmd[2048], args[1500], *out = calloc(1, 1 << 16);
