@@ -121,6 +121,9 @@ int jf_layer_cp_load(struct jf_layer *l)
 			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (l->cpsfd < 0 || l->cpjfd < 0)
 		return -errno;
+	r = jf_layer_end_line(l->cpjfd);
+	if (r < 0)
+		return r;
 	lines = saved_lines(l->cpfd);
 	json_array_foreach(lines, i, rec)
 	{

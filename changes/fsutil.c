@@ -271,3 +271,23 @@ const char *jf_type_name(mode_t mode)
 		return "symlink";
 	return "other";
 }
+
+int jf_layer_end_line(int fd)
+{
+	struct stat st;
+	char c;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size == 0)
+		return 0;
+	_cleanup_close_ int rfd = -1;
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	rfd = open(link, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0)
+		return -errno;
+	if (pread(rfd, &c, 1, st.st_size - 1) != 1)
+		return -EIO;
+	return c == '\n' || write(fd, "\n", 1) == 1 ? 0 : -errno;
+}

@@ -61,6 +61,10 @@ int jf_layer_sha256(int fd, char hex[65]);
  * (-EFBIG over @max). */
 int jf_layer_read_file(int rootfd, const char *path, size_t max, char **buf, size_t *len);
 
+/* Ends the JSON-lines file open for appending as @fd with a newline if a
+ * writer killed mid-line left none, so the next line starts on its own. */
+int jf_layer_end_line(int fd);
+
 /* Is this upper entry a whiteout (a character device 0:0, or a file with
  * user.overlay.whiteout)? Is this upper directory opaque? @dirfd/@name:
  * the entry, @st its lstat. */

@@ -423,6 +423,8 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 		goto fail;
 	r = open_parts(l, &st, create);
 	if (r == 0)
+		r = jf_layer_end_line(l->jfd);
+	if (r == 0)
 		r = jf_layer_journal_reload(l);
 	if (r == 0)
 		r = jf_layer_cp_load(l);

@@ -1051,6 +1051,30 @@ static void test_type_change(void **state)
 	cleanup();
 }
 
+/* A journal line torn by a kill is skipped, and the next one stands alone. */
+static void test_torn_journal(void **state)
+{
+	struct jf_layer *l;
+	char p[512];
+	FILE *f;
+
+	fresh();
+	snprintf(p, sizeof(p), "%s/journal.jsonl", dir);
+	f = fopen(p, "a");
+	fputs("{\"op\":\"origin\",\"path\":\"b.txt\",\"ty", f);
+	fclose(f);
+	l = open_layer(false);
+	assert_null(jf_layer_origin(l, "b.txt"));
+	assert_int_equal(jf_layer_note_origin(l, "a.txt"), 0);
+	jf_layer_free(l);
+	l = open_layer(false);
+	assert_non_null(jf_layer_origin(l, "a.txt"));
+	assert_int_equal(jf_layer_note_origin(l, "no/such/file"), 0);
+	assert_null(jf_layer_origin(l, "no/such/file"));
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1060,7 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_control),
 		cmocka_unit_test(test_apply_killed),   cmocka_unit_test(test_commands),
-		cmocka_unit_test(test_type_change),
+		cmocka_unit_test(test_type_change),    cmocka_unit_test(test_torn_journal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
