@@ -180,7 +180,9 @@ static int file_diff(FILE *out, const char *apath, const struct side *a, const c
 		fprintf(out, "old mode %06o\nnew mode %06o\n", git_mode(a->mode),
 			git_mode(b->mode));
 	if (rename) {
-		fprintf(out, "similarity index %d%%\nrename from ", same ? 100 : 50);
+		if (same) /* git computes a similarity for the rest; apply needs none */
+			fputs("similarity index 100%\n", out);
+		fputs("rename from ", out);
 		put_name(out, "", apath);
 		fputs("\nrename to ", out);
 		put_name(out, "", bpath);

@@ -139,7 +139,7 @@ struct jf_line {
 	size_t len; /* with its '\n', if it has one */
 	uint64_t h;
 };
-#define JF_MYERS_MAX_D 4000
+#define JF_MYERS_MAX_D 1000
 int jf_myers(const struct jf_line *a, size_t na, const struct jf_line *b, size_t nb, char **ret_ops,
 	     size_t *ret_n);
 /* Splits @buf (@len bytes) into lines, malloc'd into *@ret. */

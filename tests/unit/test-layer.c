@@ -1075,6 +1075,61 @@ static void test_torn_journal(void **state)
 	cleanup();
 }
 
+/* Random text of lines from a small alphabet: many equal lines, so the
+ * diff has to choose. */
+static void random_text(char *buf, size_t lines)
+{
+	static const char *const words[] = {"a\n", "b\n", "c\n", "{\n", "}\n", "x = 1;\n", "\n"};
+	size_t len = 0;
+
+	for (size_t i = 0; i < lines; i++)
+		len += (size_t)sprintf(buf + len, "%s", words[rand() % ARRAY_SIZE(words)]);
+	if (lines && rand() % 4 == 0 && len > 1)
+		buf[--len] = '\0'; /* no newline at the end */
+}
+
+/* The line diff against git: random pairs of files, the diff applied by
+ * git apply gives the new files exactly. */
+static void test_diff_random(void **state)
+{
+	char name[64], up[400], patch[400], copy[400], *a, *b, *got;
+	struct jf_layer *l;
+
+	fresh();
+	srand(12345);
+	a = malloc(1 << 17);
+	b = malloc(1 << 17);
+	snprintf(up, sizeof(up), "%s/upper", dir);
+	l = open_layer(false);
+	for (int i = 0; i < 41; i++) {
+		/* the last one past JF_MYERS_MAX_D differences: the long script */
+		size_t n = i == 40 ? 4 * JF_MYERS_MAX_D : (size_t)(rand() % 60);
+		snprintf(name, sizeof(name), "r%02d.txt", i);
+		random_text(a, n);
+		random_text(b, i == 40 ? n : (size_t)(rand() % 60));
+		put(src, name, a, 0644);
+		assert_int_equal(jf_layer_note_origin(l, name), 0);
+		put(up, name, b, 0644);
+	}
+	snprintf(patch, sizeof(patch), "%s/r.diff", base);
+	snprintf(copy, sizeof(copy), "%s/copy", base);
+	diff_to(l, patch, NULL, 0);
+	sh("cd %s && git apply --whitespace=nowarn --check %s", src, patch);
+	sh("cp -a %s %s && cd %s && git apply --whitespace=nowarn %s", src, copy, copy, patch);
+	for (int i = 0; i < 41; i++) {
+		snprintf(name, sizeof(name), "r%02d.txt", i);
+		got = slurp(copy, name);
+		free(a);
+		a = slurp(up, name);
+		assert_string_equal(got, a);
+		free(got);
+	}
+	free(a);
+	free(b);
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1085,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_control),
 		cmocka_unit_test(test_apply_killed),   cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_type_change),    cmocka_unit_test(test_torn_journal),
+		cmocka_unit_test(test_diff_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
