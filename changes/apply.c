@@ -21,6 +21,7 @@
 #include "layer-internal.h"
 
 #define TMP_PREFIX ".jailfs-apply-"
+#define TMP_MARK "user.jailfs.apply" /* on a temporary of apply's, so a rerun knows it */
 
 struct run {
 	struct jf_layer *l;
@@ -146,41 +147,102 @@ static int src_parent(struct jf_layer *l, const char *path, const char **name)
 	return jf_layer_openat(l->srcfd, dir, O_RDONLY | O_DIRECTORY);
 }
 
+/* Is @tmp of @pfd (@st) a temporary an earlier apply left: a file it
+ * marked, or a symlink to @target? Anything else is the user's. */
+static bool ours(int pfd, const char *tmp, const struct stat *st, const char *target)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (S_ISLNK(st->st_mode)) {
+		n = readlinkat(pfd, tmp, buf, sizeof(buf) - 1);
+		return target && n >= 0 && (size_t)n == strlen(target) &&
+		       !memcmp(buf, target, (size_t)n);
+	}
+	_cleanup_close_ int fd = openat(pfd, tmp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	return S_ISREG(st->st_mode) && fd >= 0 && fgetxattr(fd, TMP_MARK, buf, sizeof(buf)) >= 0;
+}
+
+/* Removes the temporary of a killed apply; -EEXIST for a name not ours. */
+static int clear_tmp(int pfd, const char *tmp, const char *target)
+{
+	struct stat st;
+
+	if (fstatat(pfd, tmp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!ours(pfd, tmp, &st, target))
+		return -EEXIST;
+	return unlinkat(pfd, tmp, 0) < 0 ? -errno : 0;
+}
+
+/* The content of @in as @tmp of @pfd, complete and fsync'd before it has
+ * the name (O_TMPFILE where the filesystem has it), marked as apply's.
+ * The open file in *@ret_fd. */
+static int write_tmp(int in, int pfd, const char *tmp, mode_t mode, int *ret_fd)
+{
+	_cleanup_close_ int out = openat(pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	bool named = out < 0;
+	char link[64];
+	int r;
+
+	if (named)
+		out = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (out < 0)
+		return -errno;
+	r = jf_layer_copy_data(in, out);
+	if (r == 0 && fsetxattr(out, TMP_MARK, "1", 1, 0) < 0 && errno != ENOTSUP)
+		r = -errno;
+	if (r == 0 && (fchmod(out, mode) < 0 || fsync(out) < 0))
+		r = -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", out);
+	if (r == 0 && !named && linkat(AT_FDCWD, link, pfd, tmp, AT_SYMLINK_FOLLOW) < 0)
+		r = -errno;
+	if (r < 0 && named)
+		unlinkat(pfd, tmp, 0);
+	if (r == 0)
+		*ret_fd = steal_fd(&out);
+	return r;
+}
+
 /* Writes upper's non-directory @path into SOURCE: a temporary name, fsync,
  * rename over. */
 static int put_file(struct jf_layer *l, const char *path, const struct stat *st)
 {
-	const char *name;
-	_cleanup_close_ int pfd = src_parent(l, path, &name), in = -1;
-	char tmp[256];
-	int r = 0;
+	const char *name, *un;
+	_cleanup_close_ int pfd = src_parent(l, path, &name), in = -1, out = -1, up = -1;
+	char tmp[256], target[4096];
+	ssize_t n;
+	int r;
 
 	if (pfd < 0)
 		return pfd;
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%.200s", name);
-	unlinkat(pfd, tmp, 0); /* left by an apply killed before its rename */
 	if (S_ISREG(st->st_mode)) {
-		in = jf_layer_openat(l->upperfd, path, O_RDONLY | O_NONBLOCK);
-		r = in < 0 ? in : jf_layer_copy_file(in, pfd, tmp, applied_mode(st->st_mode), true);
+		r = clear_tmp(pfd, tmp, NULL);
+		in = r < 0 ? r : jf_layer_openat(l->upperfd, path, O_RDONLY | O_NONBLOCK);
+		r = in < 0 ? in : write_tmp(in, pfd, tmp, applied_mode(st->st_mode), &out);
 	} else if (S_ISLNK(st->st_mode)) {
-		char target[4096];
-		const char *un;
-		_cleanup_close_ int up = jf_layer_parent(l->upperfd, path, &un);
-		ssize_t n = up < 0 ? -1 : readlinkat(up, un, target, sizeof(target) - 1);
+		up = jf_layer_parent(l->upperfd, path, &un);
+		n = up < 0 ? -1 : readlinkat(up, un, target, sizeof(target) - 1);
 		if (n < 0)
 			return up < 0 ? up : -errno;
 		target[n] = '\0';
-		r = symlinkat(target, pfd, tmp) < 0 ? -errno : 0;
+		r = clear_tmp(pfd, tmp, target);
+		if (r == 0 && symlinkat(target, pfd, tmp) < 0)
+			r = -errno;
 	} else {
 		return -EOPNOTSUPP;
 	}
-	if (r == 0 && renameat(pfd, tmp, pfd, name) < 0)
-		r = -errno;
 	if (r < 0)
-		unlinkat(pfd, tmp, 0);
-	else if (fsync(pfd) < 0)
+		return r;
+	if (renameat(pfd, tmp, pfd, name) < 0) {
 		r = -errno;
-	return r;
+		unlinkat(pfd, tmp, 0);
+		return r;
+	}
+	if (out >= 0)
+		fremovexattr(out, TMP_MARK); /* a kill before it leaves a harmless mark */
+	return fsync(pfd) < 0 ? -errno : 0;
 }
 
 /* Makes or updates SOURCE's directory @path (mode of @st). */

@@ -127,37 +127,39 @@ int jf_layer_rm_rf(int rootfd, const char *path)
 	return unlinkat(wp, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
 }
 
-int jf_layer_copy_file(int src_fd, int dirfd, const char *name, mode_t mode, bool sync)
+int jf_layer_copy_data(int src_fd, int out)
 {
-	_cleanup_close_ int out = -1;
 	struct stat st;
 	off_t off = 0;
 
 	if (fstat(src_fd, &st) < 0)
 		return -errno;
-	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		     mode & 07777);
-	if (out < 0)
-		return -errno;
-	if (ioctl(out, FICLONE, src_fd) < 0) {
-		while (off < st.st_size) {
-			ssize_t n = copy_file_range(src_fd, &off, out, NULL,
-						    (size_t)(st.st_size - off), 0);
-			if (n < 0) {
-				int e = -errno;
-				unlinkat(dirfd, name, 0);
-				return e;
-			}
-			if (n == 0)
-				break;
-		}
-	}
-	if (fchmod(out, mode & 07777) < 0 || (sync && fsync(out) < 0)) {
-		int e = -errno;
-		unlinkat(dirfd, name, 0);
-		return e;
+	if (ioctl(out, FICLONE, src_fd) == 0)
+		return 0;
+	while (off < st.st_size) {
+		ssize_t n = copy_file_range(src_fd, &off, out, NULL, (size_t)(st.st_size - off), 0);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
 	}
 	return 0;
+}
+
+int jf_layer_copy_file(int src_fd, int dirfd, const char *name, mode_t mode, bool sync)
+{
+	_cleanup_close_ int out = openat(
+		dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+	int r;
+
+	if (out < 0)
+		return -errno;
+	r = jf_layer_copy_data(src_fd, out);
+	if (r == 0 && (fchmod(out, mode & 07777) < 0 || (sync && fsync(out) < 0)))
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, name, 0);
+	return r;
 }
 
 int jf_layer_copy_xattrs(int from, int to)

@@ -52,6 +52,8 @@ int jf_layer_rm_rf(int rootfd, const char *path);
  * @name of @dirfd, created with @mode, by FICLONE where the filesystem can
  * and copy_file_range otherwise; fsync's it when @sync. 0 or -errno. */
 int jf_layer_copy_file(int src_fd, int dirfd, const char *name, mode_t mode, bool sync);
+/* The bytes of regular file @src_fd into the empty file @out, the same way. */
+int jf_layer_copy_data(int src_fd, int out);
 /* Copies the user.* extended attributes of @from to @to (fds). 0 or -errno. */
 int jf_layer_copy_xattrs(int from, int to);
 /* SHA-256 of an open regular file's content, as 64 hex digits into @hex. */

@@ -445,12 +445,39 @@ static void test_type_change(void **state)
 }
 
 /* A journal line torn by a kill is skipped, and the next one stands alone. */
+/* A file of the user's named like apply's temporary is never removed. */
+static void test_tmp_name_taken(void **state)
+{
+	struct jf_layer *l;
+	void *rep = NULL;
+	char *s;
+
+	fresh();
+	in_overlay(session_conflict, NULL);
+	put(src, ".jailfs-apply-b.txt", "the user's\n", 0644);
+	l = open_layer(false);
+	assert_int_equal(
+		jf_layer_apply(l, (const char *const[]){"b.txt"}, 1, false, safe_all, NULL, &rep),
+		0);
+	assert_string_equal(action_of(rep, "b.txt"), "failed");
+	json_decref(rep);
+	s = slurp(src, ".jailfs-apply-b.txt");
+	assert_string_equal(s, "the user's\n");
+	free(s);
+	s = slurp(src, "b.txt");
+	assert_string_equal(s, "bee\n");
+	free(s);
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_apply),	 cmocka_unit_test(test_conflict),
-		cmocka_unit_test(test_discard),	 cmocka_unit_test(test_apply_killed),
-		cmocka_unit_test(test_commands), cmocka_unit_test(test_type_change),
+		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
+		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_apply_killed),
+		cmocka_unit_test(test_commands),       cmocka_unit_test(test_type_change),
+		cmocka_unit_test(test_tmp_name_taken),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
