@@ -110,4 +110,17 @@ int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *
 int jf_layer_request(struct jf_layer *l, const char *cmd, const char *const *args, size_t n,
 		     bool force, void **ret_reply);
 
+/*
+ * The daemon's side: runs the request line @line (one JSON object, as
+ * jf_layer_request() sends it) with the same library function the
+ * unmounted command calls (@safe/@safe_data for apply), and gives the reply
+ * line, newline included, in *@ret_reply (malloc'd): {"ok":true} with "id"
+ * (checkpoint) or "report" (apply, discard), or {"ok":false,"error":S} for
+ * a bad request or a failure. *@ret_changed says whether upper/ changed
+ * (restore, apply, discard: remount and invalidate). 0, or -ENOMEM with no
+ * reply. The caller holds its namespace lock, as for every call here.
+ */
+int jf_layer_handle_request(struct jf_layer *l, const char *line, jf_layer_safe_fn safe,
+			    void *safe_data, char **ret_reply, bool *ret_changed);
+
 #endif

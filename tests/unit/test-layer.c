@@ -236,6 +236,31 @@ static void test_control(void **state)
 	json_decref(j);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the handler: a bad request, a restore that changes upper/, a checkpoint */
+	{
+		char *line = NULL;
+		bool changed = true;
+		assert_int_equal(jf_layer_handle_request(l, "{\"cmd\":\"nonesuch\"}", safe_all,
+							 NULL, &line, &changed),
+				 0);
+		assert_string_equal(line, "{\"ok\":false,\"error\":\"bad request\"}\n");
+		assert_false(changed);
+		free(line);
+		assert_int_equal(
+			jf_layer_handle_request(l, "{\"cmd\":\"checkpoint\",\"args\":[\"x\"]}\n",
+						safe_all, NULL, &line, &changed),
+			0);
+		assert_string_equal(line, "{\"ok\":true,\"id\":\"000001-x\"}\n");
+		assert_false(changed);
+		free(line);
+		assert_int_equal(jf_layer_handle_request(l,
+							 "{\"cmd\":\"restore\",\"args\":[\"x\"]}",
+							 safe_all, NULL, &line, &changed),
+				 0);
+		assert_string_equal(line, "{\"ok\":true}\n");
+		assert_true(changed);
+		free(line);
+	}
 	jf_layer_free(l);
 	cleanup();
 }
