@@ -60,6 +60,8 @@ static int middle(const struct jf_line *a, long n, const struct jf_line *b, long
 
 	if (!v || !trace)
 		return -ENOMEM;
+	if (n == 0 || m == 0) /* a file added, deleted or cut: no search */
+		dmax = -1;
 	for (d = 0; d <= dmax && found < 0; d++) {
 		trace[d] = malloc((size_t)(2 * d + 3) * sizeof(long));
 		if (!trace[d]) {
