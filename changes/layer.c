@@ -66,6 +66,14 @@ int jf_layer_upper_fd(const struct jf_layer *l)
 	return l->upperfd;
 }
 
+bool jf_layer_is_dir(struct jf_layer *l, const char *path)
+{
+	struct stat st;
+
+	return (jf_layer_lstat(l->upperfd, path, &st) == 0 && S_ISDIR(st.st_mode)) ||
+	       (jf_layer_lstat(l->srcfd, path, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
 int jf_layer_lock(struct jf_layer *l)
 {
 	if (l->lockfd < 0) {

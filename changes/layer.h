@@ -81,6 +81,10 @@ int jf_layer_restore(struct jf_layer *l, const char *id);
  * in *@ret_report, owned by the caller.
  */
 typedef bool (*jf_layer_safe_fn)(const char *path, void *safe_data);
+/* For a @safe callback's jf_classify(): does @path name a directory in the
+ * view or in SOURCE (a deleted directory is a whiteout in upper/)?
+ * Resolved below upper/ and SOURCE without following a symlink. */
+bool jf_layer_is_dir(struct jf_layer *l, const char *path);
 int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool force,
 		   jf_layer_safe_fn safe, void *safe_data, void **ret_report);
 int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, void **ret_report);

@@ -202,11 +202,8 @@ static bool is_safe(const char *path, void *data)
 {
 	struct safe_ctx *c = data;
 	struct jf_verdict v;
-	struct stat st;
-	bool dir = fstatat(jf_layer_upper_fd(c->l), path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		   S_ISDIR(st.st_mode);
 
-	jf_classify(c->pol, path, strlen(path), dir, &v);
+	jf_classify(c->pol, path, strlen(path), jf_layer_is_dir(c->l, path), &v);
 	return v.zone == JF_SAFE;
 }
 
