@@ -96,6 +96,54 @@ static void put_line(FILE *out, char tag, const struct jf_line *ln)
 		fputs("\n\\ No newline at end of file\n", out);
 }
 
+/* Where the hunk whose first change is at @i of the script ends: after
+ * CONTEXT equal lines that more than 2 * CONTEXT equal lines follow. */
+static size_t hunk_end(const char *ops, size_t n, size_t i)
+{
+	size_t e = i;
+
+	while (e < n) {
+		size_t run = 0;
+		while (e + run < n && ops[e + run] == 'e')
+			run++;
+		if (e + run == n || run > 2 * CONTEXT)
+			return e + (run < CONTEXT ? run : CONTEXT);
+		e += run;
+		while (e < n && ops[e] != 'e')
+			e++;
+	}
+	return e;
+}
+
+/* Prints the hunk of script lines [@s, @e), which start at line @x of @la
+ * and @y of @lb (0-based). */
+static void hunk_print(FILE *out, const char *ops, size_t s, size_t e, size_t x, size_t y,
+		       const struct jf_line *la, const struct jf_line *lb)
+{
+	size_t cx = 0, cy = 0;
+
+	for (size_t j = s; j < e; j++) {
+		cx += ops[j] != 'i';
+		cy += ops[j] != 'd';
+	}
+	/* an empty side names the line before it, as diff(1) does */
+	fprintf(out, "@@ -%zu", cx ? x + 1 : x);
+	if (cx != 1)
+		fprintf(out, ",%zu", cx);
+	fprintf(out, " +%zu", cy ? y + 1 : y);
+	if (cy != 1)
+		fprintf(out, ",%zu", cy);
+	fputs(" @@\n", out);
+	for (size_t j = s; j < e; j++) {
+		if (ops[j] == 'e')
+			put_line(out, ' ', &la[x++]), y++;
+		else if (ops[j] == 'd')
+			put_line(out, '-', &la[x++]);
+		else
+			put_line(out, '+', &lb[y++]);
+	}
+}
+
 /* The hunks of @a against @b. */
 static int hunks(FILE *out, const struct side *a, const struct side *b)
 {
@@ -111,49 +159,21 @@ static int hunks(FILE *out, const struct side *a, const struct side *b)
 	if (r < 0)
 		return r;
 	for (size_t i = 0, x = 0, y = 0; i < n;) {
-		size_t s, e, ax, by, cx = 0, cy = 0, j;
+		size_t s = i, ax = x, by = y, e;
 
-		if (ops[i] == 'e') {
-			i++, x++, y++;
-			continue;
+		if (ops[i] != 'e') {
+			/* back up CONTEXT equal lines */
+			for (size_t c = 0; c < CONTEXT && s > 0 && ops[s - 1] == 'e'; c++)
+				s--, ax--, by--;
+			e = hunk_end(ops, n, i);
+			hunk_print(out, ops, s, e, ax, by, la, lb);
+		} else {
+			e = i + 1;
 		}
-		/* a hunk: back up CONTEXT lines, run until CONTEXT*2 equal lines */
-		s = i;
-		ax = x, by = y;
-		for (size_t c = 0; c < CONTEXT && s > 0 && ops[s - 1] == 'e'; c++)
-			s--, ax--, by--;
-		for (e = i; e < n;) {
-			size_t run = 0;
-			while (e + run < n && ops[e + run] == 'e')
-				run++;
-			if (e + run == n || run > 2 * CONTEXT) {
-				e += run < CONTEXT ? run : CONTEXT;
-				break;
-			}
-			e += run;
-			while (e < n && ops[e] != 'e')
-				e++;
+		for (; i < e; i++) {
+			x += ops[i] != 'i';
+			y += ops[i] != 'd';
 		}
-		for (j = s; j < e; j++) {
-			cx += ops[j] != 'i';
-			cy += ops[j] != 'd';
-		}
-		fprintf(out, "@@ -%zu", cx ? ax + 1 : ax);
-		if (cx != 1)
-			fprintf(out, ",%zu", cx);
-		fprintf(out, " +%zu", cy ? by + 1 : by);
-		if (cy != 1)
-			fprintf(out, ",%zu", cy);
-		fputs(" @@\n", out);
-		for (j = s, x = ax, y = by; j < e; j++) {
-			if (ops[j] == 'e')
-				put_line(out, ' ', &la[x++]), y++;
-			else if (ops[j] == 'd')
-				put_line(out, '-', &la[x++]);
-			else
-				put_line(out, '+', &lb[y++]);
-		}
-		i = e;
 	}
 	return 0;
 }
