@@ -46,6 +46,39 @@ static bool eq(const struct jf_line *x, const struct jf_line *y)
 	return x->h == y->h && x->len == y->len && !memcmp(x->p, y->p, x->len);
 }
 
+/* The script from the diagonals saved before each step (@trace[d][d + 1 +
+ * k] is V[k] before step d) of a search that ended at step @found, into
+ * @ops; returns its length. */
+static size_t backtrack(long *const *trace, long found, long n, long m, char *ops)
+{
+	long x = n, y = m;
+	size_t k_out = 0;
+
+	for (long d = found; d >= 0; d--) {
+		long *t = trace[d] + d + 1;
+		long k = x - y, pk, px, py;
+
+		if (d == 0) {
+			while (x > 0 && y > 0)
+				ops[k_out++] = 'e', x--, y--;
+			break;
+		}
+		pk = (k == -d || (k != d && t[k - 1] < t[k + 1])) ? k + 1 : k - 1;
+		px = t[pk];
+		py = px - pk;
+		while (x > px && y > py)
+			ops[k_out++] = 'e', x--, y--;
+		ops[k_out++] = x == px ? 'i' : 'd';
+		x = px, y = py;
+	}
+	for (size_t i = 0; i < k_out / 2; i++) {
+		char c = ops[i];
+		ops[i] = ops[k_out - 1 - i];
+		ops[k_out - 1 - i] = c;
+	}
+	return k_out;
+}
+
 /* The middle: a[0..n) against b[0..m), no common start or end. Writes the
  * script into @ops (room for n + m) and its length into *@len. */
 static int middle(const struct jf_line *a, long n, const struct jf_line *b, long m, char *ops,
@@ -55,7 +88,6 @@ static int middle(const struct jf_line *a, long n, const struct jf_line *b, long
 	_cleanup_free_ long *v = calloc((size_t)(2 * max + 3), sizeof(long));
 	_cleanup_free_ long **trace = calloc((size_t)dmax + 1, sizeof(long *));
 	long off = max + 1, found = -1;
-	size_t k_out = 0;
 	int r = 0;
 
 	if (!v || !trace)
@@ -89,30 +121,7 @@ static int middle(const struct jf_line *a, long n, const struct jf_line *b, long
 		*len = (size_t)(n + m);
 		goto out;
 	}
-	x = n, y = m;
-	for (d = found; d >= 0; d--) {
-		long *t = trace[d] + d + 1; /* t[k]: V[k] before step d */
-		long k = x - y, pk, px, py;
-
-		if (d == 0) {
-			while (x > 0 && y > 0)
-				ops[k_out++] = 'e', x--, y--;
-			break;
-		}
-		pk = (k == -d || (k != d && t[k - 1] < t[k + 1])) ? k + 1 : k - 1;
-		px = t[pk];
-		py = px - pk;
-		while (x > px && y > py)
-			ops[k_out++] = 'e', x--, y--;
-		ops[k_out++] = x == px ? 'i' : 'd';
-		x = px, y = py;
-	}
-	for (size_t i = 0; i < k_out / 2; i++) {
-		char c = ops[i];
-		ops[i] = ops[k_out - 1 - i];
-		ops[k_out - 1 - i] = c;
-	}
-	*len = k_out;
+	*len = backtrack(trace, found, n, m, ops);
 out:
 	for (d = 0; d <= dmax; d++)
 		free(trace[d]);
