@@ -381,13 +381,47 @@ static int open_parts(struct jf_layer *l, const struct stat *src, bool create)
 	return 0;
 }
 
+/* SOURCE's real path into @src (PATH_MAX) and its stat into @st. */
+static int source_of(int fd, char *src, struct stat *st)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, src, PATH_MAX - 1);
+	if (n < 0 || fstat(fd, st) < 0)
+		return -errno;
+	src[n] = '\0';
+	return 0;
+}
+
+/* Makes (with @create) and opens DIR itself, then checks it. */
+static int open_dir(struct jf_layer *l, const char *src, const struct stat *st,
+		    const char *mountpoint, bool create, char **ret_err)
+{
+	int r;
+
+	if (create && mkdir(l->dir, 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		set_err(ret_err, "%s: %s", l->dir, strerror(errno));
+		return r;
+	}
+	l->dirfd = open(l->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (l->dirfd < 0) {
+		r = -errno;
+		set_err(ret_err, "%s: %s", l->dir, strerror(errno));
+		return r;
+	}
+	r = check_dir(l, src, mountpoint, ret_err);
+	return r < 0 ? r : check_layer_json(l, src, st, create, ret_err);
+}
+
 int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool create,
 		  struct jf_layer **ret, char **ret_err)
 {
 	struct jf_layer *l = calloc(1, sizeof(*l));
-	char src[PATH_MAX], link[64];
+	char src[PATH_MAX];
 	struct stat st;
-	ssize_t n;
 	int r;
 
 	if (ret_err)
@@ -401,48 +435,22 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 	l->origins = json_object();
 	l->renames = json_array();
 	l->saved = json_object();
-	if (l->srcfd < 0 || !l->dir || !l->origins || !l->renames || !l->saved) {
-		r = l->srcfd < 0 ? -errno : -ENOMEM;
-		goto fail;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", l->srcfd);
-	n = readlink(link, src, sizeof(src) - 1);
-	if (n < 0 || fstat(l->srcfd, &st) < 0) {
-		r = -errno;
-		set_err(ret_err, "the source: %s", strerror(errno));
-		goto fail;
-	}
-	src[n] = '\0';
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		r = -errno;
-		set_err(ret_err, "%s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (l->dirfd < 0) {
-		r = -errno;
-		set_err(ret_err, "%s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	r = check_dir(l, src, mountpoint, ret_err);
+	r = l->srcfd < 0 ? -errno : 0;
+	if (r == 0 && (!l->dir || !l->origins || !l->renames || !l->saved))
+		r = -ENOMEM;
+	if (r == 0 && (r = source_of(l->srcfd, src, &st)) < 0)
+		set_err(ret_err, "the source: %s", strerror(-r));
 	if (r == 0)
-		r = check_layer_json(l, src, &st, create, ret_err);
-	if (r < 0)
-		goto fail;
-	r = open_parts(l, &st, create);
-	if (r == 0)
-		r = jf_layer_end_line(l->jfd);
-	if (r == 0)
-		r = jf_layer_journal_reload(l);
-	if (r == 0)
+		r = open_dir(l, src, &st, mountpoint, create, ret_err);
+	if (r == 0 && (r = open_parts(l, &st, create)) == 0 &&
+	    (r = jf_layer_end_line(l->jfd)) == 0 && (r = jf_layer_journal_reload(l)) == 0)
 		r = jf_layer_cp_load(l);
 	if (r < 0) {
-		set_err(ret_err, "%s: %s", dir, strerror(-r));
-		goto fail;
+		if (ret_err && !*ret_err)
+			set_err(ret_err, "%s: %s", dir, strerror(-r));
+		jf_layer_free(l);
+		return r;
 	}
 	*ret = l;
 	return 0;
-fail:
-	jf_layer_free(l);
-	return r;
 }
