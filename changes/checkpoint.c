@@ -148,14 +148,15 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-/* Writes @s as file @name of @dirfd, fsync'd. */
+/* Writes @s as file @name of @dirfd, fsync'd unless empty (then its
+ * directory's fsync keeps it). */
 static int write_small(int dirfd, const char *name, const char *s)
 {
 	_cleanup_close_ int fd =
 		openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	size_t len = strlen(s);
 
-	if (fd < 0 || write(fd, s, len) != (ssize_t)len || fsync(fd) < 0)
+	if (fd < 0 || write(fd, s, len) != (ssize_t)len || (len && fsync(fd) < 0))
 		return -errno;
 	return 0;
 }
