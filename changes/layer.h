@@ -78,7 +78,11 @@ int jf_layer_restore(struct jf_layer *l, const char *id);
  * apply writes into SOURCE only what @safe(path, @safe_data) allows, leaves
  * conflicts alone unless @force, and reports what it did as a JSON array
  * (jansson's json_t *, cast to void * so that this header needs no jansson)
- * in *@ret_report, owned by the caller.
+ * in *@ret_report, owned by the caller: one {"path","action","reason"?} per
+ * selected entry, action "applied" or "discarded", "conflict", "refused"
+ * (not SAFE; for discard, an entry inside a replaced or deleted directory)
+ * or "failed" (reason: strerror). An entry that is not applied stays in
+ * DIR; a negative return is a failure of the whole (listing DIR).
  */
 typedef bool (*jf_layer_safe_fn)(const char *path, void *safe_data);
 /* For a @safe callback's jf_classify(): does @path name a directory in the
