@@ -14,6 +14,7 @@
 #define JAILFS_CHANGES_LAYER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct jf_layer;
@@ -52,8 +53,10 @@ int jf_layer_lock(struct jf_layer *l);
  *    SOURCE has no entry there);
  *  - jf_layer_save(): the current checkpoint's pre-image of upper/@path,
  *    @in_place true for a write in place (a clone or copy is kept), false
- *    when the name is replaced or removed (a hard link is kept); no-op if
- *    no checkpoint exists or @path is already saved in the current one;
+ *    when the name is replaced or removed (a hard link is kept; for a
+ *    directory, each entry below it is saved first); no-op if no
+ *    checkpoint exists, or @path (or a directory above it that was absent
+ *    then) is already saved in the current one;
  *  - jf_layer_note_rename() for a rename.
  * Each writes its journal line with one write(2) before returning.
  */
@@ -75,11 +78,57 @@ int jf_layer_restore(struct jf_layer *l, const char *id);
  * apply writes into SOURCE only what @safe(path, @safe_data) allows, leaves
  * conflicts alone unless @force, and reports what it did as a JSON array
  * (jansson's json_t *, cast to void * so that this header needs no jansson)
- * in *@ret_report, owned by the caller.
+ * in *@ret_report, owned by the caller: one {"path","action","reason"?} per
+ * selected entry, action "applied" or "discarded", "conflict", "refused"
+ * (not SAFE; for discard, an entry inside a replaced or deleted directory)
+ * or "failed" (reason: strerror). An entry that is not applied stays in
+ * DIR; a negative return is a failure of the whole (listing DIR).
  */
 typedef bool (*jf_layer_safe_fn)(const char *path, void *safe_data);
+/* For a @safe callback's jf_classify(): does @path name a directory in the
+ * view or in SOURCE (a deleted directory is a whiteout in upper/)?
+ * Resolved below upper/ and SOURCE without following a symlink. */
+bool jf_layer_is_dir(struct jf_layer *l, const char *path);
 int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool force,
 		   jf_layer_safe_fn safe, void *safe_data, void **ret_report);
 int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, void **ret_report);
+
+/*
+ * For the review commands. jf_layer_source(): the SOURCE path that
+ * @dir's layer.json names, malloc'd into *@ret (then the caller opens it
+ * and calls jf_layer_open()). jf_layer_changes(): the changes of the @n
+ * @paths (0: all) as a JSON array (json_t *, owned by the caller) of
+ * {"status","path","from"?,"type","old_type"?,"size","old_size",
+ * "mode","old_mode","replaced"?}. jf_layer_diff(): a unified diff against
+ * SOURCE, with a/ and b/ prefixes, that git apply accepts in SOURCE;
+ * binary files are "Binary files a/P and b/P differ".
+ */
+int jf_layer_source(const char *dir, char **ret);
+int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, void **ret_json);
+int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *out);
+
+/*
+ * The request of a review command to the mounted daemon over DIR/control
+ * (docs/changes-format.md, "control"): @cmd with the @n strings @args and
+ * @force (apply), one connection, the reply object (json_t *, owned by
+ * the caller) in *@ret_reply. Blocks until the daemon replies; -ECONNREFUSED
+ * or -ENOENT when no daemon listens, -EPROTO for a reply that is no JSON
+ * object.
+ */
+int jf_layer_request(struct jf_layer *l, const char *cmd, const char *const *args, size_t n,
+		     bool force, void **ret_reply);
+
+/*
+ * The daemon's side: runs the request line @line (one JSON object, as
+ * jf_layer_request() sends it) with the same library function the
+ * unmounted command calls (@safe/@safe_data for apply), and gives the reply
+ * line, newline included, in *@ret_reply (malloc'd): {"ok":true} with "id"
+ * (checkpoint) or "report" (apply, discard), or {"ok":false,"error":S} for
+ * a bad request or a failure. *@ret_changed says whether upper/ changed
+ * (restore, apply, discard: remount and invalidate). 0, or -ENOMEM with no
+ * reply. The caller holds its namespace lock, as for every call here.
+ */
+int jf_layer_handle_request(struct jf_layer *l, const char *line, jf_layer_safe_fn safe,
+			    void *safe_data, char **ret_reply, bool *ret_changed);
 
 #endif

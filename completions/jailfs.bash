@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # bash completion for jailfs(1): options of each mode (mount, --check,
-# --scan, --audit-report), -o keys, policy files (*.ini) after --policy,
+# --scan, --audit-report, the review commands changes, diff, apply,
+# discard, checkpoint, restore), -o keys, policy files (*.ini) after --policy,
 # directories for SOURCE and MOUNTPOINT, the jailfs mounts after --stop. Needs only bash; bash-completion
 # loads it on demand from its completions directory.
 
@@ -13,6 +14,11 @@ _jailfs()
 		--check | --scan | --audit-report | --list) mode=$w ;;
 		esac
 	done
+	case ${COMP_WORDS[1]:-} in
+	changes | diff | apply | discard | checkpoint | restore)
+		[ "$COMP_CWORD" -gt 1 ] && mode=review
+		;;
+	esac
 	COMPREPLY=()
 	case $prev in
 	--policy | -p)
@@ -59,6 +65,7 @@ _jailfs()
 		--scan) opts='--policy --read-only --all --verbose --help' ;;
 		--audit-report) opts='--top --help' ;;
 		--list) opts='--help' ;;
+		review) opts='--json --force --policy --help' ;;
 		*)
 			opts='--policy --read-only -f -d -v --verbose --audit --audit-level
 				--audit-sync --audit-syslog --audit-max-size --audit-rate --stats -o
@@ -68,6 +75,10 @@ _jailfs()
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 	elif [ "$mode" = --audit-report ]; then
 		_jailfs_files '*'
+	elif [ "$COMP_CWORD" -eq 1 ]; then
+		mapfile -t COMPREPLY < <(compgen -W 'changes diff apply discard checkpoint restore' \
+			-- "$cur"; compgen -d -- "$cur")
+		compopt -o filenames 2>/dev/null
 	else
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		compopt -o filenames 2>/dev/null

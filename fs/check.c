@@ -186,12 +186,10 @@ bad:
 	return -2;
 }
 
-/* The policy of --policy, else the one a mount of @source would use
- * (jf_policy_locate); stderr names it. */
-static int load_policy(const struct opts *o, const char *source, struct jf_policy **out)
+int jf_load_policy(const char *policy, const char *source, bool read_only, struct jf_policy **out)
 {
 	_cleanup_free_ char *found = NULL;
-	const char *file = o->policy, *origin = "--policy";
+	const char *file = policy, *origin = "--policy";
 	char err[512] = "";
 	int r = 0;
 
@@ -203,7 +201,7 @@ static int load_policy(const struct opts *o, const char *source, struct jf_polic
 	}
 	if (!file)
 		file = found;
-	if (!o->policy && file) /* a file not named on the command line: say which */
+	if (!policy && file) /* a file not named on the command line: say which */
 		fprintf(stderr, "jailfs: policy: %s (the %s's policy file)\n", file, origin);
 	if (!file) {
 		r = jf_policy_default(out);
@@ -216,8 +214,13 @@ static int load_policy(const struct opts *o, const char *source, struct jf_polic
 	}
 	if (r < 0)
 		return r;
-	jf_policy_set_read_only(*out, o->read_only);
+	jf_policy_set_read_only(*out, read_only);
 	return 0;
+}
+
+static int load_policy(const struct opts *o, const char *source, struct jf_policy **out)
+{
+	return jf_load_policy(o->policy, source, o->read_only, out);
 }
 
 /*

@@ -11,6 +11,9 @@
 
 int main(int argc, char **argv)
 {
+	/* a word, not an option: the review commands over a changes directory */
+	if (argc > 1 && jf_is_review_cmd(argv[1]))
+		return jf_cmd_review(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;

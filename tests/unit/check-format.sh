@@ -11,7 +11,7 @@ require_tools clang-format
 cd "$JF_SRCDIR" || exit 1
 # The demo project is a stand-in for a user's code, not ours.
 mapfile -t files < <(git ls-files '*.c' '*.h' ':!mnt-examples/demo-project' 2>/dev/null ||
-	find base audit fs policy runner tests bench -name '*.[ch]')
+	find base audit changes fs policy runner tests bench -name '*.[ch]')
 [ "${#files[@]}" -gt 0 ] || { echo "Bail out! no C files found"; exit 1; }
 # One run over all files (one process per file is slow); its complaints
 # name the file first ("FILE:LINE:COL: error: ...").

@@ -91,6 +91,10 @@ for m in --check --scan --audit-report; do
 	offers "jailfs $m -- offers every option of $m --help (${#o[@]})" "${o[@]}" -- \
 		_jailfs jailfs $m --
 done
+mapfile -t o < <("$JAILFS" changes --help | help_opts)
+offers "jailfs apply DIR -- offers every option of changes --help (${#o[@]})" "${o[@]}" -- \
+	_jailfs jailfs apply "$tmp" --
+offers "jailfs ch: the review commands" changes checkpoint -- _jailfs jailfs ch
 lacks "jailfs --check -- does not offer the mount's --audit-sync" --audit-sync -- \
 	_jailfs jailfs --check --
 mapfile -t o < <("$JAILRUN" --help | help_opts)
@@ -132,13 +136,14 @@ if command -v zsh >/dev/null; then
 	mkdir -p "$tmp/z"
 	zsh -f "$JF_SRCDIR/tests/unit/zsh-complete.zsh" "$JF_SRCDIR/completions" "$tmp/z" \
 		"jailfs --" "jailfs --check --" "jailfs --scan --" "jailfs --audit-report --" \
-		"jailrun --" 2>"$tmp/zsh.err" ||
+		"jailrun --" "jailfs apply $tmp --" 2>"$tmp/zsh.err" ||
 		bad "zsh completion: a completion did not finish in 30 s: $(<"$tmp/zsh.err")"
 	zoffers 1 jailfs
 	zoffers 2 jailfs --check
 	zoffers 3 jailfs --scan
 	zoffers 4 jailfs --audit-report
 	zoffers 5 jailrun
+	zoffers 6 jailfs changes
 elif [ "${CI:-}" = true ]; then
 	bad "zsh completion: zsh is not installed (CI=true; Debian package zsh)"
 else

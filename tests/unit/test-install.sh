@@ -35,7 +35,7 @@ mandir=$dest$prefix/share/man
 docdir=$dest$prefix/share/doc/jailfs
 
 # ---------------------------------------------------------------- man pages
-for spec in 1:jailfs 1:jailrun 5:jailfs-policy; do
+for spec in 1:jailfs 1:jailfs-changes 1:jailrun 5:jailfs-policy; do
 	sec=${spec%%:*}
 	name=${spec#*:}
 	where=$(MANPATH=$mandir man -w "$sec" "$name" 2>&1)

@@ -20,7 +20,7 @@ require_tools scdoc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jfman.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-for page in jailfs.1 jailrun.1 jailfs-policy.5; do
+for page in jailfs.1 jailfs-changes.1 jailrun.1 jailfs-policy.5; do
 	if scdoc <"$JF_SRCDIR/man/$page.scd" >"$tmp/$page" 2>"$tmp/err"; then
 		warn=$(MANWIDTH=80 man --warnings -l "$tmp/$page" 2>&1 >/dev/null)
 		[ -z "$warn" ] && ok "$page: scdoc and man render it without a warning" ||
@@ -51,6 +51,8 @@ mapfile -t o < <("$JAILFS" --scan --help | help_opts)
 covers jailfs.1 "jailfs --scan --help" "${o[@]}"
 mapfile -t o < <("$JAILFS" --audit-report --help | help_opts)
 covers jailfs.1 "jailfs --audit-report --help" "${o[@]}"
+mapfile -t o < <("$JAILFS" changes --help | help_opts)
+covers jailfs-changes.1 "jailfs changes --help" "${o[@]}"
 mapfile -t o < <("$JAILRUN" --help | help_opts)
 covers jailrun.1 "jailrun --help" "${o[@]}"
 # -o keys: the -o block of jailfs --help lists them on lines indented by 7
@@ -91,6 +93,13 @@ for opt in $(documented jailfs.1); do
 done
 [ -z "$missing" ] && ok "jailfs accepts every option jailfs.1 describes" ||
 	bad "jailfs.1 describes options jailfs refuses:$missing"
+
+missing=""
+for opt in $(documented jailfs-changes.1); do
+	accepts "$JAILFS" apply "$opt" x /nonexistent || missing+=" $opt"
+done
+[ -z "$missing" ] && ok "jailfs accepts every option jailfs-changes.1 describes" ||
+	bad "jailfs-changes.1 describes options jailfs refuses:$missing"
 
 # The hints' pointers: "jailrun(1), GUARDRAILS" names a heading of man/jailrun.1.scd.
 mapfile -t o < <(grep -ohE '(jailfs|jailrun|jailfs-policy)\([15]\), [A-Z][A-Za-z'"'"' ]*[A-Za-z]' \
