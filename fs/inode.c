@@ -66,6 +66,18 @@ int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
 	return 0;
 }
 
+void jf_inode_root_replaced(const struct stat *root_st)
+{
+	jf_ns_assert_held();
+	jf_fs_lock();
+	jf_fs.root.dev = root_st->st_dev;
+	jf_fs.root.ino = root_st->st_ino;
+	jf_fs.root_dev = root_st->st_dev;
+	jf_fs.view.root_dev = root_st->st_dev;
+	jf_fs.view.root_ino = root_st->st_ino;
+	jf_fs_unlock();
+}
+
 struct jf_inode *jf_inode_get(fuse_ino_t ino)
 {
 	if (ino == FUSE_ROOT_ID)
