@@ -29,6 +29,7 @@
 #include "backing.h"
 #include "changes.h"
 #include "cleanup.h"
+#include "hardlinks.h"
 #include "inode.h"
 #include "layer.h"
 #include "notify.h"
@@ -47,6 +48,10 @@ static struct {
 	int listen_fd;		/* DIR/control */
 	int stop_pipe[2];	/* written by jf_changes_stop() */
 	char *source_abs;	/* [const] lowerdir= of every mount */
+	/* [const] SOURCE and upper/ on one filesystem: every object of an
+	 * overlay mount has the mount's device, first_dev for the first. */
+	bool samefs;
+	dev_t first_dev;
 	pthread_t thread;
 	bool running;
 } C = {
@@ -109,6 +114,18 @@ static int root_like_source(int source_fd)
 	return 0;
 }
 
+static int same_fs(int source_fd, int overlay_fd)
+{
+	struct stat src, up, ovl;
+
+	if (fstat(source_fd, &src) < 0 || fstat(jf_layer_upper_fd(C.layer), &up) < 0 ||
+	    fstat(overlay_fd, &ovl) < 0)
+		return -errno;
+	C.samefs = src.st_dev == up.st_dev;
+	C.first_dev = ovl.st_dev;
+	return 0;
+}
+
 static int setup_fail(int status, const char *dir, const char *what, int err)
 {
 	fprintf(stderr, "jailfs: --changes %s: %s: %s\n", dir, what, strerror(err));
@@ -153,7 +170,9 @@ int jf_changes_setup(const char *dir, int *root_fd, const char *source_abs, cons
 			      &why);
 	if (fd < 0)
 		return setup_fail(1, dir, why ? why : "overlay mount", -fd);
-	r = control_bind();
+	r = same_fs(*root_fd, fd);
+	if (r == 0)
+		r = control_bind();
 	if (r < 0) {
 		close(fd);
 		return setup_fail(1, dir, "cannot make its control socket", -r);
@@ -230,7 +249,12 @@ static int remount(void)
 			why ? why : "mount", strerror(-fd));
 		return fd;
 	}
-	r = fstat(fd, &st) < 0 ? -errno : jf_root_swap(fd);
+	r = fstat(fd, &st) < 0 ? -errno : 0;
+	/* The hard-link index keeps its meaning: same inode numbers. */
+	if (r == 0)
+		r = jf_hardlinks_alias_dev(jf_fs.view.links, st.st_dev, C.first_dev);
+	if (r == 0)
+		r = jf_root_swap(fd);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -327,7 +351,14 @@ static json_t *ctl_request(const char *line, size_t len)
 			break;
 		argv[n++] = json_string_value(a);
 	}
-	if (req && cmd != CTL_BAD && n == json_array_size(args)) {
+	if (req && cmd != CTL_BAD && cmd != CTL_CHECKPOINT && !C.samefs) {
+		/* Objects of a fresh overlay would get other devices, which the
+		 * hard-link index could not follow. */
+		r = -EXDEV;
+		json_object_set_new(reply, "error",
+				    json_string("the changes directory is on another filesystem "
+						"than SOURCE: unmount the view first"));
+	} else if (req && cmd != CTL_BAD && n == json_array_size(args)) {
 		jf_ns_lock(true);
 		r = ctl_run(cmd, argv, n, reply);
 		if (cmd != CTL_CHECKPOINT)
@@ -339,7 +370,7 @@ static json_t *ctl_request(const char *line, size_t len)
 	if (r == 0)
 		r = m;
 	json_object_set_new(reply, "ok", json_boolean(r == 0));
-	if (r < 0)
+	if (r < 0 && !json_object_get(reply, "error"))
 		json_object_set_new(reply, "error", json_string(strerror(-r)));
 	json_decref(req);
 	return reply;

@@ -47,12 +47,32 @@ _printf_(3, 4) static int fail(char **ret_err, int r, const char *fmt, ...)
 	return r;
 }
 
-/* @dir's checks: a directory of ours, 0700, outside SOURCE and @mnt. */
-static int check_dir(const char *abs, int fd, int source_fd, const char *mnt, char **ret_err)
+/* realpath(@dir), or of its parent + its name when it does not exist yet. */
+static char *abs_path(const char *dir)
+{
+	_cleanup_free_ char *copy = strdup(dir), *parent = NULL;
+	char *slash, *out = NULL;
+
+	out = realpath(dir, NULL);
+	if (out || errno != ENOENT || !copy)
+		return out;
+	while ((slash = strrchr(copy, '/')) && slash != copy && !slash[1])
+		*slash = '\0'; /* trailing slashes */
+	slash = strrchr(copy, '/');
+	parent = realpath(slash == copy ? "/" : slash ? (*slash = '\0', copy) : ".", NULL);
+	if (!parent)
+		return NULL;
+	if (asprintf(&out, "%s/%s", strcmp(parent, "/") ? parent : "", slash ? slash + 1 : copy) <
+	    0)
+		return NULL;
+	return out;
+}
+
+/* Where @abs lies: outside SOURCE and @mnt, not around either. */
+static int check_place(const char *abs, int source_fd, const char *mnt, char **ret_err)
 {
 	char proc[64], src[PATH_MAX];
 	_cleanup_free_ char *mabs = mnt ? realpath(mnt, NULL) : NULL;
-	struct stat st;
 	ssize_t n;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", source_fd);
@@ -70,6 +90,14 @@ static int check_dir(const char *abs, int fd, int source_fd, const char *mnt, ch
 			    "--changes %s: the changes directory must lie outside MOUNTPOINT %s "
 			    "(and not contain it)",
 			    abs, mabs);
+	return 0;
+}
+
+/* @abs (@fd) is a directory of ours, mode 0700. */
+static int check_dir(const char *abs, int fd, char **ret_err)
+{
+	struct stat st;
+
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (st.st_uid != geteuid())
@@ -97,12 +125,15 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 
 	if (ret_err)
 		*ret_err = NULL;
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return fail(ret_err, -errno, "--changes %s: cannot make it: %s", dir,
-			    strerror(errno));
-	abs = realpath(dir, NULL);
+	abs = abs_path(dir);
 	if (!abs)
 		return fail(ret_err, -errno, "--changes %s: %s", dir, strerror(errno));
+	r = check_place(abs, source_fd, mountpoint, ret_err);
+	if (r < 0)
+		return r;
+	if (create && mkdir(abs, 0700) < 0 && errno != EEXIST)
+		return fail(ret_err, -errno, "--changes %s: cannot make it: %s", dir,
+			    strerror(errno));
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -111,7 +142,7 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 	l->dir_fd = open(abs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	r = l->dir_fd < 0 || l->source_fd < 0 ? -errno : 0;
 	if (r == 0)
-		r = check_dir(abs, l->dir_fd, source_fd, mountpoint, ret_err);
+		r = check_dir(abs, l->dir_fd, ret_err);
 	if (r == 0 &&
 	    (asprintf(&l->upper, "%s/upper", abs) < 0 || asprintf(&l->work, "%s/work", abs) < 0))
 		r = -ENOMEM;
