@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,10 @@ static struct {
 	 * overlay mount has the mount's device, first_dev for the first. */
 	bool samefs;
 	dev_t first_dev;
+	/* The devices of every overlay mounted, first_dev first: written
+	 * before @n_devs counts them (read without a lock). */
+	dev_t devs[JF_ROOT_SWAPS_MAX + 1];
+	_Atomic unsigned n_devs;
 	pthread_t thread;
 	bool running;
 } C = {
@@ -123,6 +128,8 @@ static int same_fs(int source_fd, int overlay_fd)
 		return -errno;
 	C.samefs = src.st_dev == up.st_dev;
 	C.first_dev = ovl.st_dev;
+	C.devs[0] = ovl.st_dev;
+	atomic_store(&C.n_devs, 1);
 	return 0;
 }
 
@@ -180,6 +187,21 @@ int jf_changes_setup(const char *dir, int *root_fd, const char *source_abs, cons
 	C.lower_fd = *root_fd;
 	*root_fd = fd;
 	return 0;
+}
+
+static bool is_overlay_dev(dev_t dev)
+{
+	unsigned n = atomic_load(&C.n_devs);
+
+	for (unsigned i = 0; i < n; i++)
+		if (C.devs[i] == dev)
+			return true;
+	return false;
+}
+
+bool jf_changes_same_dev(dev_t a, dev_t b)
+{
+	return a == b || (C.samefs && is_overlay_dev(a) && is_overlay_dev(b));
 }
 
 /* ---------- notes before mutations ---------- */
@@ -259,6 +281,8 @@ static int remount(void)
 		close(fd);
 		return r;
 	}
+	C.devs[atomic_load(&C.n_devs)] = st.st_dev;
+	atomic_fetch_add(&C.n_devs, 1);
 	jf_inode_root_replaced(&st);
 	return 0;
 }

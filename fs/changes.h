@@ -15,6 +15,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "fsstate.h"
 
@@ -31,6 +32,10 @@ int jf_changes_setup(const char *dir, int *root_fd, const char *source_abs, cons
 bool jf_changes_on(void);
 /* SOURCE's own O_PATH fd in overlay mode, else -1 (owned by this module). */
 int jf_changes_lower_fd(void);
+/* Do devices @a and @b hold the same objects? Equal, or two overlays this
+ * daemon mounted over the same layers, whose objects keep their inode
+ * numbers (DIR on SOURCE's filesystem). Lock-free. */
+bool jf_changes_same_dev(dev_t a, dev_t b);
 
 /*
  * Before a mutation of view path @path through the view (caller holds

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "changes.h"
 #include "fd-budget.h"
 #include "fsstate.h"
 #include "hash.h"
@@ -639,7 +640,8 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 		close(fd);
 		return r;
 	}
-	if (st->st_dev != inode->dev || st->st_ino != inode->ino) {
+	/* an inode of an overlay mounted before keeps its objects (changes.h) */
+	if (!jf_changes_same_dev(st->st_dev, inode->dev) || st->st_ino != inode->ino) {
 		close(fd);
 		return -ESTALE;
 	}

@@ -232,9 +232,27 @@ scenario() {
 	as_user setfattr -n user.jailfs.x -v y "$mnt/sub" 2>/dev/null
 	check "$tag: user.jailfs.* refused" test $? != 0
 
-	# control, and the view on a fresh overlay
+	# control, and the view on a fresh overlay: upper/ changed as a restore
+	# changes it (a copy removed), a process in the view keeps its working
+	# directory and its open file
+	as_user sh -c "echo changed >'$mnt/sub/deep/f'"
+	as_user bash -c 'cd "$1/sub" && exec 3<deep/f && sleep 1 && cat deep/f && cat <&3' \
+		_ "$mnt" >"$T/held" 2>&1 &
+	sleep 0.3
+	rm "$chg/upper/sub/deep/f"
 	out=$(control "$chg" '{"cmd":"restore","args":["nothing"]}')
 	echo "# control: $out"
+	check "$tag: the fresh overlay shows upper/ as changed" \
+		test "$(as_user cat "$mnt/sub/deep/f")" = deep
+	wait
+	# with OPEN the handle keeps the file it opened; with fast_open each
+	# read opens the name, which now holds the restored file
+	local held=changed
+	[ "$user" = root ] && [ "$*" = "-o fast_open" ] && held=deep
+	[ "$user" != root ] && [ "$*" != "-o nofast_open" ] && held=deep
+	check "$tag: a working directory and an open file ($held) survive it" \
+		test "$(cat "$T/held")" = "deep
+$held"
 	check "$tag: DIR/control answers with a JSON reply" \
 		"$PY" -c 'import json,sys; assert "ok" in json.loads(sys.argv[1])' "$out"
 	check "$tag: view serves after the remount" test "$(as_user tail -1 "$mnt/numbers.txt")" = more
