@@ -278,7 +278,8 @@ os.fsync(fd)' "$mnt/synced.bin"
 
 	# a host edit of a file with no copy shows through (this changes SOURCE)
 	mount_again "$chg" "$src" "$mnt" "$@" || bad "$tag: mount again"
-	check "$tag: the second mount shows the first's changes" as_user test -e "$mnt/synced.bin"
+	check "$tag: a mount with -o changes=DIR shows the first's changes" \
+		as_user test -e "$mnt/synced.bin"
 	as_user cat "$mnt/host.txt" >/dev/null
 	echo edited >"$src/host.txt"
 	sleep 0.3
@@ -287,13 +288,14 @@ os.fsync(fd)' "$mnt/synced.bin"
 	[ "$user" = root ] && [ $# = 0 ] && passthrough_check "$src" "$mnt" "$chg"
 }
 
-# mount_again DIR SRC MNT [options...]: mount once the last daemon on DIR
-# has gone (it lets DIR/lock go as it exits, after the unmount).
+# mount_again DIR SRC MNT [options...]: mount with -o changes=DIR (the fstab
+# form) once the last daemon on DIR has gone (it lets DIR/lock go as it
+# exits, after the unmount).
 mount_again() {
 	local d=$1 s=$2 m=$3 _
 	shift 3
 	for _ in $(seq 50); do
-		as_user "$JAILFS" "$@" --changes "$d" "$s" "$m" 2>/dev/null && return 0
+		as_user "$JAILFS" "$@" -o "changes=$d" "$s" "$m" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
