@@ -4,7 +4,8 @@
 # The overlay mode (jailfs --changes DIR, docs/changes-format.md) in each
 # mode: root's default mount (OPEN, passthrough), root with -o fast_open,
 # and an ordinary user (jftest, whose overlay is mounted in a user
-# namespace) with its default fast_open and with -o nofast_open:
+# namespace) with its default fast_open and with -o nofast_open; root with an
+# audit log at level all:
 #  - SOURCE stays byte-for-byte unchanged (content and metadata of every
 #    entry) across a session: git commit, make of a C file, rm -rf of a
 #    directory, a python venv, plus hard links, symlinks, renames over a
@@ -63,6 +64,7 @@ tmpl=$T/tmpl
 	echo o >build/out.o
 	echo deep >sub/deep/f
 	echo 'TOKEN=secret' >.env
+	mkdir sec && echo s >sec/safe && echo k >sec/.env
 	ln .env notes.txt # a host hard link to a DENIED name
 	git add hello.c Makefile numbers.txt keep.txt a.txt b.txt over.txt sub
 	git commit -q -m init
@@ -227,6 +229,12 @@ scenario() {
 	check "$tag: no entry of upper/ names a hidden or read-only name" \
 		test -z "$(cd "$chg/upper" && find . \( -name .env -o -name notes.txt -o \
 			-path ./.git/config \) -print)"
+	as_user rm -rf "$mnt/sec" 2>/dev/null
+	check "$tag: rm -rf of a directory holding a hidden name: ENOTEMPTY, as in SAFE" \
+		as_user test -d "$mnt/sec" -a ! -e "$mnt/sec/safe"
+	check "$tag: ... the hidden name has no whiteout, its directory no opaque mark" \
+		test ! -e "$chg/upper/sec/.env" -a -z "$(getfattr -n user.overlay.opaque \
+			--only-values "$chg/upper/sec" 2>/dev/null)"
 	as_user setfattr -n user.overlay.opaque -v y "$mnt/sub" 2>/dev/null
 	check "$tag: user.overlay.* refused" test $? != 0
 	as_user setfattr -n user.jailfs.x -v y "$mnt/sub" 2>/dev/null
@@ -315,6 +323,12 @@ passthrough_check() {
 n=0
 scenario root
 scenario root -o fast_open
+scenario root --audit "$T/audit.jsonl" --audit-level all
+check "root --audit: the overlay's mutations are recorded by their view paths" \
+	grep -q '"op":"rename","path":"new.txt","path2":"over.txt","zone":"SAFE","decision":"allow"' \
+	"$T/audit.jsonl"
+check "root --audit: a refusal is recorded" \
+	grep -q '"path":".env","zone":"DENIED","decision":"deny"' "$T/audit.jsonl"
 scenario jftest
 scenario jftest -o nofast_open
 tap_done
