@@ -607,7 +607,7 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 	}
 	jf_ns_assert_held();
 	r = rename_checks(req, rr);
-	if (r == 0 && jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname) >= 0)
+	if (r == 0 && (r = jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname)) >= 0)
 		r = jf_changes_note_rename(rr->src.path, newpath, rr->flags & RENAME_EXCHANGE);
 	if (r == 0 && rr->git_rule) {
 		r = swap_git_file(req, rr);
