@@ -141,6 +141,7 @@ void jf_options_usage(const char *prog)
 	       "  jailfs ~/proj /mnt/proj\n"
 	       "  jailfs --policy proj.ini --audit /var/log/jailfs.jsonl ~/proj /mnt/proj\n"
 	       "  jailfs --read-only -f ~/proj /mnt/proj\n"
+	       "  jailfs --changes ~/proj.changes ~/proj /mnt/proj\n"
 	       "  fstab: /home/me/proj /mnt/proj fuse.jailfs policy=/etc/jailfs/proj.ini 0 0\n"
 	       "\n"
 	       "Exit status: 0 the mount was made (and, with -f, cleanly unmounted);\n"
