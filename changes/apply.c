@@ -480,7 +480,7 @@ int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool 
 	}
 	later = calloc(c.n + 1, sizeof(*later));
 	if (!later || !u.report) {
-		jf_changes_free(&c);
+		jf_change_list_free(&c);
 		json_decref(u.report);
 		return -ENOMEM;
 	}
@@ -497,7 +497,7 @@ int jf_layer_apply(struct jf_layer *l, const char *const *paths, size_t n, bool 
 		if (c.v[i].kind != JF_CH_DELETED && S_ISDIR(c.v[i].new.st_mode) &&
 		    selected(&c, i, paths, n))
 			unhide(&u, c.v[i].path);
-	jf_changes_free(&c);
+	jf_change_list_free(&c);
 	r = prune(l, l->upperfd, "");
 	if (r < 0) {
 		json_decref(u.report);
@@ -569,7 +569,7 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
 			json_object_set_new(o, "reason", json_string(strerror(-r)));
 		json_array_append_new(rep, o);
 	}
-	jf_changes_free(&c);
+	jf_change_list_free(&c);
 	r = sel ? prune(l, l->upperfd, "") : -ENOMEM;
 	if (r < 0) {
 		json_decref(rep);

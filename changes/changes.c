@@ -17,7 +17,7 @@
 #include "cleanup.h"
 #include "layer-internal.h"
 
-void jf_changes_free(struct jf_changes *c)
+void jf_change_list_free(struct jf_changes *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].path);
@@ -352,7 +352,7 @@ int jf_layer_list(struct jf_layer *l, const char *const *paths, size_t n, struct
 	if (r == 0)
 		r = pair_renames(l, &c);
 	if (r < 0) {
-		jf_changes_free(&c);
+		jf_change_list_free(&c);
 		return r;
 	}
 	for (size_t i = 0; i < c.n; i++) {
@@ -409,7 +409,7 @@ int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, voi
 			json_object_set_new(o, "content", json_boolean(e->content));
 		json_array_append_new(a, o);
 	}
-	jf_changes_free(&c);
+	jf_change_list_free(&c);
 	if (!a)
 		return -ENOMEM;
 	*ret_json = a;

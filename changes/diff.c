@@ -259,6 +259,6 @@ int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *
 
 	for (size_t i = 0; r == 0 && i < c.n; i++)
 		r = change_diff(l, out, &c.v[i]);
-	jf_changes_free(&c);
+	jf_change_list_free(&c);
 	return r;
 }

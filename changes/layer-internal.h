@@ -113,9 +113,9 @@ struct jf_changes {
 /* The changes of upper/ against SOURCE, in path order (a directory before
  * its entries), limited to the @n @paths (and below; 0: all). Each
  * deletion is listed, also every entry below a deleted or replaced
- * directory. 0 or -errno; free with jf_changes_free(). */
+ * directory. 0 or -errno; free with jf_change_list_free(). */
 int jf_layer_list(struct jf_layer *l, const char *const *paths, size_t n, struct jf_changes *out);
-void jf_changes_free(struct jf_changes *c);
+void jf_change_list_free(struct jf_changes *c);
 /* Is @path equal to or below @top? */
 bool jf_path_within(const char *path, const char *top);
 /* "file", "dir", "symlink", "other" for a st_mode. */

@@ -40,7 +40,7 @@ _jailfs()
 		mapfile -t COMPREPLY < <(compgen -W "$mnts" -- "$cur")
 		return
 		;;
-	--source | -s)
+	--source | -s | --changes)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return
 		;;
@@ -51,7 +51,7 @@ _jailfs()
 		local keys='policy= read_only ro audit= audit_level= audit_sync audit_syslog
 			audit_max_size= audit_rate= stats= entry_timeout= attr_timeout=
 			negative_timeout= max_threads= no_splice nowatch fast_open nofast_open
-			nopassthrough io_uring allow_other allow_root auto_unmount max_read='
+			nopassthrough io_uring changes= allow_other allow_root auto_unmount max_read='
 		local head=${cur%,*}, last=${cur##*,}
 		[ "$head" = "$cur," ] && head=
 		mapfile -t COMPREPLY < <(compgen -P "$head" -W "$keys" -- "$last")
@@ -67,7 +67,7 @@ _jailfs()
 		--list) opts='--help' ;;
 		review) opts='--json --force --policy --help' ;;
 		*)
-			opts='--policy --read-only -f -d -v --verbose --audit --audit-level
+			opts='--policy --read-only --changes -f -d -v --verbose --audit --audit-level
 				--audit-sync --audit-syslog --audit-max-size --audit-rate --stats -o
 				--idle-exit --idle-lock --help --version --check --scan --audit-report --list --stop'
 			;;

@@ -12,6 +12,7 @@
  * known: a FIFO or a device put where a file was expected is never opened.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
@@ -140,8 +141,47 @@ void jf_proc_fd_path(char *buf, size_t size, int fd)
 	snprintf(buf, size, "/proc/self/fd/%d", fd);
 }
 
+/* Root fds replaced by jf_root_swap(), kept open until jf_root_retired_close():
+ * a request may still hold one it read before the swap. */
+static int retired[JF_ROOT_SWAPS_MAX];
+static _Atomic unsigned n_retired;
+
+bool jf_is_root_fd(int fd)
+{
+	unsigned n = atomic_load(&n_retired);
+
+	if (fd == jf_fs.view.root_fd)
+		return true;
+	for (unsigned i = 0; i < n; i++)
+		if (retired[i] == fd)
+			return true;
+	return false;
+}
+
+int jf_root_swap(int fd)
+{
+	unsigned n = atomic_load(&n_retired);
+
+	if (n == JF_ROOT_SWAPS_MAX)
+		return -EMFILE;
+	retired[n] = jf_fs.view.root_fd;
+	atomic_store(&n_retired, n + 1);
+	/* Readers load it without a lock: they get the old fd or the new one,
+	 * and both stay open. */
+	jf_fs.view.root_fd = fd;
+	return 0;
+}
+
+void jf_root_retired_close(void)
+{
+	unsigned n = atomic_exchange(&n_retired, 0);
+
+	for (unsigned i = 0; i < n; i++)
+		close(retired[i]);
+}
+
 void jf_put_fd(int fd)
 {
-	if (fd >= 0 && fd != jf_fs.view.root_fd)
+	if (fd >= 0 && !jf_is_root_fd(fd))
 		close(fd);
 }

@@ -41,5 +41,18 @@ bool jf_is_pseudo_fs(int fd);
 /* Apply a per-fd op that needs a path: "/proc/self/fd/N". */
 void jf_proc_fd_path(char *buf, size_t size, int fd);
 
-/* Close @fd unless it is root_fd (which jf_dir_fd() hands out uncopied). */
+/* Close @fd unless it is root_fd (which jf_dir_fd() hands out uncopied) or a
+ * root fd jf_root_swap() replaced. */
 void jf_put_fd(int fd);
+/* Is @fd the root fd, or one jf_root_swap() replaced? Thread-safe. */
+bool jf_is_root_fd(int fd);
+
+/* How many times the overlay mode may replace the root fd in one run. */
+#define JF_ROOT_SWAPS_MAX 4096
+/* Make @fd (given up by the caller) the root fd: the overlay mode after a
+ * restore, apply or discard. The old one stays open, for requests that read
+ * it before, until jf_root_retired_close() at exit. 0 or -EMFILE (the
+ * bound above). Caller holds jf_fs.ns_lock exclusive; one caller at a time. */
+int jf_root_swap(int fd);
+/* Close the root fds jf_root_swap() replaced. Only once serving ended. */
+void jf_root_retired_close(void);

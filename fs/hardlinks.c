@@ -83,6 +83,11 @@ struct jf_links {
 	pthread_t thread;
 	const struct jf_view *view; /* of the background walk */
 	bool verbose;
+	/* Devices that stand for the one the index was built on
+	 * (jf_hardlinks_alias_dev()): written before @n_alias counts them. */
+	dev_t alias[JF_HL_MAX_ALIASES];
+	_Atomic unsigned n_alias;
+	dev_t alias_of; /* [const] once the first alias is added */
 };
 
 struct jf_links *jf_hardlinks_new(void)
@@ -106,12 +111,39 @@ static bool hl_match(const struct jf_hnode *n, const void *key)
 	return e->dev == st->st_dev && e->ino == st->st_ino;
 }
 
+/* @dev, or the device it stands for. */
+static dev_t hl_dev(const struct jf_links *l, dev_t dev)
+{
+	unsigned n = atomic_load(&l->n_alias);
+
+	for (unsigned i = 0; i < n; i++)
+		if (l->alias[i] == dev)
+			return l->alias_of;
+	return dev;
+}
+
 static struct hl_entry *hl_find(const struct jf_links *l, const struct stat *st)
 {
+	struct stat key = {.st_dev = hl_dev(l, st->st_dev), .st_ino = st->st_ino};
 	struct jf_hnode *n =
-		jf_htab_find(&l->tab, jf_hash_dev_ino(st->st_dev, st->st_ino), hl_match, st);
+		jf_htab_find(&l->tab, jf_hash_dev_ino(key.st_dev, key.st_ino), hl_match, &key);
 
 	return n ? jf_container_of(n, struct hl_entry, node) : NULL;
+}
+
+int jf_hardlinks_alias_dev(struct jf_links *l, dev_t dev, dev_t of)
+{
+	unsigned n = atomic_load(&l->n_alias);
+
+	if (n && hl_dev(l, of) != l->alias_of)
+		return -EINVAL;
+	if (n == JF_HL_MAX_ALIASES)
+		return -ENOSPC;
+	if (!n)
+		l->alias_of = of;
+	l->alias[n] = dev;
+	atomic_store(&l->n_alias, n + 1);
+	return 0;
 }
 
 static int hl_add(struct jf_links *l, const struct stat *st, enum jf_zone zone)

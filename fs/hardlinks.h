@@ -63,6 +63,15 @@ enum jf_zone jf_hardlink_zone(struct jf_links *l, const struct stat *st, enum jf
 bool jf_hardlink_any_denied(const struct jf_links *l);
 /* Stop the walk, free the entries and @l. @l may be NULL. */
 void jf_hardlinks_free(struct jf_links *l);
+/* How many devices may stand for the index's device. */
+#define JF_HL_MAX_ALIASES 4096
+/* From now on, objects on device @dev are the index's objects on device
+ * @of, with the same inode numbers: the overlay mode mounts a fresh overlay
+ * over the same layers (changes.h), whose objects keep their inode numbers
+ * and get the new mount's device. 0, -ENOSPC (the bound above) or -EINVAL
+ * (@of is not the device of earlier aliases). One caller at a time;
+ * concurrent lookups are safe. */
+int jf_hardlinks_alias_dev(struct jf_links *l, dev_t dev, dev_t of);
 
 /* The rules of a verdict decided by a file's other names: RESTRICTED
  * because a name may lie where the daemon did not look (outside SOURCE, or

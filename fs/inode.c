@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "changes.h"
 #include "fd-budget.h"
 #include "fsstate.h"
 #include "hash.h"
@@ -65,6 +66,18 @@ int jf_inode_init(struct jf_fs *fs, const struct stat *root_st)
 	fs->root_dev = root_st->st_dev;
 	fs->next_view_ino = 1;
 	return 0;
+}
+
+void jf_inode_root_replaced(const struct stat *root_st)
+{
+	jf_ns_assert_held();
+	jf_fs_lock();
+	jf_fs.root.dev = root_st->st_dev;
+	jf_fs.root.ino = root_st->st_ino;
+	jf_fs.root_dev = root_st->st_dev;
+	jf_fs.view.root_dev = root_st->st_dev;
+	jf_fs.view.root_ino = root_st->st_ino;
+	jf_fs_unlock();
 }
 
 struct jf_inode *jf_inode_get(fuse_ino_t ino)
@@ -640,7 +653,8 @@ int jf_open_inode(struct jf_inode *inode, int flags, struct stat *st)
 		close(fd);
 		return r;
 	}
-	if (st->st_dev != inode->dev || st->st_ino != inode->ino) {
+	/* an inode of an overlay mounted before keeps its objects (changes.h) */
+	if (!jf_changes_same_dev(st->st_dev, inode->dev) || st->st_ino != inode->ino) {
 		close(fd);
 		return -ESTALE;
 	}

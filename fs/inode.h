@@ -30,6 +30,11 @@ void jf_inode_set_watcher(const struct jf_inode_watcher *w);
 
 int jf_inode_init(struct jf_fs *fs, const struct stat *root_st);
 struct jf_inode *jf_inode_get(fuse_ino_t ino);
+/* The overlay mode mounted a fresh overlay as the root (jf_root_swap()):
+ * the root's (dev, ino) and the view's root device become @root_st's. The
+ * inodes of the old mount stay in the table until the kernel forgets them;
+ * their opens answer ESTALE. Caller holds jf_fs.ns_lock exclusive. */
+void jf_inode_root_replaced(const struct stat *root_st);
 /* Find or create the inode for @st reached as @name in @parent, add one
  * lookup reference. @btime is the birth time (NULL when the filesystem has
  * none): an inode number the filesystem reused for a new object (a different

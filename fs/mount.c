@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "backing.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "fd-budget.h"
 #include "fsstate.h"
@@ -217,7 +219,19 @@ static int open_source(const struct jf_options *o)
 		return 1;
 	}
 	jf_fs.view.root_fd = open(jf_fs.view.source_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (jf_fs.view.root_fd < 0 || fstat(jf_fs.view.root_fd, &st) < 0) {
+	if (jf_fs.view.root_fd < 0) {
+		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.view.source_abs, strerror(errno));
+		return 1;
+	}
+	/* Overlay mode: the root fd becomes the overlay over SOURCE. */
+	if (o->changes) {
+		int r = jf_changes_setup(o->changes, &jf_fs.view.root_fd, jf_fs.view.source_abs,
+					 mnt_abs);
+
+		if (r)
+			return r;
+	}
+	if (fstat(jf_fs.view.root_fd, &st) < 0) {
 		fprintf(stderr, "jailfs: %s: %s\n", jf_fs.view.source_abs, strerror(errno));
 		return 1;
 	}
@@ -504,6 +518,8 @@ static int serve(struct jf_options *o)
 	jf_notify_start(se);
 	if (!o->no_watch)
 		jf_watch_start();
+	if (jf_changes_start() < 0)
+		goto out_audit;
 	if ((r = jf_idle_start(o->idle_exit_ms)) < 0) {
 		fprintf(stderr, "jailfs: cannot start the idle watch: %s\n", strerror(-r));
 		goto out_audit;
@@ -523,7 +539,8 @@ static int serve(struct jf_options *o)
 	if (o->debug || o->stats)
 		jf_stats_report();
 out_audit:
-	jf_watch_stop(); /* no push to the notifier after it */
+	jf_changes_stop(); /* its remount pushes to the notifier */
+	jf_watch_stop();   /* no push to the notifier after it */
 	if (audit)
 		jf_audit_stop();
 out_unmount:
@@ -601,6 +618,8 @@ int jf_cmd_mount(int argc, char **argv)
 		jf_inode_free_all();
 	if (jf_fs.view.root_fd >= 0)
 		close(jf_fs.view.root_fd);
+	jf_root_retired_close();
+	jf_changes_free();
 	if (jf_fs.view.host_root_fd >= 0)
 		close(jf_fs.view.host_root_fd);
 	if (jf_fs.view.policy)

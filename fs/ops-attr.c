@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "backing.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "fsstate.h"
 #include "gitfile.h"
@@ -368,7 +369,9 @@ static int setattr_locked(fuse_req_t req, struct jf_inode *inode, struct stat *a
 	if (v.zone != JF_SAFE && !config_chmod(&v, to_set) && !gitfile_attr(inode, &v, to_set))
 		return jf_refuse(req, setattr_op(to_set), path, NULL, v.zone, v.rule,
 				 v.zone == JF_DENIED ? -ENOENT : -EROFS);
-	r = do_setattr(inode, attr, to_set, fi, &v, out, &why);
+	r = jf_changes_note(path, true);
+	if (r == 0)
+		r = do_setattr(inode, attr, to_set, fi, &v, out, &why);
 	if (r == -EFBIG || (v.zone != JF_SAFE && r < 0))
 		jf_refuse_detail(req, setattr_op(to_set), path, NULL, v.zone, v.rule, r, why);
 	if (r == 0)
@@ -462,6 +465,18 @@ static int xattr_fd(struct jf_inode *inode, char *proc, size_t size)
 	return fd;
 }
 
+/*
+ * The user.* names the view keeps for itself: jailfs's own attributes of
+ * the root (user.jailfs.*), and overlayfs's (user.overlay.*), which say
+ * what a changes directory's entries mean (whiteouts, opaque directories,
+ * redirects): set in SOURCE they would change what an overlay over it
+ * shows (docs/changes-format.md).
+ */
+static bool reserved_xattr(const char *name)
+{
+	return strncmp(name, "user.jailfs.", 12) == 0 || strncmp(name, "user.overlay.", 13) == 0;
+}
+
 static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const char *op,
 				 const char *name, const char *value, size_t size, int flags)
 {
@@ -479,8 +494,7 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	 * trusted.* attributes are never set through the view (docs/threat-model.md,
 	 * invariant 8). */
 	if (strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0 ||
-	    strcmp(name, JF_RUN_XATTR) == 0 || strcmp(name, JF_AUDIT_XATTR) == 0 ||
-	    strcmp(name, JF_INFO_XATTR) == 0)
+	    reserved_xattr(name))
 		return jf_refuse(req, op, path, NULL, v.zone, v.rule, -EPERM);
 	fd = xattr_fd(inode, proc, sizeof(proc));
 	if (fd < 0)
@@ -488,6 +502,8 @@ static int xattr_mutation_locked(fuse_req_t req, struct jf_inode *inode, const c
 	r = jf_zone_links(jf_req_view(req), fd, &v);
 	if (r == 0 && v.zone != JF_SAFE)
 		r = jf_refuse(req, op, path, NULL, v.zone, v.rule, -EROFS);
+	if (r == 0)
+		r = jf_changes_note(path, true);
 	if (r == 0 && (value ? setxattr(proc, name, value, size, flags) : removexattr(proc, name)))
 		r = -errno;
 	close(fd);

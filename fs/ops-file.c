@@ -19,6 +19,7 @@
 
 #include "audit.h"
 #include "backing.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "fd-budget.h"
 #include "fsstate.h"
@@ -202,6 +203,8 @@ static int do_open(fuse_req_t req, struct jf_inode *inode, struct jf_verdict *v,
 		return -ENOENT; /* renamed to a hidden name since the lookup */
 	if (wants_write(fi->flags) && v->zone != JF_SAFE && !gitfile)
 		return -EROFS;
+	if (wants_write(fi->flags) && (r = jf_changes_note_inode(inode, true)) < 0)
+		return r;
 	fd = jf_open_inode(inode, flags, &st);
 	if (fd < 0)
 		return fd;
@@ -311,6 +314,8 @@ static int create_name(fuse_req_t req, struct jf_inode *pi, const char *name, mo
 	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	if (r == 0 && jf_rule_git_sample(v->rule))
 		mode &= ~(mode_t)0111;
+	if (r == 0) /* in place: the name may exist, and be opened for writing */
+		r = jf_changes_note(path, true);
 	if (r == 0) {
 		fd = openat(dfd, name, flags | O_EXCL, mode);
 		if (fd < 0 && errno == EEXIST && !(oflags & O_EXCL)) {
@@ -537,6 +542,9 @@ static int get_write_file(fuse_req_t req, const char *op, fuse_ino_t ino, struct
 	if ((v->zone == JF_SAFE || gitfile) && !f) {
 		*tmp = (struct jf_file){
 			.fd = -1, .inode = inode, .zone = v->zone, .writable = true};
+		r = jf_changes_note_inode(inode, true);
+		if (r < 0)
+			return r;
 		r = open_per_request(tmp, O_WRONLY);
 		if (r < 0)
 			return r == -EFBIG ? refuse_size(req, op, inode, v, r) : r;

@@ -18,6 +18,7 @@
 
 #include "audit.h"
 #include "backing.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "fsstate.h"
 #include "gitfile.h"
@@ -123,6 +124,8 @@ static int do_make(fuse_req_t req, struct jf_inode *pi, const char *name, enum m
 	}
 	if (r == 0 && kind == MK_SYMLINK && (gitdir = jf_gitfile_symlink_rule(path, link)))
 		r = jf_refuse(req, *op, path, link, JF_RESTRICTED, gitdir, -EROFS);
+	if (r == 0)
+		r = jf_changes_note(path, false);
 	if (r == 0) {
 		if (kind == MK_DIR)
 			r = mkdirat(fd, name, mode);
@@ -242,7 +245,7 @@ static int do_remove(fuse_req_t req, struct jf_inode *pi, const char *name, bool
 	if (r < 0) {
 		if (r == -EROFS || r == -ENOENT)
 			jf_refuse(req, op, p.path, NULL, p.v.zone, p.v.rule, r);
-	} else {
+	} else if ((r = jf_changes_note(p.path, false)) == 0) {
 		int ofd = dir ? -1 : open_orphan(fd, name, &p.st);
 
 		r = unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0 ? -errno : 0;
@@ -604,6 +607,8 @@ static int do_rename(fuse_req_t req, struct rename_req *rr)
 	}
 	jf_ns_assert_held();
 	r = rename_checks(req, rr);
+	if (r == 0 && (r = jf_join(newpath, sizeof(newpath), rr->ndpath, rr->newname)) >= 0)
+		r = jf_changes_note_rename(rr->src.path, newpath, rr->flags & RENAME_EXCHANGE);
 	if (r == 0 && rr->git_rule) {
 		r = swap_git_file(req, rr);
 	} else if (r == 0) {
@@ -728,6 +733,9 @@ static int do_link(fuse_req_t req, struct jf_inode *inode, struct jf_inode *npi,
 		r = jf_refuse(req, "link", path, newpath, cur.zone, cur.rule, -EACCES);
 	if (r == 0 && inode->type == S_IFLNK && (gitdir = symlink_gitdir(fd, "", newpath)))
 		r = jf_refuse(req, "link", path, newpath, JF_RESTRICTED, gitdir, -EROFS);
+	/* overlay mode: link(2) copies the file up first */
+	if (r == 0 && (r = jf_changes_note(path, false)) == 0)
+		r = jf_changes_note(newpath, false);
 	if (r == 0 && linkat(fd, "", nfd, newname, AT_EMPTY_PATH) < 0) {
 		/* Without CAP_DAC_READ_SEARCH: link our own fd through procfs. */
 		jf_proc_fd_path(proc, sizeof(proc), fd);

@@ -40,6 +40,10 @@ void jf_options_usage(const char *prog)
 	       "  --policy FILE        policy file (INI with gitignore-style patterns)\n"
 	       "  --read-only          every visible name is RESTRICTED (an ro mount unless\n"
 	       "                       an audit log is on: then jailfs refuses each write)\n"
+	       "  --changes DIR        overlay mode: SOURCE is never written; every change\n"
+	       "                       goes to the changes directory DIR (made 0700 if\n"
+	       "                       missing; outside SOURCE and MOUNTPOINT), where\n"
+	       "                       jailfs changes|diff|apply|discard review it\n"
 	       "  -f                   stay in the foreground (default: detach once the\n"
 	       "                       mount is ready; the parent exits 0 only then)\n"
 	       "  -d                   debug: foreground, print every FUSE request\n"
@@ -67,7 +71,7 @@ void jf_options_usage(const char *prog)
 	       "  -o OPT[,OPT...]      mount options, jailfs's own or FUSE's:\n"
 	       "       policy=FILE, read_only (or ro), audit=FILE, audit_level=LEVEL,\n"
 	       "       audit_sync, audit_syslog, audit_max_size=SIZE, audit_rate=N,\n"
-	       "       stats=FILE\n"
+	       "       stats=FILE, changes=DIR\n"
 	       "       entry_timeout=SEC    kernel caches names this long (default 300)\n"
 	       "       attr_timeout=SEC     kernel caches attributes this long (default 300)\n"
 	       "       negative_timeout=SEC kernel caches absent/DENIED names (default 300)\n"
@@ -137,6 +141,7 @@ void jf_options_usage(const char *prog)
 	       "  jailfs ~/proj /mnt/proj\n"
 	       "  jailfs --policy proj.ini --audit /var/log/jailfs.jsonl ~/proj /mnt/proj\n"
 	       "  jailfs --read-only -f ~/proj /mnt/proj\n"
+	       "  jailfs --changes ~/proj.changes ~/proj /mnt/proj\n"
 	       "  fstab: /home/me/proj /mnt/proj fuse.jailfs policy=/etc/jailfs/proj.ini 0 0\n"
 	       "\n"
 	       "Exit status: 0 the mount was made (and, with -f, cleanly unmounted);\n"
@@ -232,6 +237,8 @@ static int own_option(struct jf_options *o, char *opt)
 		o->io_uring = true;
 	} else if (KEY("stats") && val) {
 		o->stats = val;
+	} else if (KEY("changes") && val) {
+		o->changes = val;
 	} else {
 		/* FUSE's; these decide the default open mode too (mount.c) */
 		if (KEY("allow_other") || KEY("allow_root"))
@@ -309,6 +316,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		OPT_STATS,
 		OPT_IDLE_EXIT,
 		OPT_IDLE_LOCK,
+		OPT_CHANGES,
 	};
 	static const struct option longopts[] = {
 		{"policy", required_argument, NULL, OPT_POLICY},
@@ -322,6 +330,7 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"idle-exit", required_argument, NULL, OPT_IDLE_EXIT},
 		{"idle-lock", required_argument, NULL, OPT_IDLE_LOCK},
+		{"changes", required_argument, NULL, OPT_CHANGES},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -391,6 +400,9 @@ int jf_options_parse(int argc, char **argv, struct jf_options *o)
 			break;
 		case OPT_IDLE_LOCK:
 			o->idle_lock = optarg;
+			break;
+		case OPT_CHANGES:
+			o->changes = optarg;
 			break;
 		default:
 			goto usage;

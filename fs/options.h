@@ -37,6 +37,7 @@ struct jf_options {
 	const char *stats;	 /* --stats FILE / -o stats=FILE: request counts (stats.h) */
 	uint64_t idle_exit_ms;	 /* --idle-exit: ms without a request to exit after, 0 = never */
 	const char *idle_lock;	 /* --idle-lock FILE: a shared flock on it keeps us (idle.h) */
+	const char *changes;	 /* --changes DIR / -o changes=DIR: overlay mode (changes.h) */
 	struct jf_audit_config audit;
 	const char *audit_level;    /* as given, parsed in mount.c */
 	struct fuse_args fuse_args; /* argv for fuse_session_new (argv[0] + -o ...) */

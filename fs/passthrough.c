@@ -8,7 +8,9 @@
  *    max_stack_depth <= FILESYSTEM_MAX_STACK_DEPTH, and not together with
  *    FUSE_WRITEBACK_CACHE; the mount's own stack depth becomes
  *    max_stack_depth. We ask for 1: backing files on a stacked filesystem
- *    (overlayfs) are refused with ELOOP and served by the daemon instead.
+ *    (overlayfs) are refused with ELOOP and served by the daemon instead;
+ *    in overlay mode (changes.h) 2, since every backing file is on our
+ *    overlay (the view itself then cannot be an overlay's layer).
  *  - FUSE_DEV_IOC_BACKING_OPEN takes any fd of a regular file and needs
  *    CAP_SYS_ADMIN; the kernel opens a backing file of its own per handle,
  *    with the handle's open flags and the registering daemon's credentials,
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "fsstate.h"
 #include "options.h"
@@ -116,7 +119,8 @@ static bool reply_ok(const struct iovec *iov, int count, size_t min)
 /* Add pt.add_flags to the INIT reply. Was @iov the INIT reply? */
 static bool patch_init_reply(struct iovec *iov, int count)
 {
-	uint32_t flags, flags2, depth = JF_MAX_STACK_DEPTH;
+	uint32_t flags, flags2,
+		depth = jf_changes_on() ? JF_MAX_STACK_DEPTH + 1 : JF_MAX_STACK_DEPTH;
 	struct fuse_out_header h;
 	char *out;
 

@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "changes.h"
 #include "fsstate.h"
 #include "hash.h"
 #include "inode.h"
@@ -302,6 +303,27 @@ static void warn_add_failed(int err)
 		limit, jf_fs.view.source_abs, 1 << 20);
 }
 
+/*
+ * The directory inotify watches for @inode, whose O_PATH fd in the view @fd
+ * the caller gives up: in overlay mode SOURCE's own directory at the same
+ * path, since the host changes SOURCE and the overlay reports only its own
+ * changes (-1 when SOURCE has no such directory: one the view made, which
+ * the host cannot reach); otherwise @fd.
+ */
+static int watched_dir(struct jf_inode *inode, int fd)
+{
+	char path[JF_PATH_MAX + 1];
+	int lower = jf_changes_lower_fd();
+
+	if (lower < 0)
+		return fd;
+	close(fd);
+	if (jf_inode_path(inode, path, sizeof(path)) < 0)
+		return -1;
+	fd = jf_open_below(lower, jf_rel(path), O_PATH | O_DIRECTORY, 0);
+	return fd < 0 ? -1 : fd;
+}
+
 void jf_watch_dir(struct jf_inode *inode)
 {
 	uint64_t key = (uint64_t)(uintptr_t)inode;
@@ -320,6 +342,13 @@ void jf_watch_dir(struct jf_inode *inode)
 	fd = jf_open_inode(inode, O_PATH | O_DIRECTORY, &st);
 	if (fd < 0)
 		return; /* renamed or removed meanwhile: retried at its next lookup */
+	fd = watched_dir(inode, fd);
+	if (fd < 0) {
+		pthread_mutex_lock(&W.add_mu);
+		register_watch(key, -1, &st);
+		pthread_mutex_unlock(&W.add_mu);
+		return;
+	}
 	jf_proc_fd_path(proc, sizeof(proc), fd);
 	pthread_mutex_lock(&W.add_mu);
 	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
@@ -468,7 +497,7 @@ static bool seen_add(struct batch *b, uint64_t key)
 
 static void dir_close(struct batch *b)
 {
-	if (b->fd >= 0 && b->fd != jf_fs.view.root_fd)
+	if (b->fd >= 0 && !jf_is_root_fd(b->fd))
 		close(b->fd);
 	b->fd = -1;
 }
@@ -795,7 +824,8 @@ int jf_watch_start(void)
 	r = jf_recent_init();
 	if (r < 0)
 		goto fail;
-	jf_proc_fd_path(proc, sizeof(proc), jf_fs.view.root_fd);
+	jf_proc_fd_path(proc, sizeof(proc),
+			jf_changes_on() ? jf_changes_lower_fd() : jf_fs.view.root_fd);
 	wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
 	if (wd < 0) {
 		r = -errno;
