@@ -327,8 +327,25 @@ static bool shows_source(struct jf_layer *l, int ufd, const char *name, const ch
 	return true;
 }
 
+/* Removes a whiteout that hides nothing (SOURCE has no entry there any
+ * more: an apply killed after the removal, or the host removed it too):
+ * else it would hide a file the host makes there later. */
+static int stale_whiteout(struct jf_layer *l, int ufd, const char *name, const char *path)
+{
+	struct stat st;
+	int r;
+
+	if (fstatat(ufd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !jf_layer_is_whiteout(ufd, name, &st) || jf_layer_lstat(l->srcfd, path, &st) == 0)
+		return 0;
+	r = jf_layer_drop(l, path);
+	if (r < 0)
+		return r;
+	return unlinkat(ufd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 /* Removes the upper directories that show nothing SOURCE does not, once
- * empty (shows_source). */
+ * empty (shows_source), and the whiteouts that hide nothing. */
 static int prune(struct jf_layer *l, int ufd, const char *prefix)
 {
 	int dup_fd = openat(ufd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
@@ -349,6 +366,12 @@ static int prune(struct jf_layer *l, int ufd, const char *prefix)
 		if ((prefix[0] ? asprintf(&p, "%s/%s", prefix, de->d_name)
 			       : asprintf(&p, "%s", de->d_name)) < 0)
 			return -ENOMEM;
+		if (de->d_type != DT_DIR) {
+			int r = stale_whiteout(l, ufd, de->d_name, p);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		sub = openat(ufd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0 || prune(l, sub, p) < 0 || !shows_source(l, ufd, de->d_name, p))
 			continue;

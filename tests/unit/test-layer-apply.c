@@ -284,6 +284,8 @@ static void test_apply_killed(void **state)
 		a = changes_of(l);
 		assert_int_equal(json_array_size(a), 0);
 		json_decref(a);
+		/* no whiteout left to hide a file the host makes later */
+		sh("test -z \"$(find %s/upper -type c)\"", dir);
 		jf_layer_free(l);
 		cleanup();
 	}
@@ -473,13 +475,65 @@ static void test_tmp_name_taken(void **state)
 	cleanup();
 }
 
+/* A deleted directory holding a DENIED file: apply removes the rest, never
+ * the secret (the built-in policy's .env), and keeps the directory. */
+static void test_denied_below_deleted(void **state)
+{
+	struct jf_layer *l;
+	char *out, *s;
+	int st;
+
+	if (!getenv("JAILFS"))
+		skip();
+	fresh();
+	sh("mkdir %s/d2 && echo k > %s/d2/.env && echo x > %s/d2/x", src, src, src);
+	l = open_layer(false);
+	assert_int_equal(jf_layer_note_origin(l, "d2"), 0);
+	assert_int_equal(jf_layer_note_origin(l, "d2/x"), 0);
+	assert_int_equal(jf_layer_note_origin(l, "d2/.env"), 0);
+	assert_int_equal(mknodat(jf_layer_upper_fd(l), "d2", S_IFCHR | 0600, makedev(0, 0)), 0);
+	jf_layer_free(l);
+	out = jailfs_out(&st, "apply %s 2>/dev/null", dir);
+	assert_int_equal(st, 1);
+	assert_non_null(strstr(out, "refused d2/.env: not SAFE under the policy\n"));
+	assert_non_null(strstr(out, "applied d2/x\n"));
+	assert_non_null(strstr(out, "conflict d2: "));
+	free(out);
+	s = slurp(src, "d2/.env");
+	assert_string_equal(s, "k\n");
+	free(s);
+	assert_null(slurp(src, "d2/x"));
+	cleanup();
+}
+
+/* A whiteout that hides nothing (its SOURCE entry is gone: an apply killed
+ * after removing it) leaves with the next apply. */
+static void test_stale_whiteout(void **state)
+{
+	struct jf_layer *l;
+	void *rep = NULL;
+	struct stat st;
+
+	fresh();
+	l = open_layer(false);
+	assert_int_equal(mknodat(jf_layer_upper_fd(l), "gone.txt", S_IFCHR | 0600, makedev(0, 0)),
+			 0);
+	assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep), 0);
+	assert_int_equal(json_array_size(rep), 0);
+	json_decref(rep);
+	assert_int_equal(fstatat(jf_layer_upper_fd(l), "gone.txt", &st, AT_SYMLINK_NOFOLLOW), -1);
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_apply_killed),
 		cmocka_unit_test(test_commands),       cmocka_unit_test(test_type_change),
-		cmocka_unit_test(test_tmp_name_taken),
+		cmocka_unit_test(test_tmp_name_taken), cmocka_unit_test(test_denied_below_deleted),
+		cmocka_unit_test(test_stale_whiteout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
