@@ -335,25 +335,73 @@ static int check_layer_json(struct jf_layer *l, const char *src, const struct st
 	return 0;
 }
 
-/* The checks of DIR itself: owner, mode, not inside SOURCE or the mount. */
-static int check_dir(struct jf_layer *l, const char *src, const char *mountpoint, char **ret_err)
+/*
+ * Where @dir is or would be: the real path of its parent and its last name,
+ * malloc'd, or NULL with errno. So that a DIR refused is never made.
+ */
+static char *place_of(const char *dir)
 {
-	_cleanup_free_ char *real = realpath(l->dir, NULL);
+	_cleanup_free_ char *copy = strdup(dir), *parent = NULL;
+	char *slash, *name, *r = NULL;
+	size_t n;
+
+	if (!copy)
+		return NULL;
+	for (n = strlen(copy); n > 1 && copy[n - 1] == '/'; n--)
+		copy[n - 1] = '\0';
+	slash = strrchr(copy, '/');
+	name = slash ? slash + 1 : copy;
+	if (slash)
+		*slash = '\0';
+	parent = realpath(slash ? (*copy ? copy : "/") : ".", NULL);
+	if (!parent)
+		return NULL;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return realpath(dir, NULL);
+	if (asprintf(&r, "%s/%s", strcmp(parent, "/") ? parent : "", name) < 0)
+		return NULL;
+	return r;
+}
+
+/* DIR, made or not, outside SOURCE (@src) and the mount (@mountpoint). */
+static int check_place(const char *dir, const char *src, const char *mountpoint, char **ret_err)
+{
+	_cleanup_free_ char *real = place_of(dir);
 	_cleanup_free_ char *mnt = mountpoint ? realpath(mountpoint, NULL) : NULL;
+
+	if (!real) {
+		set_err(ret_err, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (below(real, src) || below(src, real)) {
+		set_err(ret_err,
+			"%s: the changes directory must lie outside SOURCE (%s), which is only "
+			"read; choose a directory beside it",
+			dir, src);
+		return -EINVAL;
+	}
+	if (mnt && (below(real, mnt) || below(mnt, real))) {
+		set_err(ret_err,
+			"%s: the changes directory must lie outside MOUNTPOINT (%s); choose a "
+			"directory beside it",
+			dir, mnt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The checks of DIR itself: owner and mode. */
+static int check_dir(struct jf_layer *l, char **ret_err)
+{
 	struct stat st;
 
-	if (!real || fstat(l->dirfd, &st) < 0) {
+	if (fstat(l->dirfd, &st) < 0) {
 		set_err(ret_err, "%s: %s", l->dir, strerror(errno));
 		return -errno;
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
 		set_err(ret_err, "%s: must be a directory of yours with mode 0700", l->dir);
 		return -EPERM;
-	}
-	if (below(real, src) || below(src, real) ||
-	    (mnt && (below(real, mnt) || below(mnt, real)))) {
-		set_err(ret_err, "%s: must lie outside the source and the mountpoint", l->dir);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -399,8 +447,10 @@ static int source_of(int fd, char *src, struct stat *st)
 static int open_dir(struct jf_layer *l, const char *src, const struct stat *st,
 		    const char *mountpoint, bool create, char **ret_err)
 {
-	int r;
+	int r = check_place(l->dir, src, mountpoint, ret_err);
 
+	if (r < 0)
+		return r;
 	if (create && mkdir(l->dir, 0700) < 0 && errno != EEXIST) {
 		r = -errno;
 		set_err(ret_err, "%s: %s", l->dir, strerror(errno));
@@ -412,7 +462,8 @@ static int open_dir(struct jf_layer *l, const char *src, const struct stat *st,
 		set_err(ret_err, "%s: %s", l->dir, strerror(errno));
 		return r;
 	}
-	r = check_dir(l, src, mountpoint, ret_err);
+	/* O_NOFOLLOW: DIR is where check_place() found it */
+	r = check_dir(l, ret_err);
 	return r < 0 ? r : check_layer_json(l, src, st, create, ret_err);
 }
 

@@ -243,14 +243,16 @@ scenario() {
 	# control, and the view on a fresh overlay: upper/ changed as a restore
 	# changes it (a copy removed), a process in the view keeps its working
 	# directory and its open file
+	cp=$(control "$chg" '{"cmd":"checkpoint","args":["before"]}')
+	check "$tag: a checkpoint through DIR/control ($cp)" \
+		"$PY" -c 'import json,sys; assert json.loads(sys.argv[1])["ok"]' "$cp"
 	as_user sh -c "echo changed >'$mnt/sub/deep/f'"
 	as_user bash -c 'cd "$1/sub" && exec 3<deep/f && sleep 1 && cat deep/f && cat <&3' \
 		_ "$mnt" >"$T/held" 2>&1 &
 	sleep 0.3
-	rm "$chg/upper/sub/deep/f"
-	out=$(control "$chg" '{"cmd":"restore","args":["nothing"]}')
+	out=$(control "$chg" '{"cmd":"restore","args":["before"]}')
 	echo "# control: $out"
-	check "$tag: the fresh overlay shows upper/ as changed" \
+	check "$tag: the restore gives back the file as it was at the checkpoint" \
 		test "$(as_user cat "$mnt/sub/deep/f")" = deep
 	wait
 	# with OPEN the handle keeps the file it opened; with fast_open each
@@ -261,8 +263,8 @@ scenario() {
 	check "$tag: a working directory and an open file ($held) survive it" \
 		test "$(cat "$T/held")" = "deep
 $held"
-	check "$tag: DIR/control answers with a JSON reply" \
-		"$PY" -c 'import json,sys; assert "ok" in json.loads(sys.argv[1])' "$out"
+	check "$tag: DIR/control restores the checkpoint ($out)" \
+		"$PY" -c 'import json,sys; assert json.loads(sys.argv[1])["ok"]' "$out"
 	check "$tag: view serves after the remount" test "$(as_user tail -1 "$mnt/numbers.txt")" = more
 	check "$tag: .env and its hard link still hidden" \
 		as_user test ! -e "$mnt/.env" -a ! -e "$mnt/notes.txt" -a -e "$mnt/keep.txt"
