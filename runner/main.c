@@ -429,7 +429,7 @@ static void check_root_view(struct run *r, struct jr_outcome *oc)
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
-	struct jr_audit_counts counts;
+	struct jr_audit_counts counts = {0};
 	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
 	char msg[512], hint[2048], more[2048];
 	size_t n;
@@ -487,6 +487,7 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	}
 	jr_refusals_print(stderr, &refusals, hint);
 	jr_refusals_free(&refusals);
+	jr_audit_counts_free(&counts);
 	return status;
 }
 
