@@ -189,6 +189,8 @@ int jr_result_print(const struct jr_report *r)
 		json_object_set_new(o, "error", json_string(r->error));
 	set_refusals(o, r->refusals);
 	json_object_set_new(o, "hint", str_or_null(r->hint));
+	if (r->changes)
+		json_object_set(o, "changes", r->changes);
 	if (r->audit) {
 		json_t *a = json_object();
 

@@ -57,6 +57,7 @@ struct jr_report {
 	const struct jr_audit_counts *audit; /* NULL without --audit */
 	const struct jr_refusals *refusals;  /* NULL: none (nothing ran) */
 	const char *hint;		     /* one line for the caller to act on, or NULL */
+	void *changes; /* the "changes" object (json_t *, changes.h), borrowed; NULL: none */
 };
 
 /* Print the one-object JSON result on stdout. Returns 0 or -ENOMEM/-EIO. */
