@@ -177,36 +177,37 @@ static void note_error(struct jr_changes *c, const char *what, int r, const char
 			  : "failed");
 }
 
-int jr_changes_collect(struct jr_changes *c, bool apply)
+/* `jailfs changes DIR --json` or `jailfs apply DIR --json [--policy P]`:
+ * its JSON output into *@ret (NULL when none). Its exit status, or a
+ * negative errno; failures go to c->error. */
+static int run_json(struct jr_changes *c, const char *const *args, const char *what, json_t **ret)
 {
-	const char *list[] = {"changes", c->dir, "--json", NULL};
-	const char *app[] = {"apply", c->dir, NULL};
 	_cleanup_free_ char *out = NULL;
 	json_error_t jerr;
 	char msg[512];
-	int r, ret = 0;
+	int r = run_jailfs(args, &out, msg, sizeof(msg));
 
-	r = run_jailfs(list, &out, msg, sizeof(msg));
-	if (r == 0) {
-		c->list = json_loads(out ? out : "", JSON_DECODE_ANY, &jerr);
-		if (!c->list) {
-			snprintf(msg, sizeof(msg), "not JSON: %s", jerr.text);
-			r = 1;
-		}
+	*ret = out && *out ? json_loads(out, JSON_DECODE_ANY, &jerr) : NULL;
+	if (r == 0 && !*ret) {
+		snprintf(msg, sizeof(msg), "not JSON: %s", out && *out ? jerr.text : "no output");
+		r = 1;
 	}
-	if (r != 0) {
-		note_error(c, "jailfs changes", r, msg);
-		ret = -EIO;
-	}
+	if (r != 0)
+		note_error(c, what, r, msg);
+	return r;
+}
+
+int jr_changes_collect(struct jr_changes *c, bool apply, const char *policy)
+{
+	const char *list[] = {"changes", c->dir, "--json", NULL};
+	const char *app[] = {"apply", c->dir, "--json", policy ? "--policy" : NULL, policy, NULL};
+	int r = run_json(c, list, "jailfs changes", &c->list);
+
 	if (!apply)
-		return ret;
-	r = run_jailfs(app, NULL, msg, sizeof(msg));
-	c->applied = r == 0;
-	if (r != 0) {
-		note_error(c, "jailfs apply", r, msg);
-		ret = -EIO;
-	}
-	return ret;
+		return r == 0 ? 0 : -EIO;
+	/* its report lists the conflicts and refusals it left in DIR (exit 1) */
+	c->applied = run_json(c, app, "jailfs apply", &c->apply_report) == 0;
+	return r == 0 && c->applied ? 0 : -EIO;
 }
 
 json_t *jr_changes_json(const struct jr_changes *c)
@@ -224,6 +225,8 @@ json_t *jr_changes_json(const struct jr_changes *c)
 			    c->checkpoint[0] ? json_string(c->checkpoint) : json_null());
 	json_object_set_new(o, "list", c->list ? json_incref(c->list) : json_null());
 	json_object_set_new(o, "applied", json_boolean(c->applied));
+	json_object_set_new(o, "apply_report",
+			    c->apply_report ? json_incref(c->apply_report) : json_null());
 	json_object_set_new(o, "error", c->error[0] ? json_string(c->error) : json_null());
 	return o;
 }
@@ -267,7 +270,8 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 void jr_changes_release(struct jr_changes *c)
 {
 	json_decref(c->list);
-	c->list = NULL;
+	json_decref(c->apply_report);
+	c->list = c->apply_report = NULL;
 	if (c->tmp[0]) {
 		nftw(c->tmp, open_up, 16, FTW_PHYS);
 		nftw(c->tmp, remove_one, 16, FTW_PHYS | FTW_DEPTH);

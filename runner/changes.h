@@ -5,7 +5,7 @@
  * layer is reviewed and checkpointed with the jailfs(1) review commands,
  * run as programs: `jailfs checkpoint DIR NAME` once the view is mounted
  * and before the command, `jailfs changes DIR --json` after it, and with
- * --apply `jailfs apply DIR`. A temporary layer lives in a private
+ * --apply `jailfs apply DIR --json`. A temporary layer lives in a private
  * directory of its own and is removed after the command, once applied (with
  * --apply) or reported. Not thread-safe; main thread only.
  */
@@ -21,7 +21,8 @@ struct jr_changes {
 	char tmp[PATH_MAX];   /* a temporary layer's private parent, "" when none */
 	char checkpoint[160]; /* the id of the checkpoint taken before the command */
 	json_t *list;	      /* `jailfs changes DIR --json` after the command, or NULL */
-	bool applied;	      /* `jailfs apply DIR` succeeded */
+	bool applied;	      /* `jailfs apply DIR` succeeded: nothing left in DIR */
+	json_t *apply_report; /* `jailfs apply DIR --json`'s report, or NULL */
 	char error[1024];     /* what of the review failed, "" when nothing */
 };
 
@@ -43,10 +44,12 @@ int jr_changes_checkpoint(struct jr_changes *c, char *err, size_t errsz);
 
 /*
  * After the view is unmounted: read the change list into c->list, and with
- * @apply apply the layer to SOURCE (c->applied). Failures go to c->error;
- * returns 0 when every step succeeded, else a negative errno.
+ * @apply apply the layer to SOURCE (c->applied, c->apply_report), under
+ * @policy (the view's policy file; NULL: the one jailfs finds for SOURCE).
+ * Failures go to c->error; returns 0 when every step succeeded, else a
+ * negative errno.
  */
-int jr_changes_collect(struct jr_changes *c, bool apply);
+int jr_changes_collect(struct jr_changes *c, bool apply, const char *policy);
 
 /* The "changes" object of the --json result (new reference), or NULL
  * for a run without a layer. */

@@ -799,7 +799,7 @@ int main(int argc, char **argv)
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
 	if (r.changes.dir[0])
-		jr_changes_collect(&r.changes, r.o.apply);
+		jr_changes_collect(&r.changes, r.o.apply, r.o.policy_file);
 	if (r.persist.attached) /* a shared log: only this jail's records */
 		r.log.pidns = oc->pidns;
 	e = finish(&r, oc, e);
