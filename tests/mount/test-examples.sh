@@ -209,7 +209,7 @@ rv=$tmp/review
 demo_copy "$rv"
 echo 'first line' >"$rv/notes.txt"
 review() { JAILFS=$JAILFS python3 "$ex/review-loop.py" --source "$rv" "$@"; }
-steps=('echo second line >>notes.txt' 'rm notes.txt && false')
+steps=('echo second line >>notes.txt' 'unlink notes.txt && false')
 sum_rv() { (cd "$rv" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum); }
 before=$(sum_rv)
 out=$(review --changes "$tmp/layer-a" "${steps[@]}" 2>&1); rc=$?
@@ -222,7 +222,7 @@ printf '%s\n' "$out" | sed 's/^/# review| /'
 out=$(review --changes "$tmp/layer-b" --apply "${steps[@]}" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q '^applied' <<<"$out" &&
 	[ "$(cat "$rv/notes.txt" 2>/dev/null)" = "$(printf 'first line\nsecond line')" ] &&
-	ok "review loop --apply: notes.txt has step 1's line and survived step 2's rm" ||
+	ok "review loop --apply: notes.txt has step 1's line and survived step 2's unlink" ||
 	bad "review loop --apply: rc $rc, notes.txt: $(cat "$rv/notes.txt" 2>&1)"
 
 # ---------------------------------------------------------------- fstab

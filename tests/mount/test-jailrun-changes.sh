@@ -55,7 +55,7 @@ jqe() { jq -e "$@" >/dev/null; }
 # in_list PATH: the result's change list names PATH (whatever its shape)
 in_list() { jqe --arg p "$1" '[.changes.list | .. | strings] | any(. == $p or endswith("/" + $p))'; }
 
-js=$("$J" --source "$P" --no-git-root --changes "$L" --json --shell -- \
+js=$("$J" --source "$P" --no-git-root --allow-exec rm --changes "$L" --json --shell -- \
 	'sed -i s/1/2/ a.txt && rm b.txt && echo new >c.txt')
 check "--changes: the command ran ($(jq -c '{exit_code, error, changes}' <<<"$js"))" \
 	jqe '.exit_code == 0' <<<"$js"
@@ -70,12 +70,12 @@ for p in a.txt b.txt c.txt; do
 done
 cp1=$(jq -r .changes.checkpoint <<<"$js")
 
-js=$("$J" --source "$P" --no-git-root --changes "$L" --json -- rm a.txt)
+js=$("$J" --source "$P" --no-git-root --allow-exec rm --changes "$L" --json -- rm a.txt)
 cp2=$(jq -r .changes.checkpoint <<<"$js")
 check "each command has its own checkpoint ($cp1, $cp2)" [ "$cp2" != "$cp1" ] && [ "$cp2" != null ]
 "$F" restore "$L" "$cp2" >/dev/null 2>&1
 check "jailfs restore DIR $cp2 succeeds" [ $? -eq 0 ]
-js=$("$J" --source "$P" --no-git-root --changes "$L" --json -- cat a.txt)
+js=$("$J" --source "$P" --no-git-root --allow-exec rm --changes "$L" --json -- cat a.txt)
 check "after the restore, the view shows the first command's a.txt ($(jq -c .stdout <<<"$js"))" \
 	jqe '.stdout == "2\n"' <<<"$js"
 check "SOURCE is still unchanged" [ "$(tree_sum "$P")" = "$before" ]
@@ -87,13 +87,13 @@ check "applied: a.txt is 2, b.txt gone, c.txt new" \
 
 # ---- --changes-temp ----
 before=$(tree_sum "$P")
-js=$("$J" --source "$P" --no-git-root --changes-temp --json -- rm c.txt)
+js=$("$J" --source "$P" --no-git-root --allow-exec rm --changes-temp --json -- rm c.txt)
 tdir=$(jq -r .changes.dir <<<"$js")
 check "--changes-temp: the command ran" jqe '.exit_code == 0 and .changes.temporary' <<<"$js"
 check "--changes-temp: the change list names c.txt" in_list c.txt <<<"$js"
 check "--changes-temp: SOURCE is unchanged" [ "$(tree_sum "$P")" = "$before" ]
 check "--changes-temp: the layer $tdir is removed" [ ! -e "$tdir" ]
-js=$("$J" --source "$P" --no-git-root --changes-temp --apply --json -- rm c.txt)
+js=$("$J" --source "$P" --no-git-root --allow-exec rm --changes-temp --apply --json -- rm c.txt)
 check "--changes-temp --apply: applied" jqe '.changes.applied' <<<"$js"
 check "--changes-temp --apply: c.txt is gone from SOURCE" [ ! -e "$P/c.txt" ]
 check "no temporary layer is left" bash -c '! ls -d "$1"/jailrun-changes.* 2>/dev/null' _ "$T"
