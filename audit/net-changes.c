@@ -29,15 +29,16 @@ struct node {
 };
 
 struct jf_net_changes {
-	json_t *cur;  /* path now -> node index */
-	json_t *orig; /* path before -> ST_* */
+	json_t *cur;   /* path now -> node index */
+	json_t *below; /* path now -> how many entries of cur lie below it (> 0) */
+	json_t *orig;  /* path before -> ST_* */
 	struct node *nodes;
 	size_t n, cap;
 	size_t allowed;
 	const char *incomplete;
 	struct jf_net_change *list; /* the last jf_net_list() */
 	char **strs;		    /* its strings */
-	size_t nlist, nstrs;
+	size_t nlist, nstrs, lcap, scap;
 };
 
 int jf_net_new(struct jf_net_changes **ret)
@@ -47,8 +48,9 @@ int jf_net_new(struct jf_net_changes **ret)
 	if (!n)
 		return -ENOMEM;
 	n->cur = json_object();
+	n->below = json_object();
 	n->orig = json_object();
-	if (!n->cur || !n->orig) {
+	if (!n->cur || !n->below || !n->orig) {
 		jf_net_free(n);
 		return -ENOMEM;
 	}
@@ -64,7 +66,7 @@ static void drop_list(struct jf_net_changes *n)
 	free(n->list);
 	n->strs = NULL;
 	n->list = NULL;
-	n->nstrs = n->nlist = 0;
+	n->nstrs = n->nlist = n->lcap = n->scap = 0;
 }
 
 void jf_net_free(struct jf_net_changes *n)
@@ -76,6 +78,7 @@ void jf_net_free(struct jf_net_changes *n)
 		free(n->nodes[i].origin);
 	free(n->nodes);
 	json_decref(n->cur);
+	json_decref(n->below);
 	json_decref(n->orig);
 	free(n);
 }
@@ -97,6 +100,50 @@ static int set_int(json_t *map, const char *key, long v)
 	return json_object_set_new(map, key, json_integer(v)) ? -ENOMEM : 0;
 }
 
+/* Add @by to the count of entries below each ancestor of @path: a path
+ * with nothing below it is unlinked or renamed without a walk of "cur". */
+static int count_below(struct jf_net_changes *n, const char *path, long by)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	while ((slash = strrchr(dir, '/'))) {
+		long c;
+
+		*slash = '\0';
+		c = (long)json_integer_value(json_object_get(n->below, dir)) + by;
+		if (c <= 0)
+			json_object_del(n->below, dir);
+		else if (set_int(n->below, dir, c) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cur_set(struct jf_net_changes *n, const char *path, long i)
+{
+	bool had = json_object_get(n->cur, path) != NULL;
+
+	if (set_int(n->cur, path, i) < 0)
+		return -ENOMEM;
+	return had ? 0 : count_below(n, path, 1);
+}
+
+static void cur_del(struct jf_net_changes *n, const char *path)
+{
+	if (!json_object_get(n->cur, path))
+		return;
+	count_below(n, path, -1); /* ENOMEM: a count too high costs a walk */
+	json_object_del(n->cur, path);
+}
+
+static bool has_below(struct jf_net_changes *n, const char *path)
+{
+	return json_object_get(n->below, path) != NULL;
+}
+
 /* A new live node at @path, standing for the original object at @origin
  * (copied; NULL: a new object). Its index, or -ENOMEM. */
 static int new_node(struct jf_net_changes *n, const char *path, const char *origin)
@@ -116,7 +163,7 @@ static int new_node(struct jf_net_changes *n, const char *path, const char *orig
 	*d = (struct node){.alive = true};
 	if (origin && !(d->origin = strdup(origin)))
 		return -ENOMEM;
-	if (set_int(n->cur, path, (long)n->n) < 0) {
+	if (cur_set(n, path, (long)n->n) < 0) {
 		free(d->origin);
 		return -ENOMEM;
 	}
@@ -226,12 +273,19 @@ static void unplace(struct jf_net_changes *n, const char *path)
 	size_t len = strlen(path);
 	const char *key;
 	json_t *v, *tmp;
+	int i = cur_get(n, path);
 
+	if (i >= 0) {
+		n->nodes[i].alive = false;
+		cur_del(n, path);
+	}
+	if (!has_below(n, path))
+		return;
 	json_object_foreach_safe(n->cur, tmp, key, v)
 	{
-		if (strcmp(key, path) == 0 || below(key, path, len)) {
+		if (below(key, path, len)) {
 			n->nodes[json_integer_value(v)].alive = false;
-			json_object_del(n->cur, key);
+			cur_del(n, key);
 		}
 	}
 }
@@ -240,10 +294,14 @@ static void unplace(struct jf_net_changes *n, const char *path)
 static int carry(struct jf_net_changes *n, const char *from, const char *to)
 {
 	size_t flen = strlen(from);
-	json_t *moved = json_object(), *v, *tmp;
+	json_t *moved, *v, *tmp;
 	const char *key;
-	int r = moved ? 0 : -ENOMEM;
+	int r;
 
+	if (!has_below(n, from))
+		return 0;
+	moved = json_object();
+	r = moved ? 0 : -ENOMEM;
 	json_object_foreach_safe(n->cur, tmp, key, v)
 	{
 		_cleanup_free_ char *nk = NULL;
@@ -255,12 +313,12 @@ static int carry(struct jf_net_changes *n, const char *from, const char *to)
 		else if (json_object_set(moved, nk, v) < 0)
 			r = -ENOMEM;
 		else
-			json_object_del(n->cur, key);
+			cur_del(n, key);
 	}
 	json_object_foreach(moved, key, v)
 	{
-		if (r == 0 && json_object_set(n->cur, key, v) < 0)
-			r = -ENOMEM;
+		if (r == 0)
+			r = cur_set(n, key, (long)json_integer_value(v));
 	}
 	json_decref(moved);
 	return r;
@@ -278,11 +336,11 @@ static int do_rename(struct jf_net_changes *n, const char *from, const char *to)
 	r = note_orig(n, to, ST_UNKNOWN, NULL);
 	if (r < 0)
 		return r;
-	json_object_del(n->cur, from);
+	cur_del(n, from);
 	unplace(n, to);
 	r = carry(n, from, to);
 	if (r == 0)
-		r = set_int(n->cur, to, i);
+		r = cur_set(n, to, i);
 	n->nodes[i].moved = true;
 	n->nodes[i].alive = true;
 	return r;
@@ -388,13 +446,19 @@ const char *jf_net_kind_name(enum jf_net_kind k)
 /* Keep @s (malloc'd) with the list; NULL on ENOMEM (and @s freed). */
 static const char *keep(struct jf_net_changes *n, char *s)
 {
-	char **p = s ? realloc(n->strs, (n->nstrs + 1) * sizeof(*p)) : NULL;
+	if (s && n->nstrs == n->scap) {
+		size_t cap = n->scap ? n->scap * 2 : 64;
+		char **p = realloc(n->strs, cap * sizeof(*p));
 
-	if (!p) {
+		if (p) {
+			n->strs = p;
+			n->scap = cap;
+		}
+	}
+	if (!s || n->nstrs == n->scap) {
 		free(s);
 		return NULL;
 	}
-	n->strs = p;
 	n->strs[n->nstrs++] = s;
 	return s;
 }
@@ -402,11 +466,17 @@ static const char *keep(struct jf_net_changes *n, char *s)
 static int push(struct jf_net_changes *n, enum jf_net_kind kind, const char *path,
 		const struct node *d)
 {
-	struct jf_net_change *c, *p = realloc(n->list, (n->nlist + 1) * sizeof(*p));
+	struct jf_net_change *c;
 
-	if (!p)
-		return -ENOMEM;
-	n->list = p;
+	if (n->nlist == n->lcap) {
+		size_t cap = n->lcap ? n->lcap * 2 : 64;
+		struct jf_net_change *p = realloc(n->list, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		n->list = p;
+		n->lcap = cap;
+	}
 	c = &n->list[n->nlist];
 	*c = (struct jf_net_change){.kind = kind, .path = keep(n, strdup(path))};
 	if (kind == JF_NET_RENAMED) {
