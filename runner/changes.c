@@ -115,8 +115,12 @@ int jr_changes_prepare(struct jr_changes *c, const char *dir, char *err, size_t 
 			c->tmp[0] = '\0';
 			return -errno;
 		}
-		if ((size_t)snprintf(c->dir, sizeof(c->dir), "%s/layer", c->tmp) >= sizeof(c->dir))
+		if ((size_t)snprintf(c->dir, sizeof(c->dir), "%s/layer", c->tmp) >=
+		    sizeof(c->dir)) {
+			snprintf(err, errsz, "the temporary changes layer's path is too long");
+			c->dir[0] = '\0';
 			return -ENAMETOOLONG;
+		}
 		return 0;
 	}
 	copy = strdup(dir);
