@@ -203,17 +203,13 @@ static int orig_of(struct jf_net_changes *n, const char *path, char **ret)
 }
 
 /* Mark the original path of @path @st unless the records said already. */
-static int note_orig(struct jf_net_changes *n, const char *path, int st, char **ret_orig)
+static int note_orig(struct jf_net_changes *n, const char *path, int st)
 {
 	_cleanup_free_ char *o = NULL;
 	int r = orig_of(n, path, &o);
 
 	if (r == 0 && o && !orig_get(n, o))
 		r = set_int(n->orig, o, st);
-	if (r == 0 && ret_orig) {
-		*ret_orig = o;
-		o = NULL;
-	}
 	return r;
 }
 
@@ -247,7 +243,7 @@ static int make(struct jf_net_changes *n, const char *path)
 		n->nodes[i].modified = true;
 		return 0;
 	}
-	r = note_orig(n, path, ST_ABSENT, NULL);
+	r = note_orig(n, path, ST_ABSENT);
 	if (r == 0)
 		r = new_node(n, path, NULL);
 	return r < 0 ? r : 0;
@@ -333,7 +329,7 @@ static int do_rename(struct jf_net_changes *n, const char *from, const char *to)
 	i = touch(n, from);
 	if (i < 0)
 		return i;
-	r = note_orig(n, to, ST_UNKNOWN, NULL);
+	r = note_orig(n, to, ST_UNKNOWN);
 	if (r < 0)
 		return r;
 	cur_del(n, from);
