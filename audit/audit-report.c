@@ -19,6 +19,7 @@
 #include "audit-report.h"
 #include "audit.h"
 #include "cleanup.h"
+#include "net-changes.h"
 #include "text.h"
 
 #define TOP_DEFAULT 20
@@ -38,6 +39,8 @@ struct report {
 	json_t *rules;	 /* rule -> count of deny + hide */
 	json_t *procs;	 /* "comm (pid N) EXE" -> count of deny + hide */
 	json_t *written; /* path -> [ops, bytes_written] */
+	struct jf_net_changes *net;
+	int net_err; /* the first error of jf_net_add, or 0 */
 };
 
 static void usage(FILE *out)
@@ -51,6 +54,9 @@ static void usage(FILE *out)
 	      "    process's own claim);\n"
 	      "  - the most written paths: allowed create, write, unlink, rename, setattr...\n"
 	      "    records (both names of a rename) and bytes_written from release records;\n"
+	      "  - the net changes by final path, renames and unlinks followed: A created,\n"
+	      "    M modified, D deleted, R renamed, W put in place by a rename over a name\n"
+	      "    the log says nothing else of (needs audit level writes or all);\n"
 	      "  - records the daemon dropped (queue full), left out by the rate limit\n"
 	      "    (counted in suppressed records) or did not write because the file\n"
 	      "    reached its size cap (counted in the capped record), lines that are\n"
@@ -188,6 +194,8 @@ static bool add_record(struct report *r, json_t *o)
 	if (!json_is_object(o) || !op)
 		return false;
 	note_ts(r, jf_audit_str(o, "ts"));
+	if (!r->net_err)
+		r->net_err = jf_net_add(r->net, o);
 	if (strcmp(op, "dropped") == 0) {
 		r->dropped += (uint64_t)jf_audit_num(o, "count");
 		r->dropped_lines++;
@@ -341,6 +349,41 @@ static void print_ops(struct report *r)
 	       (long long)tot[2], (long long)(tot[0] + tot[1] + tot[2]));
 }
 
+/* "A  path", "R  from -> path": git status --short's letters, plus W. */
+static void print_net(struct report *r)
+{
+	static const char letter[] = {
+		[JF_NET_CREATED] = 'A', [JF_NET_MODIFIED] = 'M', [JF_NET_DELETED] = 'D',
+		[JF_NET_RENAMED] = 'R', [JF_NET_WRITTEN] = 'W',
+	};
+	const struct jf_net_change *c;
+	size_t n;
+	int err = r->net_err ? r->net_err : jf_net_list(r->net, &c, &n);
+
+	printf("\nNet changes, by final path:\n");
+	if (err < 0) {
+		printf("  (unknown: %s)\n", strerror(-err));
+		return;
+	}
+	if (jf_net_incomplete(r->net))
+		printf("  incomplete: %s\n", jf_net_incomplete(r->net));
+	if (!jf_net_allowed(r->net)) {
+		printf("  (none: the log holds no allowed record; level denied records none)\n");
+		return;
+	}
+	if (n == 0)
+		printf("  (none)\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("  %c%c ", letter[c[i].kind], c[i].modified ? 'M' : ' ');
+		if (c[i].from) {
+			print_safe(c[i].from);
+			printf(" -> ");
+		}
+		print_safe(c[i].path);
+		putchar('\n');
+	}
+}
+
 static void print_report(const char *name, struct report *r, size_t top)
 {
 	printf("jailfs audit report: ");
@@ -375,6 +418,7 @@ static void print_report(const char *name, struct report *r, size_t top)
 	print_ranking("Denied and hidden, by rule", r->rules, top, false);
 	print_ranking("Denied and hidden, by process", r->procs, top, false);
 	print_ranking("Most written paths", r->written, top, true);
+	print_net(r);
 }
 
 int jf_cmd_audit_report(int argc, char **argv)
@@ -429,7 +473,9 @@ int jf_cmd_audit_report(int argc, char **argv)
 	r.rules = json_object();
 	r.procs = json_object();
 	r.written = json_object();
-	err = jf_audit_read(in, take_line, &r);
+	err = jf_net_new(&r.net);
+	if (err == 0)
+		err = jf_audit_read(in, take_line, &r);
 	if (in != stdin)
 		fclose(in);
 	if (err < 0) {
@@ -442,6 +488,7 @@ int jf_cmd_audit_report(int argc, char **argv)
 	json_decref(r.rules);
 	json_decref(r.procs);
 	json_decref(r.written);
+	jf_net_free(r.net);
 	free(r.first_ts);
 	free(r.last_ts);
 	return err < 0 ? 2 : 0;

@@ -40,7 +40,7 @@ _jailrun()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--source | --cwd | --home)
+	--source | --cwd | --home | --changes)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		compopt -o filenames 2>/dev/null
 		return
@@ -57,7 +57,7 @@ _jailrun()
 		return
 		;;
 	esac
-	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --fresh --view-idle --policy --cwd --home --shell
+	mapfile -t COMPREPLY < <(compgen -W '--root --source --no-git-root --fresh --view-idle --changes --changes-temp --apply --policy --cwd --home --shell
 		--allow-inline --request --env --net --timeout --grace --max-output --rlimit-cpu --rlimit-as
 		--rlimit-nproc --rlimit-fsize --deny-exec --allow-exec --check --json --audit
 		--help --version --' -- "$cur")

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "changes.h"
 #include "cleanup.h"
 #include "env.h"
 #include "fail.h"
@@ -77,7 +78,8 @@ struct run {
 	const char *expose[MAX_LIST]; /* [run] expose of the view and of --policy */
 	struct jr_gitdir gitdir;      /* --source: a linked work tree's main git directory */
 	struct jr_oneshot gitdir_oneshot;
-	struct jr_home home;  /* the jail home, the toolchains and [run] expose */
+	struct jr_home home;	   /* the jail home, the toolchains and [run] expose */
+	struct jr_changes changes; /* --changes DIR, --changes-temp: the overlay's layer */
 	bool timeout_by_view; /* the view's [run] timeout is the limit (no --timeout raises it) */
 };
 
@@ -429,7 +431,7 @@ static void check_root_view(struct run *r, struct jr_outcome *oc)
 static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
-	struct jr_audit_counts counts;
+	struct jr_audit_counts counts = {0};
 	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
 	char msg[512], hint[2048], more[2048];
 	size_t n;
@@ -476,9 +478,11 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 		if (!r->o.json)
 			say("%s", oc->broken);
 	}
+	rep.changes = jr_changes_json(&r->changes);
 	if (r->o.json) {
 		jr_result_print(&rep);
 	} else {
+		jr_changes_say(&r->changes);
 		note_truncation("stdout", &oc->out, r->o.max_output);
 		note_truncation("stderr", &oc->err, r->o.max_output);
 		if (oc->timed_out)
@@ -487,6 +491,8 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 	}
 	jr_refusals_print(stderr, &refusals, hint);
 	jr_refusals_free(&refusals);
+	jr_audit_counts_free(&counts);
+	json_decref(rep.changes);
 	return status;
 }
 
@@ -647,7 +653,10 @@ static int mount_persistent(struct run *r, char *err, size_t errsz)
 				    .idle_ms = idle ? idle : JR_VIEW_IDLE_DEFAULT_MS};
 	int e;
 
-	if (r->o.fresh || r->o.audit)
+	/* an overlay view is one-shot: DIR is locked by its daemon while
+	 * mounted, and free for jailfs diff, apply and restore once the
+	 * command is done */
+	if (r->o.fresh || r->o.audit || r->changes.dir[0])
 		return 0;
 	e = jr_persist_attach(&r->persist, &a, err, errsz);
 	if (e <= 0)
@@ -674,10 +683,17 @@ static int mount_oneshot(struct run *r)
 		if (!realpath(r->o.audit, audit_abs))
 			die("--audit %s: %s", r->o.audit, strerror(errno));
 	}
+	if ((r->o.changes || r->o.changes_temp) &&
+	    jr_changes_prepare(&r->changes, r->o.changes, err, sizeof(err)) < 0)
+		return report_error(r, err);
+	if (r->changes.dir[0] && r->view.gitdir)
+		return report_error(r, "--changes: this linked work tree's git directory is a "
+				       "second view, which the layer would not cover");
 	struct jr_oneshot_args a = {.source = r->view.project,
 				    .policy = r->o.policy_file,
 				    .audit = r->o.audit ? audit_abs : NULL,
-				    .refusal_log = true};
+				    .refusal_log = true,
+				    .changes = r->changes.dir[0] ? r->changes.dir : NULL};
 	e = mount_persistent(r, err, sizeof(err));
 	if (e < 0)
 		return report_error(r, err);
@@ -688,6 +704,10 @@ static int mount_oneshot(struct run *r)
 		if (e < 0)
 			return report_error(r, err);
 		snprintf(r->view.host, sizeof(r->view.host), "%s", r->oneshot.dir);
+	}
+	if (r->changes.dir[0] && jr_changes_checkpoint(&r->changes, err, sizeof(err)) < 0) {
+		jr_oneshot_stop(&r->oneshot);
+		return report_error(r, err);
 	}
 	r->view.host_is_source = false;
 	if (!r->view.gitdir)
@@ -746,8 +766,10 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (!r.o.root && (e = mount_oneshot(&r)) != 0)
+	if (!r.o.root && (e = mount_oneshot(&r)) != 0) {
+		jr_changes_release(&r.changes);
 		return e;
+	}
 	if (r.o.root)
 		jr_viewlog_root(&r.log, r.view.host);
 
@@ -776,9 +798,12 @@ int main(int argc, char **argv)
 	check_root_view(&r, oc);
 	jr_oneshot_stop(&r.gitdir_oneshot);
 	jr_oneshot_stop(&r.oneshot);
+	if (r.changes.dir[0])
+		jr_changes_collect(&r.changes, r.o.apply, r.o.policy_file);
 	if (r.persist.attached) /* a shared log: only this jail's records */
 		r.log.pidns = oc->pidns;
 	e = finish(&r, oc, e);
+	jr_changes_release(&r.changes);
 	jr_viewlog_close(&r.log);
 	jr_persist_detach(&r.persist);
 	if (oc->pidns_fd >= 0)

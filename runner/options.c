@@ -61,6 +61,17 @@ static const char usage_text[] =
 	"  --view-idle SECONDS with --source: a view this command starts unmounts\n"
 	"                      itself after SECONDS with no command in it and no\n"
 	"                      request (default: [run] view_idle, else 600)\n"
+	"  --changes DIR       with --source: a one-shot overlay view (jailfs --changes\n"
+	"                      DIR): SOURCE is not written, every change lands in the\n"
+	"                      layer DIR (made when absent). A checkpoint is taken\n"
+	"                      before the command (--json: changes.checkpoint; undo\n"
+	"                      with jailfs restore DIR ID), and the layer's change\n"
+	"                      list is in the result (changes.list)\n"
+	"  --changes-temp      the same on a temporary layer, removed after the\n"
+	"                      command: its changes are reported and applied to\n"
+	"                      SOURCE only with --apply\n"
+	"  --apply             after the command, apply the layer to SOURCE (jailfs\n"
+	"                      apply DIR: conflicts are left alone)\n"
 	"  --policy FILE       policy for the one-shot view and the path guardrail\n"
 	"                      (default: the project's .jailfs.ini, else\n"
 	"                      ~/.config/jailfs/policy.ini, as jailfs; else the\n"
@@ -245,7 +256,25 @@ enum {
 	OPT_HOME,
 	OPT_FRESH,
 	OPT_VIEW_IDLE,
+	OPT_CHANGES,
+	OPT_CHANGES_TEMP,
+	OPT_APPLY,
 };
+
+/* --changes DIR, --changes-temp and --apply: an overlay one-shot view of
+ * --source, one layer. */
+static void check_changes(const struct opts *o)
+{
+	if (o->changes && o->changes_temp)
+		usage_error("--changes DIR and --changes-temp exclude each other");
+	if (o->apply && !o->changes && !o->changes_temp)
+		usage_error("--apply needs --changes DIR or --changes-temp");
+	if ((o->changes || o->changes_temp) && o->root)
+		usage_error("--changes needs a --source view: a running jailfs writes SOURCE "
+			    "(mount it with jailfs --changes DIR instead)");
+	if (o->changes && !*o->changes)
+		usage_error("--changes: an empty DIR");
+}
 
 void jr_parse_args(struct opts *o, int argc, char **argv)
 {
@@ -256,6 +285,9 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 		{"home", required_argument, NULL, OPT_HOME},
 		{"fresh", no_argument, NULL, OPT_FRESH},
 		{"view-idle", required_argument, NULL, OPT_VIEW_IDLE},
+		{"changes", required_argument, NULL, OPT_CHANGES},
+		{"changes-temp", no_argument, NULL, OPT_CHANGES_TEMP},
+		{"apply", no_argument, NULL, OPT_APPLY},
 		{"policy", required_argument, NULL, OPT_POLICY},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"cwd", required_argument, NULL, OPT_CWD},
@@ -375,6 +407,15 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 				usage_error(
 					"--view-idle must be more than 0 (--fresh: no view kept)");
 			break;
+		case OPT_CHANGES:
+			o->changes = optarg;
+			break;
+		case OPT_CHANGES_TEMP:
+			o->changes_temp = true;
+			break;
+		case OPT_APPLY:
+			o->apply = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -399,6 +440,7 @@ void jr_parse_args(struct opts *o, int argc, char **argv)
 		usage_error(
 			"--audit needs the one-shot view (--source): a running jailfs has its own "
 			"--audit");
+	check_changes(o);
 }
 
 /* --request: the whole request as one JSON object. */

@@ -19,7 +19,9 @@
  * allocations kept until jailrun exits. */
 struct opts {
 	const char *root, *source, *policy_file, *cwd, *audit, *request, *home;
+	const char *changes; /* --changes DIR */
 	bool shell, net, json, check_only, plain_root, no_git_root, fresh;
+	bool changes_temp, apply;				 /* --changes-temp, --apply */
 	uint64_t timeout_ms, max_output, grace_ms, view_idle_ms; /* view_idle_ms 0: unset */
 	bool timeout_set, max_output_set;
 	const char *env[MAX_LIST];

@@ -27,6 +27,7 @@
 #include "audit-read.h"
 #include "audit.h"
 #include "capture.h"
+#include "net-changes.h"
 #include "cleanup.h"
 #include "result.h"
 #include "text.h"
@@ -188,6 +189,8 @@ int jr_result_print(const struct jr_report *r)
 		json_object_set_new(o, "error", json_string(r->error));
 	set_refusals(o, r->refusals);
 	json_object_set_new(o, "hint", str_or_null(r->hint));
+	if (r->changes)
+		json_object_set(o, "changes", r->changes);
 	if (r->audit) {
 		json_t *a = json_object();
 
@@ -195,6 +198,11 @@ int jr_result_print(const struct jr_report *r)
 		json_object_set_new(a, "hidden", json_integer(r->audit->hidden));
 		json_object_set_new(a, "written_files", json_integer(r->audit->written_files));
 		json_object_set_new(a, "records", json_integer(r->audit->records));
+		json_object_set_new(a, "net_changes",
+				    r->audit->net ? json_incref(r->audit->net) : json_null());
+		json_object_set_new(a, "net_changes_omitted", json_integer(r->audit->net_omitted));
+		json_object_set_new(a, "net_changes_incomplete",
+				    str_or_null(r->audit->net_incomplete));
 		json_object_set_new(o, "audit", a);
 	}
 	text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -217,6 +225,8 @@ struct reading {
 	struct jr_refusals *refusals;
 	char **paths; /* written paths, for counts->written_files */
 	size_t np, pcap;
+	struct jf_net_changes *net; /* with counts: the net changes */
+	int net_err;
 	unsigned long long pidns; /* only records of this pid namespace; 0 = all */
 };
 
@@ -312,6 +322,8 @@ static int take_record(const struct jf_audit_line *l, void *arg)
 	if (strcmp(op, "suppressed") == 0 || strcmp(op, "capped") == 0) {
 		json_t *b = json_object_get(o, "by_decision");
 
+		if (rd->net && !rd->net_err)
+			rd->net_err = jf_net_add(rd->net, o);
 		if (rd->refusals)
 			rd->refusals->omitted += (long)jf_audit_num(b, "deny");
 		if (!rd->counts)
@@ -323,6 +335,8 @@ static int take_record(const struct jf_audit_line *l, void *arg)
 	}
 	if (!rd->counts)
 		return 0;
+	if (rd->net && !rd->net_err)
+		rd->net_err = jf_net_add(rd->net, o);
 	rd->counts->records++;
 	if (dec && strcmp(dec, "deny") == 0)
 		rd->counts->denied++;
@@ -347,6 +361,26 @@ static void count_written(struct reading *rd)
 	free(rd->paths);
 }
 
+/* counts->net and its companions from @rd's tracker. */
+static void net_result(struct reading *rd)
+{
+	size_t omitted = 0;
+
+	if (!rd->net || rd->net_err)
+		return;
+	rd->counts->net = jf_net_json(rd->net, JR_NET_LISTED, &omitted);
+	rd->counts->net_omitted = (long)omitted;
+	rd->counts->net_incomplete = jf_net_incomplete(rd->net);
+	if (!jf_net_allowed(rd->net) && rd->counts->records)
+		rd->counts->net_incomplete = "the log holds no allowed record (audit level denied)";
+}
+
+void jr_audit_counts_free(struct jr_audit_counts *c)
+{
+	json_decref(c->net);
+	c->net = NULL;
+}
+
 int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts, struct jr_refusals *refusals)
 {
 	return jr_audit_read_ns(fd, offset, 0, counts, refusals);
@@ -363,17 +397,26 @@ int jr_audit_read_ns(int fd, long offset, unsigned long long pidns, struct jr_au
 		memset(counts, 0, sizeof(*counts));
 	if (refusals)
 		memset(refusals, 0, sizeof(*refusals));
+	if (counts && jf_net_new(&rd.net) < 0)
+		rd.net = NULL;
 	if (!f) {
 		r = -errno;
 		if (dfd >= 0)
 			close(dfd);
+		jf_net_free(rd.net);
 		return r;
 	}
-	if (fseek(f, offset, SEEK_SET) < 0)
-		return -errno;
+	if (fseek(f, offset, SEEK_SET) < 0) {
+		r = -errno;
+		jf_net_free(rd.net);
+		return r;
+	}
 	r = jf_audit_read(f, take_record, &rd);
-	if (counts)
+	if (counts) {
 		count_written(&rd);
+		net_result(&rd);
+	}
+	jf_net_free(rd.net);
 	return r;
 }
 

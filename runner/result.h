@@ -14,11 +14,20 @@
 #define JR_JSON_DENIED (-100)
 #define JR_JSON_TIMEOUT (-101)
 
+#define JR_NET_LISTED 200 /* net changes listed in the result */
+
 struct jr_audit_counts {
 	long records;	    /* audit records written during this run */
 	long denied;	    /* decision "deny" */
 	long hidden;	    /* decision "hide" */
 	long written_files; /* distinct paths written, created, removed or renamed */
+	/* the net changes by final path (audit/net-changes.h): a jansson array
+	 * of at most JR_NET_LISTED entries (json_t *, owned: jr_audit_counts_free),
+	 * NULL when they could not be made; how many more; why the list may
+	 * miss some (static), or NULL */
+	void *net;
+	long net_omitted;
+	const char *net_incomplete;
 };
 
 #define JR_REFUSALS_LISTED 20 /* distinct refusals listed in the result */
@@ -48,6 +57,7 @@ struct jr_report {
 	const struct jr_audit_counts *audit; /* NULL without --audit */
 	const struct jr_refusals *refusals;  /* NULL: none (nothing ran) */
 	const char *hint;		     /* one line for the caller to act on, or NULL */
+	void *changes; /* the "changes" object (json_t *, changes.h), borrowed; NULL: none */
 };
 
 /* Print the one-object JSON result on stdout. Returns 0 or -ENOMEM/-EIO. */
@@ -77,6 +87,8 @@ char *jr_base64(const void *in, size_t n);
  * @refusals (NULL: not wanted): every "deny" record, and every "hide" record
  * but a lookup's (a probe for a hidden or absent name is what programs do
  * all the time; a hidden name they then use shows as a refused mutation).
+ * With @counts, also the net changes by final path (counts->net; free with
+ * jr_audit_counts_free, also after an error).
  * Returns 0 or a negative errno (dup, fdopen, fseek, reading).
  */
 int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts,
@@ -91,6 +103,9 @@ int jr_audit_read(int fd, long offset, struct jr_audit_counts *counts,
  */
 int jr_audit_read_ns(int fd, long offset, unsigned long long pidns, struct jr_audit_counts *counts,
 		     struct jr_refusals *refusals);
+
+/* Free what @c holds (its net changes); @c may be reused. */
+void jr_audit_counts_free(struct jr_audit_counts *c);
 
 /* Free the strings of @r's list; @r may be reused. */
 void jr_refusals_free(struct jr_refusals *r);

@@ -421,6 +421,10 @@ int jr_oneshot_start(struct jr_oneshot *o, const struct jr_oneshot_args *a, char
 	argv[argc++] = "fast_open";
 	if (a->read_only)
 		argv[argc++] = "--read-only";
+	if (a->changes) {
+		argv[argc++] = "--changes";
+		argv[argc++] = a->changes;
+	}
 	if (policy_fd >= 0) {
 		snprintf(policy_path, sizeof(policy_path), "/proc/self/fd/%d", policy_fd);
 		argv[argc++] = "--policy";

@@ -90,10 +90,11 @@ struct jr_oneshot_args {
 	const char *audit;	 /* audit file (level all), or NULL */
 	bool refusal_log;	 /* without @audit: a private log of refusals (level denied) */
 	bool read_only;		 /* jailfs --read-only */
+	const char *changes;	 /* jailfs --changes DIR: an overlay view, or NULL */
 };
 
 /*
- * Start `jailfs -f [-o fast_open] [--read-only] [--policy P] [--audit LOG
+ * Start `jailfs -f [-o fast_open] [--read-only] [--changes DIR] [--policy P] [--audit LOG
  * --audit-level L] SOURCE DIR` on a fresh private directory and wait (at
  * most 10 s) until the mount shows in mountinfo. LOG is @a->audit at level
  * all, or with @a->refusal_log a fresh private file at level denied (its fd

@@ -4,6 +4,8 @@
 #   - the quick-start demo (mnt-examples/demo.sh) end to end, asserting every
 #     refusal and that the demo tree is left unchanged;
 #   - the Python agent harness against jailrun --request -;
+#   - the review loop (review-loop.py) on an overlay view: a failed step
+#     undone by restore, the project untouched until --apply;
 #   - the fstab line, mounted for real by `mount -T FILE` (mount(8) ->
 #     mount.fuse3 -> jailfs) in a private mount namespace;
 #   - the systemd unit: `systemd-analyze verify` (its Documentation= man
@@ -201,6 +203,28 @@ field stdout <<<"$out" | grep -q 'hello' && field stdout <<<"$out" | grep -q '.e
 	ok "harness: --shell request with env; .env not in the view, .env.example is" ||
 	bad "harness --shell: rc $rc $out"
 
+# ---------------------------------------------------------------- review loop
+# Needs the overlay mode (jailfs --changes DIR).
+rv=$tmp/review
+demo_copy "$rv"
+echo 'first line' >"$rv/notes.txt"
+review() { JAILFS=$JAILFS python3 "$ex/review-loop.py" --source "$rv" "$@"; }
+steps=('echo second line >>notes.txt' 'unlink notes.txt && false')
+sum_rv() { (cd "$rv" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum); }
+before=$(sum_rv)
+out=$(review --changes "$tmp/layer-a" "${steps[@]}" 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/# review| /'
+[ $rc -eq 1 ] && grep -q '^step 2: undone' <<<"$out" && grep -q 'second line' <<<"$out" &&
+	ok "review loop: step 1 kept (its diff shown), the failed step 2 undone" ||
+	bad "review loop without --apply: rc $rc"
+[ "$(sum_rv)" = "$before" ] && ok "review loop: the project is untouched without --apply" ||
+	bad "review loop: the project changed without --apply"
+out=$(review --changes "$tmp/layer-b" --apply "${steps[@]}" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q '^applied' <<<"$out" &&
+	[ "$(cat "$rv/notes.txt" 2>/dev/null)" = "$(printf 'first line\nsecond line')" ] &&
+	ok "review loop --apply: notes.txt has step 1's line and survived step 2's unlink" ||
+	bad "review loop --apply: rc $rc, notes.txt: $(cat "$rv/notes.txt" 2>&1)"
+
 # ---------------------------------------------------------------- fstab
 line=$(grep -vE '^[[:space:]]*(#|$)' "$ex/fstab.example")
 read -r _ _ f_type f_opts f_dump f_pass <<<"$line"
@@ -383,7 +407,7 @@ if [ -n "${JF_BUILDDIR:-}" ] && command -v meson >/dev/null; then
 		bindir=$(dirname "$(find "$dest" -type f -name jailfs -perm -u+x | head -n1)")
 		missing=""
 		for f in project.ini share.ini audit.ini system.ini fstab.example jailfs@.service \
-			agent-harness.py demo.sh demo-secrets.sh demo-project/Makefile demo-project/.env.example; do
+			agent-harness.py review-loop.py demo.sh demo-secrets.sh demo-project/Makefile demo-project/.env.example; do
 			[ -e "$exdir/$f" ] || missing+=" $f"
 		done
 		[ -n "$exdir" ] && [ -z "$missing" ] && [ -x "$bindir/jailrun" ] &&
