@@ -136,3 +136,21 @@ const char *jf_profile_text(const char *name);
 /* Whether the entry @pattern of built-in profile @profile is subject to
  * content (enum jf_content), JF_CONTENT_NONE for every other. */
 enum jf_content jf_profile_content(const char *profile, const char *pattern);
+
+/* secrets-rules.c: the detectors, indexed by enum jf_secret_det (secrets.h). */
+struct jf_det_rule {
+	const char *name;
+	/* Vectorscan pattern that finds a candidate anywhere; NULL: the
+	 * confirming stage always runs (a check of the file's first bytes). */
+	const char *first;
+	/* PCRE2 pattern of one candidate; NULL: check() judges the buffer. */
+	const char *confirm;
+	/* Is the match a secret? @ov holds @n (start, end) pairs into @buf
+	 * (@len bytes) as pcre2_get_ovector_pointer() gives them; with no
+	 * confirm pattern, @n is 0. */
+	bool (*check)(const unsigned char *buf, size_t len, const size_t *ov, int n);
+};
+extern const struct jf_det_rule jf_det_rules[];
+
+/* The CRC-32 of ISO 3309 / ITU-T V.42 (zlib's crc32()) of @len bytes. */
+uint32_t jf_crc32(const unsigned char *p, size_t len);
