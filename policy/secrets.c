@@ -250,21 +250,13 @@ static int confirm(const struct jf_secrets *s, unsigned i, const unsigned char *
 	return 0;
 }
 
-int jf_secrets_scan(const struct jf_secrets *s, const void *buf, size_t len,
-		    struct jf_secret_hit *hit)
+/* The confirming stage of the detectors in @cand. */
+static int confirm_all(const struct jf_secrets *s, uint32_t cand, const void *buf, size_t len,
+		       struct jf_secret_hit *hit)
 {
 	pcre2_match_data *md;
-	uint32_t cand;
 	int r;
 
-	if (len > JF_SECRETS_SCAN_MAX)
-		len = JF_SECRETS_SCAN_MAX;
-	r = first_pass(s, buf, len, &cand);
-	if (r < 0)
-		return r;
-	for (unsigned i = 0; i < JF_DET_COUNT; i++)
-		if ((s->mask & (1u << i)) && !jf_det_rules[i].first)
-			cand |= 1u << i;
 	if (!cand)
 		return 0;
 	md = pcre2_match_data_create(16, NULL);
@@ -276,4 +268,29 @@ int jf_secrets_scan(const struct jf_secrets *s, const void *buf, size_t len,
 			r = confirm(s, i, buf, len, md, hit);
 	pcre2_match_data_free(md);
 	return r;
+}
+
+int jf_secrets_scan(const struct jf_secrets *s, const void *buf, size_t len,
+		    struct jf_secret_hit *hit)
+{
+	uint32_t cand;
+	int r;
+
+	if (len > JF_SECRETS_SCAN_MAX)
+		len = JF_SECRETS_SCAN_MAX;
+	r = first_pass(s, buf, len, &cand);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < JF_DET_COUNT; i++)
+		if ((s->mask & (1u << i)) && !jf_det_rules[i].first)
+			cand |= 1u << i;
+	return confirm_all(s, cand, buf, len, hit);
+}
+
+int jf_secrets_scan_confirm_only(const struct jf_secrets *s, const void *buf, size_t len,
+				 struct jf_secret_hit *hit)
+{
+	if (len > JF_SECRETS_SCAN_MAX)
+		len = JF_SECRETS_SCAN_MAX;
+	return confirm_all(s, s->mask, buf, len, hit);
 }

@@ -120,7 +120,7 @@ expect check-read-only 0 "$want" -- "$JAILFS" --check --read-only -p "$P" src/ma
 B=$T/bad.ini
 printf '[safe]\n/\n[safee]\n' >"$B"
 expect check-bad-policy 2 "" -- "$JAILFS" --check --policy "$B" x
-grep -qxF "jailfs: $B:3: unknown section [safee] (expected [safe], [restricted], [denied], [limits], [options] or [run])" "$T.err" ||
+grep -qxF "jailfs: $B:3: unknown section [safee] (expected [safe], [restricted], [denied], [limits], [options], [run] or [content])" "$T.err" ||
 	fail "bad policy message: $(cat "$T.err")"
 printf '[denied]\nfoo[ab\n' >"$B"
 expect scan-bad-policy 2 "" -- "$JAILFS" --scan --policy "$B" "$S"

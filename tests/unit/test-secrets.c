@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "policy.h"
 #include "secrets.h"
 
 static const char *fixture_dir;
@@ -441,15 +442,132 @@ static void test_threads(void **state)
 	}
 }
 
+static struct jf_policy *parse(const char *text)
+{
+	struct jf_policy *p;
+	char err[256];
+
+	if (jf_policy_parse("t.ini", text, strlen(text), &p, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return p;
+}
+
+static void parse_err(const char *text, const char *want)
+{
+	struct jf_policy *p;
+	char err[256];
+
+	assert_true(jf_policy_parse("t.ini", text, strlen(text), &p, err, sizeof(err)) < 0);
+	assert_string_equal(err, want);
+}
+
+/* [content]: on by default, off with -secrets, detectors chosen by name. */
+static void test_policy_section(void **state)
+{
+	struct jf_policy *p;
+	uint32_t m;
+
+	(void)state;
+	assert_int_equal(jf_policy_default(&p), 0);
+	assert_true(jf_policy_content_scan(p, &m));
+	assert_int_equal(m, JF_DET_ALL);
+	jf_policy_free(p);
+	p = parse("[options]\ndefault = safe\nprofiles = project, -secrets\n");
+	assert_false(jf_policy_content_scan(p, &m));
+	assert_int_equal(m, 0);
+	jf_policy_free(p);
+	p = parse("[options]\ndefault = safe\nprofiles = -secrets\n[content]\nscan = on\n");
+	assert_true(jf_policy_content_scan(p, NULL));
+	jf_policy_free(p);
+	p = parse("[options]\ndefault = safe\n[content]\nscan = off\n");
+	assert_false(jf_policy_content_scan(p, NULL));
+	jf_policy_free(p);
+	p = parse("[options]\ndefault = safe\n[content]\ndetectors = all, -jwt, "
+		  "-connection-string\n");
+	assert_true(jf_policy_content_scan(p, &m));
+	assert_int_equal(m, JF_DET_ALL & ~(1u << JF_DET_JWT) & ~(1u << JF_DET_CONNSTR));
+	jf_policy_free(p);
+	p = parse("[options]\ndefault = safe\n[content]\ndetectors = github, npm\n");
+	assert_true(jf_policy_content_scan(p, &m));
+	assert_int_equal(m, (1u << JF_DET_GITHUB) | (1u << JF_DET_NPM));
+	jf_policy_free(p);
+	parse_err("[options]\ndefault = safe\n[content]\ndetectors = all, -nope\n",
+		  "t.ini:4: unknown detector '-nope' (docs/secrets.md lists them)");
+	parse_err("[options]\ndefault = safe\n[content]\nscan = maybe\n",
+		  "t.ini:4: scan must be on or off");
+	parse_err("[options]\ndefault = safe\n[content]\ncolour = red\n",
+		  "t.ini:4: unknown key 'colour' in [content] (expected scan or detectors)");
+}
+
+static void zone_of(const struct jf_policy *p, const char *path, int secret, const char *bytes,
+		    size_t n, enum jf_zone want, const char *source)
+{
+	struct jf_verdict v;
+
+	jf_classify_content(p, path, strlen(path), secret, bytes, n, &v);
+	if (v.zone != want)
+		fail_msg("%s (secret %d): zone %d, want %d", path, secret, v.zone, want);
+	if (source && (!v.rule || strcmp(v.rule->source, source) != 0))
+		fail_msg("%s: rule %s, want %s", path, v.rule ? v.rule->source : "default", source);
+}
+
+#define Z(p, path, secret, text, want, src) zone_of(p, path, secret, text, strlen(text), want, src)
+
+/* Name and content combine to the stricter zone; "not a secret" lifts only
+ * the built-in extension rules; name overrides either way. */
+static void test_policy_combine(void **state)
+{
+	static const char bin[] = "\x30\x82\x01\x00\x00\x02";
+	struct jf_policy *p, *off;
+
+	(void)state;
+	p = parse("[options]\ndefault = safe\n[restricted]\ndocs/\n[content]\n"
+		  "!vendor/certifi/\nnotes/keys.txt\n");
+	Z(p, "src/notes.txt", 1, "x", JF_DENIED, "content");
+	Z(p, "src/notes.txt", 0, "x", JF_SAFE, NULL);
+	Z(p, "docs/a.md", 1, "x", JF_DENIED, "content");
+	Z(p, "docs/a.md", 0, "x", JF_RESTRICTED, "t.ini");
+	Z(p, ".env", 0, "A=1\n", JF_DENIED, "secrets"); /* the name alone hides it */
+	Z(p, ".env", 1, "A=1\n", JF_DENIED, "secrets");
+	/* the built-in extension rules: lifted by "not a secret" on plain text */
+	Z(p, "conf/server.pem", 0, "# empty for now\n", JF_SAFE, NULL);
+	Z(p, "conf/license.key", 0, "ABCD-EFGH-IJKL\n", JF_SAFE, NULL);
+	Z(p, "conf/server.key", 0, "-----BEGIN FOO KEY-----\nAAAA\n-----END FOO KEY-----\n",
+	  JF_DENIED, "secrets"); /* armor of a kind not known public */
+	zone_of(p, "conf/server.key", 0, bin, sizeof(bin) - 1, JF_DENIED, "secrets"); /* DER */
+	Z(p, "conf/server.pem", 1, "x", JF_DENIED, "secrets");
+	/* overrides */
+	zone_of(p, "vendor/certifi/cacert.pem", 1, bin, sizeof(bin) - 1, JF_SAFE, NULL);
+	Z(p, "vendor/certifi/x.txt", 1, "x", JF_SAFE, NULL);
+	Z(p, "notes/keys.txt", 0, "x", JF_DENIED, "content");
+	Z(p, "Notes/Keys.TXT", 0, "x", JF_DENIED, "content");
+	assert_int_equal(jf_policy_content_name(p, "vendor/certifi/a", 16), 0);
+	assert_int_equal(jf_policy_content_name(p, "notes/keys.txt", 14), 1);
+	assert_int_equal(jf_policy_content_name(p, "src/a", 5), -1);
+	/* scanning off: the names alone, as before */
+	off = parse("[options]\ndefault = safe\n[content]\nscan = off\n");
+	Z(off, "src/notes.txt", 1, "x", JF_SAFE, NULL);
+	Z(off, "conf/server.pem", 0, "# empty\n", JF_DENIED, "secrets");
+	jf_policy_free(off);
+	jf_policy_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc_tokens),  cmocka_unit_test(test_shaped_tokens),
-		cmocka_unit_test(test_aws),	    cmocka_unit_test(test_jwt),
-		cmocka_unit_test(test_connstr),	    cmocka_unit_test(test_putty),
-		cmocka_unit_test(test_armor_prose), cmocka_unit_test(test_fixtures),
-		cmocka_unit_test(test_bound),	    cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_crc_tokens),
+		cmocka_unit_test(test_shaped_tokens),
+		cmocka_unit_test(test_aws),
+		cmocka_unit_test(test_jwt),
+		cmocka_unit_test(test_connstr),
+		cmocka_unit_test(test_putty),
+		cmocka_unit_test(test_armor_prose),
+		cmocka_unit_test(test_fixtures),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_policy_section),
+		cmocka_unit_test(test_policy_combine),
 	};
 
 	if (argc != 2) {
