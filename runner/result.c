@@ -188,6 +188,11 @@ int jr_result_print(const struct jr_report *r)
 		json_object_set_new(o, "error", json_string(r->error));
 	set_refusals(o, r->refusals);
 	json_object_set_new(o, "hint", str_or_null(r->hint));
+	json_t *dropped = json_array();
+
+	for (char *const *p = r->env_dropped; p && *p; p++)
+		json_array_append_new(dropped, json_string(*p));
+	json_object_set_new(o, "env_dropped", dropped);
 	if (r->audit) {
 		json_t *a = json_object();
 

@@ -48,6 +48,9 @@ struct jr_report {
 	const struct jr_audit_counts *audit; /* NULL without --audit */
 	const struct jr_refusals *refusals;  /* NULL: none (nothing ran) */
 	const char *hint;		     /* one line for the caller to act on, or NULL */
+	/* "NAME (DETECTOR)" of environment values left out as secrets
+	 * (NULL-terminated), or NULL when the environment was not built */
+	char *const *env_dropped;
 };
 
 /* Print the one-object JSON result on stdout. Returns 0 or -ENOMEM/-EIO. */
