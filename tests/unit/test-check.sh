@@ -355,14 +355,7 @@ rm "$C/deploy/id_deploy.pub"
 	printf 'end of fixture\n'
 } >"$C/test/fixture_data.txt"
 # a classic GitHub token synthesized here, its CRC-32 valid
-tok=$(python3 -c '
-import random, string, zlib
-a = string.digits + string.ascii_uppercase + string.ascii_lowercase
-e = "".join(random.SystemRandom().choice(a) for _ in range(30))
-c, s = zlib.crc32(e.encode()), ""
-for _ in range(6):
-    s, c = a[c % 62] + s, c // 62
-print("ghp_" + e + s)')
+tok=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/fake-token.py")
 printf 'export GITHUB_TOKEN=%s\n' "$tok" >"$C/config.local.sh"
 openssl req -x509 -newkey rsa:1024 -nodes -keyout "$T/ca.key" -subj /CN=t -days 1 \
 	-out "$C/certs/chain.pem" 2>/dev/null
