@@ -170,7 +170,8 @@ static bool check_pkcs12(const unsigned char *buf, size_t len, const size_t *ov,
 	return buf[at + sizeof(oid)] == 0x01 || buf[at + sizeof(oid)] == 0x02;
 }
 
-static bool upper_lower_digit(const unsigned char *p, size_t n)
+/* How many of upper case, lower case and digits @p holds. */
+static int char_classes(const unsigned char *p, size_t n)
 {
 	bool u = false, l = false, d = false;
 
@@ -179,7 +180,21 @@ static bool upper_lower_digit(const unsigned char *p, size_t n)
 		l |= p[i] >= 'a' && p[i] <= 'z';
 		d |= p[i] >= '0' && p[i] <= '9';
 	}
-	return u && l && d;
+	return u + l + d;
+}
+
+/*
+ * Could @n bytes at @p be drawn at random from a token alphabet (about 64
+ * characters)? Two classes of characters at least (a placeholder such as
+ * "your_token_here" or "XXXX" has one), and an entropy no more than 1.3 bits
+ * under the most that @n characters can have (random strings of 20 to 93
+ * characters stayed above it in 200,000 draws each).
+ */
+static bool random_enough(const unsigned char *p, size_t n)
+{
+	double most = log2((double)(n < 64 ? n : 64));
+
+	return char_classes(p, n) >= 2 && entropy(p, n) >= most - 1.3;
 }
 
 static bool b64_char(unsigned char c)
@@ -188,8 +203,9 @@ static bool b64_char(unsigned char c)
 	       c == '+' || c == '/';
 }
 
-/* A secret access key: a run of exactly 40 base64 characters, mixed case
- * with a digit, random enough, within 1 KiB either side of the key id. */
+/* A secret access key: a run of exactly 40 base64 characters, random
+ * enough and above the 4 bits of hex (a SHA-1), within 1 KiB either side of
+ * the key id. */
 #define AWS_NEAR 1024
 static bool check_aws(const unsigned char *buf, size_t len, const size_t *ov, int n)
 {
@@ -203,8 +219,8 @@ static bool check_aws(const unsigned char *buf, size_t len, const size_t *ov, in
 
 		while (j < hi && b64_char(buf[j]))
 			j++;
-		if (j - i == 40 && (j == len || buf[j] != '=') && upper_lower_digit(buf + i, 40) &&
-		    entropy(buf + i, 40) >= 4.2 && !memmem(buf + i, 40, "EXAMPLE", 7))
+		if (j - i == 40 && (j == len || buf[j] != '=') && random_enough(buf + i, 40) &&
+		    entropy(buf + i, 40) > 4.0 && !memmem(buf + i, 40, "EXAMPLE", 7))
 			return true;
 		i = j + 1;
 	}
@@ -243,12 +259,29 @@ static bool check_npm(const unsigned char *buf, size_t len, const size_t *ov, in
 /* Group 1 random enough to be a key, not a placeholder ("xxxx", "your-key"). */
 static bool check_random1(const unsigned char *buf, size_t len, const size_t *ov, int n)
 {
-	return group_random(buf, ov, 1, 3.8) && upper_lower_digit(buf + ov[2], ov[3] - ov[2]);
+	return random_enough(buf + ov[2], ov[3] - ov[2]);
 }
 
 static bool check_random1_any(const unsigned char *buf, size_t len, const size_t *ov, int n)
 {
 	return group_random(buf, ov, 1, 3.0);
+}
+
+/* Signatures of the published example tokens, whose keys are public: RFC
+ * 7519 section 3.1 (the key of RFC 7515 appendix A.1) and jwt.io's default
+ * ("your-256-bit-secret"). Documentation and tests quote them everywhere. */
+static bool jwt_example(const unsigned char *sig, size_t n)
+{
+	static const char *const examples[] = {
+		"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+		"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+		NULL,
+	};
+
+	for (size_t i = 0; examples[i]; i++)
+		if (strlen(examples[i]) == n && memcmp(sig, examples[i], n) == 0)
+			return true;
+	return false;
 }
 
 /* The header (group 1) decodes to JSON naming an HMAC algorithm, and the
@@ -275,7 +308,8 @@ static bool check_jwt(const unsigned char *buf, size_t len, const size_t *ov, in
 		;
 	for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++)
 		if ((size_t)(end - a) >= 7 && memcmp(a, hs[i].alg, 7) == 0)
-			return ov[5] - ov[4] == hs[i].sig;
+			return ov[5] - ov[4] == hs[i].sig &&
+			       !jwt_example(buf + ov[4], ov[5] - ov[4]);
 	return false;
 }
 

@@ -125,6 +125,8 @@ static void test_shaped_tokens(void **state)
 	snprintf(line, sizeof(line), "GITLAB_TOKEN=glpat-%s", a);
 	expect(line, "gitlab");
 	expect("glpat-xxxxxxxxxxxxxxxxxxxx", NULL);
+	expect("GITLAB_TOKEN=glpat-your_gitlab_token_here", NULL);
+	expect("sk_live_YOUR_SECRET_KEY_HERE_XXXXXXXX", NULL);
 	rnd(a, 24, b62);
 	snprintf(line, sizeof(line), "xoxb-123456789012-1234567890123-%s", a);
 	expect(line, "slack");
@@ -233,6 +235,18 @@ static void test_jwt(void **state)
 	expect(line, NULL);
 	jwt(line, "{\"alg\":\"none\"}", 32);
 	expect(line, NULL);
+	/* the published examples, their keys public: RFC 7519 section 3.1, jwt.io */
+	expect("eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkz"
+	       "ODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ."
+	       "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+	       NULL);
+	expect("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4g"
+	       "RG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+	       NULL);
+	/* the same header and payload with another signature: a real token */
+	expect("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4g"
+	       "RG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.Q2xvc2UgdG8gdGhlIGV4YW1wbGUgYnV0IG5vdCBpdCE",
+	       "jwt");
 }
 
 static void test_connstr(void **state)
