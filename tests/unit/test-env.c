@@ -54,7 +54,9 @@ static void test_secret_values(void **state)
 	srand(7);
 	token(tok);
 	snprintf(lang, sizeof(lang), "LANG=%s", tok);
-	snprintf(run_set, sizeof(run_set), "DB_URL=postgres://app:Xk3v9qLmT2@db.internal/app");
+	snprintf(run_set, sizeof(run_set),
+		 "DB_URL=postgres://app:Xk3v9qLmT2"
+		 "@db.internal/app");
 	snprintf(pass_set, sizeof(pass_set), "MINE=%s", tok);
 	setenv("LANG", tok, 1);
 	setenv("TZ", "UTC", 1);
