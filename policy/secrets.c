@@ -27,6 +27,7 @@ struct jf_secrets {
 	pcre2_code *re[JF_DET_COUNT];
 #ifdef JF_HAVE_HS
 	hs_database_t *db; /* NULL when no selected detector has a first pattern */
+	bool no_first;	   /* this CPU cannot run Vectorscan: PCRE2 alone */
 #endif
 };
 
@@ -81,6 +82,10 @@ static int compile_first(struct jf_secrets *s)
 	}
 	if (n == 0)
 		return 0;
+	if (hs_valid_platform() != HS_SUCCESS) {
+		s->no_first = true; /* Vectorscan needs SSSE3 on x86 */
+		return 0;
+	}
 	if (hs_compile_multi(pats, flags, ids, n, HS_MODE_BLOCK, NULL, &s->db, &err) !=
 	    HS_SUCCESS) {
 		fprintf(stderr, "jailfs: secret pattern %d: %s\n", err ? err->expression : -1,
@@ -184,7 +189,7 @@ static int first_pass(const struct jf_secrets *s, const char *buf, size_t len, u
 {
 	hs_scratch_t *scr;
 
-	*cand = 0;
+	*cand = s->no_first ? s->mask : 0;
 	if (!s->db)
 		return 0;
 	pthread_once(&scratch_once, scratch_init);

@@ -93,7 +93,9 @@ const char *jf_secret_det_name(enum jf_secret_det det);
 /* The detector named @name (@len bytes), or -EINVAL. */
 int jf_secret_det_lookup(const char *name, size_t len);
 
-/* The engine this build uses for the first pass: "vectorscan" or "pcre2". */
+/* The engine this build uses for the first pass: "vectorscan" or "pcre2".
+ * A build with Vectorscan on a CPU it cannot run on (x86 without SSSE3)
+ * runs PCRE2 alone, with the same verdicts. */
 const char *jf_secrets_engine(void);
 
 #endif
