@@ -9,7 +9,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 
 T=$(mktemp -d /tmp/jf-test-check.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+trap 'rm -rf "$T" "$T.err"' EXIT
 fail() { bad "$*"; }
 
 # expect NAME WANT_RC WANT_STDOUT -- CMD...: one result; the differences on
