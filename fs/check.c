@@ -657,7 +657,8 @@ static int cmp_counts(const void *a, const void *b)
 /* Prints the counts, most first, and frees them. */
 static void put_counts(struct scan *s)
 {
-	qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_counts);
+	if (s->ncounts) /* counts is NULL then, and qsort's pointer may not be */
+		qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_counts);
 	for (size_t i = 0; i < s->ncounts; i++) {
 		printf("# RESTRICTED %llu by ", (unsigned long long)s->counts[i].n);
 		jf_fput_escaped(stdout, s->counts[i].rule, strlen(s->counts[i].rule));

@@ -83,8 +83,12 @@ static void test_secret_values(void **state)
 	assert_string_equal(dropped[1], "DB_URL (connection-string)");
 	assert_string_equal(dropped[2], "OURS (github)");
 	assert_null(dropped[3]);
-	for (char **p = dropped; *p; p++)
+	for (char **p = dropped; *p; p++) {
 		assert_null(strstr(*p, tok + 4));
+		free(*p);
+	}
+	free(dropped);
+	free(envp);
 }
 
 /* --env NAME (not NAME=VALUE) passes jailrun's value as named exactly. */
@@ -104,6 +108,8 @@ static void test_exact_name(void **state)
 	assert_non_null(envp);
 	assert_true(has(envp, want));
 	assert_null(dropped[0]);
+	free(dropped);
+	free(envp);
 }
 
 int main(void)
