@@ -30,6 +30,7 @@
 #include "jailfs.h"
 #include "policy.h"
 #include "refine.h"
+#include "secrets.h"
 #include "text.h"
 #include "tracked.h"
 #include "zone-name.h"
@@ -66,7 +67,9 @@ static const char check_usage[] =
 	"\n"
 	"A file DENIED only by a rule subject to content (*.pem, *.key, *.asc of the\n"
 	"secrets profile) is judged by its content when --source has it; without it\n"
-	"RULE says '(unless its content is public)'. Files tracked by SOURCE's git\n"
+	"RULE says '(unless its content is public)'. With --source, a regular\n"
+	"file holding a secret is DENIED by rule 'content', as jailfs --scan says.\n"
+	"Files tracked by SOURCE's git\n"
 	"index with DENIED names print RESTRICTED, rule git-index. With --source, a\n"
 	"file with several names is judged as the view judges it after the daemon's\n"
 	"walk of SOURCE: DENIED, rule hardlink:denied, when another name is DENIED;\n"
@@ -95,6 +98,9 @@ static const char scan_usage[] =
 	"content (a certificate named *.pem), or tracked by git (rule git-index,\n"
 	"RESTRICTED). Files with several names are judged as the view judges them\n"
 	"(rules hardlink:denied and hardlink:outside, see jailfs --check --help).\n"
+	"Regular files are judged by their first 64 KiB too ([content] of\n"
+	"jailfs-policy(5)): one holding a secret is DENIED, rule 'content', noted\n"
+	"(secret: DETECTOR:PREFIX:HASH), never the secret itself.\n"
 	"Other RESTRICTED (read-only) entries, judged by their name alone, are\n"
 	"counted by rule, most first, in lines starting with '#':\n"
 	"  # RESTRICTED n by RULE\n"
@@ -360,6 +366,110 @@ static void links_verdict(const struct stat *st, struct jf_verdict *v)
 	jf_effective_zone(&cview, st, v, false);
 }
 
+/*
+ * What the bytes say (secrets.h), as a mount with [content] scanning on
+ * would judge the file: the detectors compiled once for the policy's
+ * selection, the first JF_SECRETS_SCAN_MAX bytes read.
+ */
+static const struct jf_secrets *cset;
+static struct jf_secrets *cset_owned;
+static char *cbuf;
+
+static void content_init(const struct jf_policy *pol)
+{
+	uint32_t mask;
+
+	if (!jf_policy_content_scan(pol, &mask))
+		return;
+	cbuf = malloc(JF_SECRETS_SCAN_MAX);
+	if (mask == JF_DET_ALL)
+		cset = jf_secrets_default();
+	else if (jf_secrets_new(mask, &cset_owned) == 0)
+		cset = cset_owned;
+	if (!cset || !cbuf)
+		fprintf(stderr, "jailfs: content scanning: %s; files are judged by name only\n",
+			strerror(ENOMEM));
+}
+
+static void content_end(void)
+{
+	jf_secrets_free(cset_owned);
+	cset_owned = NULL;
+	cset = NULL;
+	free(cbuf);
+	cbuf = NULL;
+}
+
+/* The first bytes of regular file @name of @dfd into cbuf: their count, or
+ * -1 when it cannot be read (not a regular file: nothing to judge). */
+static ssize_t content_read(int dfd, const char *name)
+{
+	_cleanup_close_ int fd =
+		openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	while (got < JF_SECRETS_SCAN_MAX) {
+		ssize_t n = read(fd, cbuf + got, JF_SECRETS_SCAN_MAX - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : (ssize_t)got;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * Judge regular file @name of @dfd (view path @path, @len bytes) by its
+ * content (jf_classify_content) on top of @v, the verdict of its name and
+ * what refine.c made of it. Returns the note to print (in @buf) when the
+ * content changed or explains the verdict, else NULL. A file whose name
+ * alone hides it is not read.
+ */
+static const char *content_judge(int dfd, const char *name, const char *path, size_t len,
+				 const struct jf_verdict *named, struct jf_verdict *v, char *buf,
+				 size_t size)
+{
+	bool by_ext =
+		named->zone == JF_DENIED && named->rule && named->rule->content != JF_CONTENT_NONE;
+	struct jf_secret_hit hit;
+	struct jf_verdict cv;
+	char rule[PATH_MAX + 32];
+	ssize_t n;
+	int secret;
+
+	if (!cset || !cbuf || (v->zone == JF_DENIED && !by_ext))
+		return NULL;
+	n = content_read(dfd, name);
+	if (n < 0)
+		return NULL;
+	secret = jf_secrets_scan(cset, cbuf, (size_t)n, &hit);
+	if (secret < 0)
+		return NULL;
+	jf_classify_content(cview.policy, path, len, secret, cbuf, (size_t)n, &cv);
+	if (cv.zone == JF_DENIED &&
+	    (secret || jf_policy_content_name(cview.policy, path, len) == 1)) {
+		if (v->zone != JF_DENIED)
+			*v = cv;
+		if (secret)
+			snprintf(buf, size, "secret: %s", hit.fingerprint);
+		else
+			snprintf(buf, size, "a secret by its [content] name");
+		return buf;
+	}
+	if (v->zone == JF_DENIED && by_ext && cv.zone != JF_DENIED) {
+		*v = cv;
+		jf_rule_format(named->rule, rule, sizeof(rule));
+		snprintf(buf, size, "not a secret: %s set aside", rule);
+		return buf;
+	}
+	return NULL;
+}
+
 struct checker {
 	const struct jf_policy *pol;
 	int srcfd; /* -1 without --source */
@@ -373,6 +483,7 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 	struct jf_canon c;
 	struct stat st;
 	char note[PATH_MAX + 64];
+	const char *why = NULL;
 	int dir = -1;
 
 	if (jf_canonicalize(ck->root_lex, NULL, arg, len, &c) < 0 &&
@@ -394,12 +505,17 @@ static void check_one(const struct checker *ck, const char *arg, size_t len)
 	named = v;
 	if (pfd >= 0) {
 		const char *slash = memrchr(c.path, '/', c.len);
+		const char *base = slash ? slash + 1 : c.path;
 
-		jf_refine(&cview, pfd, slash ? slash + 1 : c.path, c.path, c.len, &st, &v);
+		jf_refine(&cview, pfd, base, c.path, c.len, &st, &v);
 		links_verdict(&st, &v);
+		why = S_ISREG(st.st_mode) ? content_judge(pfd, base, c.path, c.len, &named, &v,
+							  note, sizeof(note))
+					  : NULL;
 	}
-	put_verdict(stdout, &v, verdict_note(&named, &v, pfd >= 0, note, sizeof(note)), c.path,
-		    c.len, false);
+	if (!why)
+		why = verdict_note(&named, &v, pfd >= 0, note, sizeof(note));
+	put_verdict(stdout, &v, why, c.path, c.len, false);
 }
 
 static char *absolute(const char *dir)
@@ -465,6 +581,8 @@ int jf_cmd_check(int argc, char **argv)
 	}
 	ck = (struct checker){pol, srcfd, root_lex, root_real};
 	daemon_view(pol, srcfd, o.source);
+	if (srcfd >= 0)
+		content_init(pol);
 	for (int i = first; i < argc; i++)
 		check_one(&ck, argv[i], strlen(argv[i]));
 	if (o.use_stdin && check_stdin(&ck) < 0) {
@@ -474,6 +592,7 @@ int jf_cmd_check(int argc, char **argv)
 		fprintf(stderr, "jailfs: writing output: %s\n", strerror(errno));
 		r = 1;
 	}
+	content_end();
 	daemon_view_end();
 	return r;
 }
@@ -541,7 +660,8 @@ static int cmp_counts(const void *a, const void *b)
 /* Prints the counts, most first, and frees them. */
 static void put_counts(struct scan *s)
 {
-	qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_counts);
+	if (s->ncounts) /* counts is NULL then, and qsort's pointer may not be */
+		qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_counts);
 	for (size_t i = 0; i < s->ncounts; i++) {
 		printf("# RESTRICTED %llu by ", (unsigned long long)s->counts[i].n);
 		jf_fput_escaped(stdout, s->counts[i].rule, strlen(s->counts[i].rule));
@@ -690,8 +810,12 @@ static void scan_entry(struct scan *s, int dfd, dev_t dev, const char *name, uns
 	if (v.zone != JF_DENIED && (type == DT_REG || type == DT_UNKNOWN) && links_matter() &&
 	    (type == DT_UNKNOWN || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0))
 		links_verdict(&st, &v);
+	why = !dir && (type == DT_REG || (type == DT_UNKNOWN && S_ISREG(st.st_mode)))
+		      ? content_judge(dfd, name, s->path, s->len, &named, &v, note, sizeof(note))
+		      : NULL;
 	s->zone[v.zone]++;
-	why = verdict_note(&named, &v, true, note, sizeof(note));
+	if (!why)
+		why = verdict_note(&named, &v, true, note, sizeof(note));
 	/* Counted only where the name alone decided: what the object holds (a
 	 * public content, git's index, its other names) is told per file. */
 	if (v.zone == JF_RESTRICTED && !why && v.rule == named.rule && !s->all)
@@ -764,10 +888,12 @@ int jf_cmd_scan(int argc, char **argv)
 	if (v.zone != JF_SAFE)
 		put_verdict(stdout, &v, NULL, "", 0, true);
 	daemon_view(pol, fd, argv[first]);
+	content_init(pol);
 	if (v.zone == JF_DENIED)
 		close(fd);
 	else
 		scan_dir(s, fd, st.st_dev);
+	content_end();
 	daemon_view_end();
 	put_counts(s);
 	printf("# SAFE %llu, RESTRICTED %llu, DENIED %llu (%llu %s not entered), REFUSED %llu; "

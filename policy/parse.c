@@ -10,6 +10,7 @@
  *   [run]      deny_exec, allow_exec, allow_inline, env, expose = a, b, c   (lists)
  *              home = /path (one item)
  *              timeout = SECONDS (units.h duration), max_output, tmp_size, shm_size = SIZE
+ *   [content]  scan = on|off, detectors = all|NAME, ...; PATTERN, !PATTERN (content-conf.c)
  *
  * Lines: leading blanks ignored, '#' starts a comment line, trailing blanks
  * ignored unless escaped ("\ "), a CR before the LF ignored. Sections may
@@ -44,11 +45,13 @@ enum section {
 	SEC_LIMITS,
 	SEC_OPTIONS,
 	SEC_RUN,
+	SEC_CONTENT,
 };
 
 static const char *const section_names[] = {
-	[SEC_SAFE] = "safe",	 [SEC_RESTRICTED] = "restricted", [SEC_DENIED] = "denied",
-	[SEC_LIMITS] = "limits", [SEC_OPTIONS] = "options",	  [SEC_RUN] = "run",
+	[SEC_SAFE] = "safe",	   [SEC_RESTRICTED] = "restricted", [SEC_DENIED] = "denied",
+	[SEC_LIMITS] = "limits",   [SEC_OPTIONS] = "options",	    [SEC_RUN] = "run",
+	[SEC_CONTENT] = "content",
 };
 
 static const char *const run_list_keys[JF_RUN_NLISTS] = {"deny_exec", "allow_exec", "env",
@@ -92,6 +95,8 @@ struct pstate {
 	char **lists[JF_RUN_NLISTS];
 	size_t nlists[JF_RUN_NLISTS];
 	uint64_t timeout_ms, view_idle_ms, run_sizes[JF_RUN_NSIZES];
+	struct jf_content_conf content;
+	bool secrets_removed;
 };
 
 _printf_(2, 3) static int perr(struct pstate *st, const char *fmt, ...)
@@ -423,7 +428,7 @@ static int parse_header(struct pstate *st, const char *s, size_t len)
 {
 	char q[96];
 
-	for (int i = SEC_SAFE; i <= SEC_RUN; i++) {
+	for (int i = SEC_SAFE; i <= SEC_CONTENT; i++) {
 		if (value_is(s + 1, len - 2, section_names[i])) {
 			if (st->builtin && i > SEC_DENIED)
 				break;
@@ -433,7 +438,7 @@ static int parse_header(struct pstate *st, const char *s, size_t len)
 	}
 	return perr(st,
 		    "unknown section %s (expected [safe], [restricted], [denied], [limits], "
-		    "[options] or [run])",
+		    "[options], [run] or [content])",
 		    shown(q, sizeof(q), s, len));
 }
 
@@ -459,10 +464,16 @@ static int parse_line(struct pstate *st, const char *s, size_t len)
 	if (st->sec == SEC_NONE)
 		return perr(st,
 			    "'%s' outside a section (start with [safe], [restricted], "
-			    "[denied], [limits], [options] or [run])",
+			    "[denied], [limits], [options], [run] or [content])",
 			    shown(q, sizeof(q), s, len));
 	if (st->sec <= SEC_DENIED)
 		return parse_pattern(st, s, len);
+	if (st->sec == SEC_CONTENT) {
+		char why[160];
+		int r = jf_content_conf_line(&st->content, s, len, why, sizeof(why));
+
+		return r == -EINVAL ? perr(st, "%s", why) : r;
+	}
 	return parse_keyval(st, s, len);
 }
 
@@ -521,7 +532,7 @@ static int resolve_profiles(struct pstate *st, const char **names, size_t *n)
 		if ((minus && listed[0]) || (!minus && p == 0 && removed))
 			return perr(st, "profile 'secrets' both listed and removed");
 		if (minus)
-			removed = true;
+			removed = st->secrets_removed = true;
 		else if (!listed[p])
 			names[(*n)++] = jf_profile_names[p];
 		listed[p] = listed[p] || !minus;
@@ -559,6 +570,7 @@ static int load_profiles(struct pstate *st, struct specs *all)
 static void state_free(struct pstate *st)
 {
 	free(st->profiles);
+	jf_content_conf_free(&st->content);
 	for (int li = 0; li < JF_RUN_NLISTS; li++) {
 		for (size_t i = 0; i < st->nlists[li]; i++)
 			free(st->lists[li][i]);
@@ -583,6 +595,8 @@ void jf_policy_free(struct jf_policy *p)
 	free(p->rules);
 	free(p->cpats);
 	free(p->file);
+	jf_policy_free(p->content_secret);
+	jf_policy_free(p->content_public);
 	free(p);
 }
 
@@ -712,7 +726,8 @@ static int assemble(struct pstate *st, struct specs *all, struct jf_policy **out
 	p->timeout_ms = st->timeout_ms;
 	p->view_idle_ms = st->view_idle_ms;
 	memcpy(p->run_sizes, st->run_sizes, sizeof(p->run_sizes));
-	if (jf_policy_build_index(p) < 0)
+	if (jf_content_conf_apply(&st->content, st->secrets_removed, p) < 0 ||
+	    jf_policy_build_index(p) < 0)
 		goto oom;
 	*out = p;
 	return 0;

@@ -107,6 +107,11 @@ struct jf_policy {
 	uint64_t view_idle_ms;		   /* [run] view_idle, 0 = unset */
 	uint64_t run_sizes[JF_RUN_NSIZES]; /* bytes, 0 = unset */
 	char *file;			   /* source name of file rules */
+	/* [content] (content-conf.c) */
+	bool content_scan;
+	uint32_t content_detectors;	  /* mask of enum jf_secret_det */
+	struct jf_policy *content_secret; /* names a secret whatever the bytes; or NULL */
+	struct jf_policy *content_public; /* names never a secret by content; or NULL */
 };
 
 /* glob.c */
@@ -136,3 +141,44 @@ const char *jf_profile_text(const char *name);
 /* Whether the entry @pattern of built-in profile @profile is subject to
  * content (enum jf_content), JF_CONTENT_NONE for every other. */
 enum jf_content jf_profile_content(const char *profile, const char *pattern);
+
+/* secrets-rules.c: the detectors, indexed by enum jf_secret_det (secrets.h). */
+struct jf_det_rule {
+	const char *name;
+	/* Vectorscan pattern that finds a candidate anywhere; NULL: the
+	 * confirming stage always runs (a check of the file's first bytes). */
+	const char *first;
+	/* PCRE2 pattern of one candidate; NULL: check() judges the buffer. */
+	const char *confirm;
+	/* Is the match a secret? @ov holds @n (start, end) pairs into @buf
+	 * (@len bytes) as pcre2_get_ovector_pointer() gives them; with no
+	 * confirm pattern, @n is 0. */
+	bool (*check)(const unsigned char *buf, size_t len, const size_t *ov, int n);
+};
+extern const struct jf_det_rule jf_det_rules[];
+
+/* The CRC-32 of ISO 3309 / ITU-T V.42 (zlib's crc32()) of @len bytes. */
+uint32_t jf_crc32(const unsigned char *p, size_t len);
+
+/* jf_secrets_scan() without the first pass: every selected detector
+ * confirms (what a build without Vectorscan does). Same verdicts by design;
+ * the fuzzer holds the two to it. */
+struct jf_secrets;
+struct jf_secret_hit;
+int jf_secrets_scan_confirm_only(const struct jf_secrets *s, const void *buf, size_t len,
+				 struct jf_secret_hit *hit);
+
+/* content-conf.c: the [content] section while a policy file is read. */
+struct jf_content_conf {
+	bool seen_scan, scan, seen_detectors;
+	uint32_t detectors;
+	char *secret_text, *public_text; /* pattern lines, '\n'-separated; or NULL */
+	size_t secret_len, public_len;
+};
+/* One trimmed, non-empty line of [content]: 0, -ENOMEM, or -EINVAL with the
+ * problem in @why (@wsz bytes). */
+int jf_content_conf_line(struct jf_content_conf *c, const char *s, size_t len, char *why,
+			 size_t wsz);
+/* Set @p's [content] fields from @c; @secrets_removed: "profiles = -secrets". */
+int jf_content_conf_apply(struct jf_content_conf *c, bool secrets_removed, struct jf_policy *p);
+void jf_content_conf_free(struct jf_content_conf *c);

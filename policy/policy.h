@@ -187,6 +187,41 @@ void jf_classify(const struct jf_policy *policy, const char *path, size_t len, b
 void jf_classify_public(const struct jf_policy *policy, const char *path, size_t len,
 			struct jf_verdict *out);
 
+/*
+ * The policy's [content] section: are files judged by what they hold
+ * (secrets.h)? True with the selected detectors (a mask of enum
+ * jf_secret_det) in *@detectors (when not NULL; 0 when off). On in every
+ * policy unless "scan = off", or "profiles = -secrets" without "scan = on".
+ * Thread-safe.
+ */
+bool jf_policy_content_scan(const struct jf_policy *policy, uint32_t *detectors);
+
+/*
+ * The [content] name override of canonical path @path (@len bytes): 1 a
+ * secret whatever the detectors say (a PATTERN line), 0 never a secret by
+ * content (a !PATTERN line), -1 the detectors decide. A name listed both
+ * ways is a secret. Thread-safe, no allocation.
+ */
+int jf_policy_content_name(const struct jf_policy *policy, const char *path, size_t len);
+
+/*
+ * The zone of regular file @path (@len bytes, canonical) once its content
+ * has been judged: @secret 1 when a detector flagged its first bytes, 0 when
+ * none did; @buf (@blen bytes) those first bytes. The rule
+ * (jailfs-policy(5), CONTENT), applied only when jf_policy_content_scan():
+ *  - a [content] name override replaces @secret;
+ *  - a secret is DENIED (the rule a static one whose source is "content",
+ *    by_content set), unless the name alone was DENIED already (verdict kept);
+ *  - not a secret keeps the name's verdict, with one exception: a file
+ *    DENIED only by a built-in rule subject to content (*.pem, *.key,
+ *    *.asc) gets jf_classify_public()'s zone, by_content set, when its
+ *    bytes hold no NUL and no armor other than public kinds
+ *    (jf_content_public), or when a !PATTERN names it.
+ * Otherwise, and with scanning off, jf_classify()'s verdict. Thread-safe.
+ */
+void jf_classify_content(const struct jf_policy *policy, const char *path, size_t len, int secret,
+			 const char *buf, size_t blen, struct jf_verdict *out);
+
 /* The most bytes of a file jf_content_public() judges: a larger file is
  * never public. 4 MiB (a CA bundle is about 280 KB). */
 #define JF_CONTENT_MAX_SIZE (4u << 20)

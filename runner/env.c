@@ -4,7 +4,9 @@
  * TERM TZ USER), never a secret-looking name unless named exactly, HOME
  * (the jail home, home.c), then what the view's and the policy's [run] env
  * and --env add. PATH passes as it is: its entries in the user's toolchain
- * directories lead to the same paths in the jail.
+ * directories lead to the same paths in the jail. A value that holds a
+ * secret (a token, a key, a URL with a password) is left out whatever its
+ * name, unless --env named it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "env.h"
+#include "secrets.h"
 
 static bool secretish(const char *name, size_t n)
 {
@@ -46,7 +49,9 @@ static bool allowlisted(const char *name, size_t n)
 
 struct env {
 	char **v;
-	int n, cap; /* entries, and room for them without the final NULL */
+	bool *pinned; /* by entry: from the exact list, never dropped */
+	int n, cap;   /* entries, and room for them without the final NULL */
+	bool pin;     /* entries set now are pinned */
 };
 
 static void env_set(struct env *e, const char *entry)
@@ -56,10 +61,40 @@ static void env_set(struct env *e, const char *entry)
 	for (int i = 0; i < e->n; i++)
 		if (!strncmp(e->v[i], entry, len) && e->v[i][len] == '=') {
 			e->v[i] = (char *)entry;
+			e->pinned[i] = e->pin;
 			return;
 		}
-	if (e->n < e->cap)
+	if (e->n < e->cap) {
+		e->pinned[e->n] = e->pin;
 		e->v[e->n++] = (char *)entry;
+	}
+}
+
+/* Leave out the values a detector flags; their names in *@dropped. */
+static int env_drop_secrets(struct env *e, char ***dropped)
+{
+	const struct jf_secrets *set = jf_secrets_default();
+	char **out = calloc(e->n + 1, sizeof(char *));
+	int kept = 0, nd = 0;
+
+	*dropped = out;
+	if (!out || !set)
+		return -1;
+	for (int i = 0; i < e->n; i++) {
+		const char *val = strchr(e->v[i], '=') + 1;
+		struct jf_secret_hit hit;
+
+		if (e->pinned[i] || jf_secrets_scan(set, val, strlen(val), &hit) != 1) {
+			e->v[kept++] = e->v[i];
+			continue;
+		}
+		if (asprintf(&out[nd], "%.*s (%s)", (int)(val - 1 - e->v[i]), e->v[i],
+			     jf_secret_det_name(hit.det)) < 0)
+			return -1;
+		nd++;
+	}
+	e->n = kept;
+	return 0;
 }
 
 /* NAME passes jailrun's value (if set), NAME=VALUE sets. */
@@ -81,13 +116,16 @@ static int env_pass(struct env *e, const char *item)
 	return 0;
 }
 
-char **jr_env_build(const char *home, const char *const *const lists[], size_t nlists, int max)
+char **jr_env_build(const char *home, const char *const *const lists[], size_t nlists, size_t exact,
+		    int max, char ***dropped)
 {
 	extern char **environ;
-	struct env e = {.v = calloc(max + 1, sizeof(char *)), .cap = max};
+	struct env e = {
+		.v = calloc(max + 1, sizeof(char *)), .pinned = calloc(max + 1, 1), .cap = max};
 	char *h;
 
-	if (!e.v || asprintf(&h, "HOME=%s", home) < 0)
+	*dropped = NULL;
+	if (!e.v || !e.pinned || asprintf(&h, "HOME=%s", home) < 0)
 		return NULL;
 	for (char **p = environ; *p; p++) {
 		size_t len = strcspn(*p, "=");
@@ -98,10 +136,15 @@ char **jr_env_build(const char *home, const char *const *const lists[], size_t n
 	if (!getenv("PATH"))
 		env_set(&e, "PATH=/usr/local/bin:/usr/bin:/bin");
 	env_set(&e, h);
-	for (size_t k = 0; k < nlists; k++)
+	for (size_t k = 0; k < nlists; k++) {
+		e.pin = k == exact;
 		for (const char *const *p = lists[k]; p && *p; p++)
 			if (env_pass(&e, *p) < 0)
 				return NULL;
+	}
+	if (env_drop_secrets(&e, dropped) < 0)
+		return NULL;
+	free(e.pinned);
 	e.v[e.n] = NULL;
 	return e.v;
 }

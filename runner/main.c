@@ -46,15 +46,23 @@ static const char *const *run_list(const struct jf_policy *policy, const char *k
 	return policy ? jf_policy_run_list(policy, key) : empty;
 }
 
+/* The command's environment (env.c); the names of the values left out as
+ * secrets in *@dropped, also told on stderr without --json. */
 static char **build_env(const struct opts *o, const struct jf_policy *mount_run,
-			const struct jf_policy *policy, const struct jr_home *home)
+			const struct jf_policy *policy, const struct jr_home *home, char ***dropped)
 {
 	const char *const *lists[] = {(const char *const *)home->env, run_list(mount_run, "env"),
 				      run_list(policy, "env"), o->env};
-	char **envp = jr_env_build(home->jail, lists, ARRAY_SIZE(lists), MAX_LIST * 3);
+	char **envp = jr_env_build(home->jail, lists, ARRAY_SIZE(lists), ARRAY_SIZE(lists) - 1,
+				   MAX_LIST * 3, dropped);
 
 	if (!envp)
 		die("out of memory");
+	for (char **d = *dropped; !o->json && *d; d++)
+		fprintf(stderr,
+			"jailrun: %s left out of the command's environment: its value holds a "
+			"secret (pass it with --env NAME)\n",
+			*d);
 	return envp;
 }
 
@@ -67,6 +75,7 @@ struct run {
 	char start[PATH_MAX]; /* where the command starts without --cwd (jail path) */
 	char cwd[PATH_MAX];
 	char **envp;
+	char **env_dropped; /* "NAME (DETECTOR)" of the values left out as secrets */
 	const char *deny[MAX_LIST * 2], *allow[MAX_LIST * 2];
 	const char *allow_inline[MAX_LIST * 3 + 1]; /* the view's, --policy's, --allow-inline */
 	char *const *argv;			    /* what is executed */
@@ -432,7 +441,8 @@ static int finish(struct run *r, const struct jr_outcome *oc, int err)
 {
 	struct jr_refusals refusals;
 	struct jr_audit_counts counts = {0};
-	struct jr_report rep = {.outcome = oc, .refusals = &refusals};
+	struct jr_report rep = {
+		.outcome = oc, .refusals = &refusals, .env_dropped = r->env_dropped};
 	char msg[512], hint[2048], more[2048];
 	size_t n;
 	int status;
@@ -751,7 +761,7 @@ int main(int argc, char **argv)
 	setup_home(&r);
 	apply_defaults(&r);
 	setup_cwd(&r);
-	r.envp = build_env(&r.o, r.mount_run, r.policy, &r.home);
+	r.envp = build_env(&r.o, r.mount_run, r.policy, &r.home, &r.env_dropped);
 	build_lists(&r);
 	e = decide(&r, exec_path);
 	if (e >= 0)

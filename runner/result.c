@@ -149,6 +149,16 @@ static void set_refusals(json_t *o, const struct jr_refusals *rf)
 	json_object_set_new(o, "refusals_unknown", str_or_null(rf ? rf->unknown : NULL));
 }
 
+/* "env_dropped": the names (and detectors) of values left out as secrets. */
+static void set_env_dropped(json_t *o, char *const *names)
+{
+	json_t *dropped = json_array();
+
+	for (char *const *p = names; p && *p; p++)
+		json_array_append_new(dropped, json_string(*p));
+	json_object_set_new(o, "env_dropped", dropped);
+}
+
 int jr_result_print(const struct jr_report *r)
 {
 	json_t *o = json_object();
@@ -191,6 +201,7 @@ int jr_result_print(const struct jr_report *r)
 	json_object_set_new(o, "hint", str_or_null(r->hint));
 	if (r->changes)
 		json_object_set(o, "changes", r->changes);
+	set_env_dropped(o, r->env_dropped);
 	if (r->audit) {
 		json_t *a = json_object();
 

@@ -58,6 +58,9 @@ struct jr_report {
 	const struct jr_refusals *refusals;  /* NULL: none (nothing ran) */
 	const char *hint;		     /* one line for the caller to act on, or NULL */
 	void *changes; /* the "changes" object (json_t *, changes.h), borrowed; NULL: none */
+	/* "NAME (DETECTOR)" of environment values left out as secrets
+	 * (NULL-terminated), or NULL when the environment was not built */
+	char *const *env_dropped;
 };
 
 /* Print the one-object JSON result on stdout. Returns 0 or -ENOMEM/-EIO. */

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		const struct jf_rule *rule = jf_policy_rule(p, i);
 
 		if (jf_rule_format(rule, buf, sizeof(buf)) <= 0 || !rule->pattern[0] ||
-		    (rule->negated && rule->zone != JF_DENIED))
+		    (rule->negated && rule->zone == JF_SAFE))
 			abort();
 	}
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {

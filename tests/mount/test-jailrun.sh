@@ -278,6 +278,14 @@ out=$(MY_API_TOKEN=t1 AWS_REGION=x LC_SECRET_KEY=z FOO=1 LANG=C.UTF-8 "$J" "${R[
 check "env: allowlist only, HOME the jail home at the user's path" bash -c 'grep -q "^LANG=C.UTF-8" <<<"$1" && grep -qx "HOME=$(realpath ~)" <<<"$1" && ! grep -qE "^(MY_API_TOKEN|AWS_REGION|LC_SECRET_KEY|FOO)=" <<<"$1"' _ "$out"
 out=$(MY_API_TOKEN=t1 "$J" "${R[@]}" --env MY_API_TOKEN --env FOO=bar -- sh env.sh)
 check "--env NAME passes a secret-looking name named exactly; NAME=VALUE sets" bash -c 'grep -q "^MY_API_TOKEN=t1" <<<"$1" && grep -q "^FOO=bar" <<<"$1"' _ "$out"
+# a value that holds a secret is left out whatever its name, and said so
+tok=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/fake-token.py")
+js=$(LANG=$tok TZ="postgres://app:Xk3v9qLmT2""@db.internal/app" "$J" "${R[@]}" --json -- sh env.sh)
+check "env: values holding a secret left out, named in env_dropped" bash -c '[ "$(jq -c ".env_dropped | sort" <<<"$1")" = "[\"LANG (github)\",\"TZ (connection-string)\"]" ] && ! grep -qE "LANG=|TZ=" <<<"$(jq -r .stdout <<<"$1")" && ! grep -qF "${2:4}" <<<"$1"' _ "$js" "$tok"
+js=$(LANG=$tok "$J" "${R[@]}" --env LANG --json -- sh env.sh)
+check "env: an exact --env passes a value holding a secret" bash -c '[ "$(jq -c .env_dropped <<<"$1")" = "[]" ] && grep -qx "LANG=$2" <<<"$(jq -r .stdout <<<"$1")"' _ "$js" "$tok"
+out=$(LANG=$tok "$J" "${R[@]}" -- sh env.sh 2>&1 >/dev/null)
+check "env: without --json, stderr names what was left out" grep -q "^jailrun: LANG (github) left out of the command's environment" <<<"$out"
 
 # ---- --request ----
 js=$(echo '{"argv": ["cat", "README"], "timeout_ms": 5000, "max_output_bytes": 3, "env": {"X": "1"}}' |

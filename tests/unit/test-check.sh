@@ -9,7 +9,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib-tap.sh"
 
 T=$(mktemp -d /tmp/jf-test-check.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+trap 'rm -rf "$T" "$T.err"' EXIT
 fail() { bad "$*"; }
 
 # expect NAME WANT_RC WANT_STDOUT -- CMD...: one result; the differences on
@@ -120,7 +120,7 @@ expect check-read-only 0 "$want" -- "$JAILFS" --check --read-only -p "$P" src/ma
 B=$T/bad.ini
 printf '[safe]\n/\n[safee]\n' >"$B"
 expect check-bad-policy 2 "" -- "$JAILFS" --check --policy "$B" x
-grep -qxF "jailfs: $B:3: unknown section [safee] (expected [safe], [restricted], [denied], [limits], [options] or [run])" "$T.err" ||
+grep -qxF "jailfs: $B:3: unknown section [safee] (expected [safe], [restricted], [denied], [limits], [options], [run] or [content])" "$T.err" ||
 	fail "bad policy message: $(cat "$T.err")"
 printf '[denied]\nfoo[ab\n' >"$B"
 expect scan-bad-policy 2 "" -- "$JAILFS" --scan --policy "$B" "$S"
@@ -340,5 +340,62 @@ RESTRICTED${TAB}${GI}${TAB}tests/.ssh/known_hosts"
 else
 	fail "git is not installed"
 fi
+
+# --- content: secrets under innocent names, listed with detector and
+# fingerprint, never the secret; certificates and plain text stay visible ---
+require_tools ssh-keygen openssl python3
+C=$T/content
+mkdir -p "$C/deploy" "$C/test" "$C/certs" "$C/vendor/certifi"
+ssh-keygen -q -t ed25519 -N '' -C test -f "$C/deploy/id_deploy"
+rm "$C/deploy/id_deploy.pub"
+{
+	printf 'Fixture data for the parser.\n\n'
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 2>/dev/null |
+		openssl rsa -traditional 2>/dev/null
+	printf 'end of fixture\n'
+} >"$C/test/fixture_data.txt"
+# a classic GitHub token synthesized here, its CRC-32 valid
+tok=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../lib/fake-token.py")
+printf 'export GITHUB_TOKEN=%s\n' "$tok" >"$C/config.local.sh"
+openssl req -x509 -newkey rsa:1024 -nodes -keyout "$T/ca.key" -subj /CN=t -days 1 \
+	-out "$C/certs/chain.pem" 2>/dev/null
+printf '# no key yet\n' >"$C/certs/server.key"
+cp "$T/ca.key" "$C/vendor/certifi/cacert.pem"
+printf 'hello\n' >"$C/README"
+out=$("$JAILFS" --scan "$C" 2>"$T.err") || fail "scan-content: exit $? ($(cat "$T.err"))"
+for f in deploy/id_deploy:openssh test/fixture_data.txt:private-key config.local.sh:github; do
+	if printf '%s\n' "$out" |
+		grep -qE "^DENIED${TAB}content \(secret: ${f#*:}:[^:]{4}:[0-9a-f]{12}\)${TAB}${f%%:*}\$"; then
+		ok "scan-content: ${f%%:*} found by ${f#*:}"
+	else
+		bad "scan-content: ${f%%:*} not found by ${f#*:}: $out"
+	fi
+done
+printf '%s\n' "$out" | grep -qF "${tok:4}" && fail "scan-content: the token is printed"
+printf '%s\n' "$out" | grep -q "README" && fail "scan-content: README listed"
+want="SAFE${TAB}default (public content: profile:secrets set aside)${TAB}certs/chain.pem
+SAFE${TAB}default (not a secret: profile:secrets set aside)${TAB}certs/server.key"
+expect check-content-public 0 "$want" -- "$JAILFS" --check --source "$C" certs/chain.pem \
+	certs/server.key
+out=$("$JAILFS" --check --source "$C" vendor/certifi/cacert.pem)
+printf '%s\n' "$out" | grep -qE "^DENIED${TAB}profile:secrets \(secret: private-key:-{4}:[0-9a-f]{12}\)${TAB}vendor/certifi/cacert.pem\$" &&
+	ok "check-content-key" || bad "check-content-key: $out"
+# a policy's [content]: a name override either way, a detector left out,
+# scanning off
+printf '[options]\ndefault = safe\n[content]\ndetectors = all, -github\n!vendor/certifi/\nREADME\n' \
+	>"$T/content.ini"
+want="SAFE${TAB}default (not a secret: profile:secrets set aside)${TAB}vendor/certifi/cacert.pem
+DENIED${TAB}content (a secret by its [content] name)${TAB}README
+SAFE${TAB}default${TAB}config.local.sh
+DENIED${TAB}content (secret: openssh:----:$(
+	"$JAILFS" --check --source "$C" deploy/id_deploy | sed -n 's/.*openssh:----:\([0-9a-f]*\).*/\1/p'
+))${TAB}deploy/id_deploy"
+expect check-content-policy 0 "$want" -- "$JAILFS" --check --policy "$T/content.ini" \
+	--source "$C" vendor/certifi/cacert.pem README config.local.sh deploy/id_deploy
+printf '[options]\ndefault = safe\nprofiles = project, -secrets\n' >"$T/nosecrets.ini"
+want="SAFE${TAB}default${TAB}deploy/id_deploy
+SAFE${TAB}default${TAB}config.local.sh"
+expect check-content-off 0 "$want" -- "$JAILFS" --check --policy "$T/nosecrets.ini" \
+	--source "$C" deploy/id_deploy config.local.sh
 
 tap_done

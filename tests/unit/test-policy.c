@@ -1273,10 +1273,10 @@ static void test_parse_errors(void **state)
 	(void)state;
 	PARSE_ERR("[safe]\n/\n\n# x\n[denied]\n.env\n[safee]\n",
 		  "t.ini:7: unknown section [safee] (expected [safe], [restricted], [denied], "
-		  "[limits], [options] or [run])");
+		  "[limits], [options], [run] or [content])");
 	PARSE_ERR("# header\n/src/\n",
 		  "t.ini:2: '/src/' outside a section (start with [safe], [restricted], [denied], "
-		  "[limits], [options] or [run])");
+		  "[limits], [options], [run] or [content])");
 	PARSE_ERR("[safe]\n/\n!foo\n", "t.ini:3: '!' exception '!foo' in [safe] (only denied "
 				       "and restricted rules have exceptions)");
 	PARSE_ERR("[denied]\nok\nfoo[ab\n",
@@ -1345,7 +1345,7 @@ static void test_parse_errors(void **state)
 	PARSE_ERR("[safe]\n/\n[denied]\na\0b\n", "t.ini:4: NUL byte in line");
 	PARSE_ERR("[safe]\r\n/\r\n[bogus]\r\n",
 		  "t.ini:3: unknown section [bogus] (expected [safe], [restricted], [denied], "
-		  "[limits], [options] or [run])");
+		  "[limits], [options], [run] or [content])");
 	/* a pattern longer than PATH_MAX */
 	n = strlen("[denied]\n");
 	big = malloc(n + JF_PATH_MAX + 3);
