@@ -298,17 +298,21 @@ static int add_mount_options(struct jf_options *o)
  * says otherwise: on a read-only view (the kernel's MS_RDONLY, or with an
  * audit log the daemon, refuses every mutation), on a view whose policy
  * makes no name SAFE (share.ini: every write meets EROFS at its mutation,
- * so OPEN would only cost a round trip per file) and on the mount of a
- * daemon without the privilege passthrough needs that only its user's
- * processes may enter (no allow_other, allow_root). Root's default mount
- * keeps OPEN for passthrough. jf_init still turns it off at the audit
- * levels that record opens.
+ * so OPEN would only cost a round trip per file) and on every mount that
+ * only its user's processes may enter (no allow_other, allow_root), root's
+ * too: an OPEN and a RELEASE per file cost more on trees of small files
+ * than passthrough saves on large ones (docs/benchmarks.md), and pages one
+ * process dirties through a shared writable mapping of a file outside SAFE
+ * are then seen only by processes of the same user. A view other users
+ * enter keeps OPEN (and passthrough, where the daemon may use it), so no
+ * such page reaches them. jf_init still turns it off at the audit levels
+ * that record opens.
  */
 static void choose_open_mode(struct jf_options *o)
 {
 	if (!o->fast_open_given)
-		o->fast_open = o->read_only || !jf_policy_can_write(jf_fs.view.policy) ||
-			       (!o->allow_others && !jf_pt_privileged());
+		o->fast_open =
+			o->read_only || !jf_policy_can_write(jf_fs.view.policy) || !o->allow_others;
 }
 
 static char *audit_abs; /* absolute audit path, owned here */

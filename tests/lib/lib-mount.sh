@@ -140,7 +140,8 @@ jcheck() {
 }
 
 # fresh MODE: a new copy of $tmpl as $src, mounted at $mnt for the --root
-# modes (root: root's default mount, passthrough; root-fast: -o fast_open;
+# modes (root: -o nofast_open, opens seen, passthrough; root-fast: root's
+# default mount, zero-message opens;
 # root-audit: an audit log $audit at level all; read-only: --read-only);
 # MODE source mounts nothing (jailrun --source makes its own view)
 # shellcheck disable=SC2154 # $tmpl is the caller's
@@ -151,8 +152,8 @@ fresh() {
 	mnt=$T/mnt-$1-$n
 	audit=$T/audit-$n.jsonl
 	case $1 in
-	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
-	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
+	root) mount_view "$mnt" -o nofast_open "$src" || bad "$1: mount $mnt" ;;
+	root-fast) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
 	root-audit)
 		mount_view "$mnt" --audit "$audit" --audit-level all "$src" || bad "$1: mount $mnt"
 		;;

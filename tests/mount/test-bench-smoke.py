@@ -7,7 +7,9 @@ jailfs, jailfs audit=all and (where installed) bindfs mounts, then checks
 that the printed table has every row, that every timing is a time and every
 ratio a number, that the footer gives each daemon side's peak RSS and fds,
 that the daemon peak RSS/fd lines are there, that the cold rows print
-the requests per entry of their fresh views, that the markdown table
+the requests per entry of their fresh views, that the jailrun and session
+rows are timed against native only and the session rows print their
+per-command totals and slowest command, that the markdown table
 matches, that npm-ci is left out offline, and that no mount is left behind.
 Then a few rows again as the ordinary user jftest (--user): the table must
 say so and every cell be a time. Timings are never judged: benchmarks are
@@ -27,6 +29,10 @@ import tempfile
 ROWS = [  # label prefixes, in table order
     "find . -type f", "rg -l MODULE_LICENSE", "tar cf - .", "git status",
     "git log -p -1000", "rg -l MODULE_LICENSE, a fresh view", "git status, a fresh view",
+    "rg -l MODULE_LICENSE, jailrun --source --fresh", "rg -l MODULE_LICENSE, jailrun --source, the",
+    "rg -l MODULE_LICENSE, jailrun --source, a later", "git status, jailrun --source --fresh",
+    "git status, jailrun --source, the", "git status, jailrun --source, a later",
+    "session of 20 commands", "the same session",
     "2000 stat() of absent names", "untar ", "rm -rf of them",
     "dd write ", "dd read ", "jailrun --root MNT", "jailrun --source DIR",
     "python3 -m venv --without-pip", "git clone --local",
@@ -35,10 +41,12 @@ FOOTER = ["daemon peak RSS, tree/work", "daemon peak open fds, tree/work"]
 FOOTER_CELL = {FOOTER[0]: re.compile(r"^\d+\.\d/\d+\.\d MiB$"), FOOTER[1]: re.compile(r"^\d+/\d+$")}
 USER = "jftest"
 # (row prefix, column) cells that are "n/a" by design
+# the jailrun rows: jailrun's own views against native, no bindfs or audit side
+JAILRUN_ONLY = [r for r in ROWS if ", jailrun --source" in r or "session" in r]
 NOT_APPLICABLE = {
     ("jailrun --root MNT", "bindfs"), ("jailrun --source DIR", "bindfs"),
     ("jailrun --source DIR", "audit all"),
-}
+} | {(r, col) for r in JAILRUN_ONLY for col in ("bindfs", "audit all")}
 TIME = re.compile(r"^\d+(\.\d+)? (ms|s)$")
 RATIO = re.compile(r"^\d+\.\d\dx$")
 
@@ -186,6 +194,12 @@ def main():
                 check(m and float(m.group(1)) > 0.5 and
                       re.search(r"(LOOKUP|READDIRPLUS) [\d.]+", m.group(2)),
                       "no requests-per-entry note of a cold view for %s on %s" % (row, side))
+        # the session rows' per-command medians: totals and the slowest command
+        for row in ("session-source", "session-source-fresh"):
+            check(re.search(r"^note: %s \(sums of per-command medians\): jailfs [\d.]+ m?s, "
+                            r"native [\d.]+ m?s \([\d.]+x\); after the first command .*; "
+                            r"slowest on jailfs: `[^`]+` [\d.]+ m?s" % row, out, re.M),
+                  "no per-command note for %s" % row)
         check("note: npm-ci left out: --tiny runs offline" in out,
               "no note that npm-ci is left out offline")
         try:

@@ -3,9 +3,9 @@
 #
 # .git/config and config.worktree written through the validator
 # (docs/threat-model.md, "Git state files"). In each mode (jailrun --source,
-# one-shot -o fast_open view; jailrun --root on root's default mount,
-# passthrough, on a -o fast_open mount, on a mount with an audit log at level
-# all; a --read-only mount):
+# one-shot -o fast_open view; jailrun --root on a -o nofast_open mount
+# (opens seen, passthrough), on root's default mount (zero-message opens),
+# on a mount with an audit log at level all; a --read-only mount):
 #  - git's everyday writes of its config work in the jail: git config
 #    user.email, git remote add, git checkout -b x origin/x (tracking),
 #    git push -u to a local bare repository, git config --worktree
@@ -143,8 +143,8 @@ submodules() {
 	cp -a "$super" "$src"
 	mnt=$T/mnt-super-$m-$n
 	case $m in
-	root) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
-	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$m: mount $mnt" ;;
+	root) mount_view "$mnt" -o nofast_open "$src" || bad "$m: mount $mnt" ;;
+	root-fast) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
 	root-audit)
 		mount_view "$mnt" --audit "$T/audit-super-$n.jsonl" --audit-level all "$src" ||
 			bad "$m: mount $mnt"
@@ -231,8 +231,8 @@ submodule_add() {
 		if [ $t = add ]; then cp -a "$addtmpl" "$src"; else cp -a "$clonetmpl" "$src"; fi
 		mnt=$T/mnt-sm$t-$m-$n
 		case $m in
-		root) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
-		root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$m: mount $mnt" ;;
+		root) mount_view "$mnt" -o nofast_open "$src" || bad "$m: mount $mnt" ;;
+		root-fast) mount_view "$mnt" "$src" || bad "$m: mount $mnt" ;;
 		root-audit)
 			mount_view "$mnt" --audit "$T/audit-sm-$n.jsonl" --audit-level all "$src" ||
 				bad "$m: mount $mnt"

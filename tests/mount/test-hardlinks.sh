@@ -3,8 +3,8 @@
 #
 # Hard-linked files in real work (docs/threat-model.md, invariant 6). In
 # each mode (jailrun --source, one-shot -o fast_open view; jailrun --root on
-# root's default mount, passthrough; on a -o fast_open mount; on a mount
-# with an audit log at level all; on a --read-only mount, where the kernel
+# a -o nofast_open mount, passthrough; on root's default mount, zero-message
+# opens; on a mount with an audit log at level all; on a --read-only mount, where the kernel
 # refuses every write and only what is hidden is checked):
 #  - clone-out: cloned on the host with git clone --local from a repository
 #    outside SOURCE, so its packs have a name the daemon never sees: their
@@ -81,8 +81,8 @@ fresh() {
 	echo 'fn main() { println!("one"); }' >"$src/crate/src/main.rs"
 	mnt=$T/mnt-$1-$n
 	case $1 in
-	root) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
-	root-fast) mount_view "$mnt" -o fast_open "$src" || bad "$1: mount $mnt" ;;
+	root) mount_view "$mnt" -o nofast_open "$src" || bad "$1: mount $mnt" ;;
+	root-fast) mount_view "$mnt" "$src" || bad "$1: mount $mnt" ;;
 	read-only) mount_view "$mnt" --read-only "$src" || bad "$1: mount $mnt" ;;
 	root-audit)
 		mount_view "$mnt" --audit "$T/audit-$n.jsonl" --audit-level all "$src" ||

@@ -161,9 +161,9 @@ js=$(json --source "$P" --audit "$T/src.jsonl" --json -- cat .vscode/settings.js
 check "--source --audit: counts and refusals of this run only" \
 	[ "$(jq -c '[.refusals, (.audit.records > 0)]' <<<"$js")" = '[[],true]' ]
 
-# ---- --root on a mount without an audit log ----
+# ---- --root on a mount that sees opens, without an audit log ----
 M=$T/plain
-mount_view "$M" "$P" || bad "jailfs $P $M did not mount"
+mount_view "$M" -o nofast_open "$P" || bad "jailfs -o nofast_open $P $M did not mount"
 out=$("$J" --root "$M" --shell -- 'echo x >> .git/config' 2>&1); rc=$?
 check "--root, no log: EROFS ($rc)" grep -q "Read-only file system" <<<"$out"
 check "--root, no log: nothing claimed on stderr" bash -c '! grep -q "the view refused" <<<"$1"' _ "$out"
@@ -173,9 +173,10 @@ check "--root, no log: refusals null, and why" \
 check "--root, no log: backing unchanged" [ "$(sums)" = "$before" ]
 umount_view "$M"
 
-# ---- --root on a mount with --audit-level all ----
+# ---- --root on a mount that sees opens, with --audit-level all ----
 M=$T/all
-mount_view "$M" --audit "$T/all.jsonl" --audit-level all "$P" || bad "jailfs --audit-level all did not mount"
+mount_view "$M" -o nofast_open --audit "$T/all.jsonl" --audit-level all "$P" ||
+	bad "jailfs -o nofast_open --audit-level all did not mount"
 overwrite "--root, level all" "$T/all.jsonl" open -- --root "$M"
 umount_view "$M"
 

@@ -245,11 +245,12 @@ static void cat_and_touch(const char *user, const char *name)
 
 static void test_file_opens_bounded(void **state)
 {
+	static const char *const args[] = {"-o", "nofast_open", NULL}; /* opens hold fds */
 	struct holder h[2];
 	int first;
 
 	(void)state;
-	tree(NULL, DAEMON_NOFILE);
+	tree(args, DAEMON_NOFILE);
 	holder_start(&h[0], HOLD_FILE, OPENER_NOFILE - 64);
 	/* refused by the daemon (EMFILE) at the opener's share of the budget,
 	 * half of it: long before the opener's own limit, and not so early that

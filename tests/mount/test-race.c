@@ -838,7 +838,7 @@ static unsigned case_seed(const struct race_case *c, bool fast_open)
 
 static int race_setup(void **state, bool fast_open)
 {
-	const char *plain[] = {"--policy", NULL, NULL};
+	const char *plain[] = {"--policy", NULL, "-o", "nofast_open", NULL};
 	const char *fast[] = {"--policy", NULL, "-o", "fast_open", NULL};
 	struct race *r = calloc(1, sizeof(*r));
 	const char **args = fast_open ? fast : plain;

@@ -163,7 +163,7 @@ ring_mount() {
 
 # ---------------------------------------------------------------- enable_uring=Y
 echo Y >"$param"
-ring_mount pt
+ring_mount pt -o nofast_open # opens seen: passthrough is possible
 pt=$(count passthrough_opens <<<"$counts")
 check "pt: FUSE passthrough on beside the rings ($pt passthrough opens)" [ "$pt" -gt 0 ]
 fusermount3 -u "$work/pt"

@@ -134,14 +134,20 @@ mkdir -p "$L/src" && echo x >"$L/src/f" && printf '[safe]\n*\n' >"$L/p.ini"
 row() { "$JAILFS" --list | awk -F'\t' -v m="$1" '$1 == m'; }
 field() { row "$1" | cut -f"$2"; }
 n=0
-for mode in plain fast_open read-only audit-all; do
+# root's plain mount: zero-message opens; passthrough is -o nofast_open away,
+# and a mount other users may enter (allow_other) keeps OPEN by default
+for mode in plain nofast_open allow_other read-only audit-all; do
 	n=$((n + 1))
 	m=$L/mnt$n
 	case $mode in
-	plain) opts=() want=read-write ;;
-	fast_open) opts=(-o fast_open) want=read-write,fast_open ;;
+	plain) opts=() want=read-write,fast_open ;;
+	nofast_open) opts=(-o nofast_open) want=read-write ;;
+	allow_other) opts=(-o allow_other) want=read-write ;;
 	read-only) opts=(--read-only) want=read-only,fast_open ;;
-	audit-all) opts=(--audit "$L/a.jsonl" --audit-level all --policy "$L/p.ini") want=read-write ;;
+	audit-all)
+		opts=(--audit "$L/a.jsonl" --audit-level all --policy "$L/p.ini")
+		want=read-write,fast_open
+		;;
 	esac
 	mount_view "$m" "${opts[@]}" "$L/src" || { bad "$mode: did not mount"; continue; }
 	pid=$(field "$m" 3)
@@ -150,7 +156,7 @@ for mode in plain fast_open read-only audit-all; do
 		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = jailfs ]
 	got=$(field "$m" 4)
 	check "$mode: --list mode '$got' is $want (passthrough where the kernel has it)" \
-		eval '[ "$got" = "$want" ] || { [ $mode = plain ] && [ "$got" = "$want,passthrough" ]; }'
+		eval '[ "$got" = "$want" ] || { [ "$want" = read-write ] && [ "$got" = "$want,passthrough" ]; }'
 	case $mode in
 	audit-all)
 		check "$mode: --list names the policy file" [ "$(field "$m" 5)" = "$L/p.ini" ]
