@@ -11,7 +11,7 @@
 #   - the systemd unit: `systemd-analyze verify` (its Documentation= man
 #     pages included), then its ExecStart run as systemd would run it, and
 #     stopped the way systemd stops it (SIGTERM);
-#   - README.md's three uses and docs/audit.md's jq recipes, as written.
+#   - README.md's four uses and docs/audit.md's jq recipes, as written.
 # Suite 'mount' (real FUSE mounts, not parallel). Needs /dev/fuse: with
 # CI=true a missing /dev/fuse or a non-root run is a failure, never a skip.
 set -uo pipefail
@@ -331,7 +331,7 @@ else
 fi
 
 # ---------------------------------------------------------------- README
-# The "Three uses" blocks of README.md, run as written, with temporary
+# The "Four uses" blocks of README.md, run as written, with temporary
 # paths for ~/src/myproject, /mnt/ and /tmp/, from the source root.
 r=$tmp/readme
 mkdir -p "$r/bin" "$r/mnt" "$r/out"
@@ -344,7 +344,7 @@ doc_block() { # FILE TAG: the fenced block after the line <!-- TAG -->
 		inside { print }' "$JF_SRCDIR/$1"
 }
 readme_block() { doc_block README.md "readme-test: $1"; }
-for use in agent share audit; do
+for use in agent share audit review; do
 	block=$(readme_block "$use")
 	if [ -z "$block" ]; then
 		bad "README: no block for <!-- readme-test: $use -->"
@@ -368,6 +368,11 @@ for use in agent share audit; do
 		fusermount3 -u "$r/mnt/$use"
 	fi
 done
+main_c=$(cat "$r/proj/src/main.c" 2>&1)
+check "README review: the first command's edit applied, the second undone" \
+	test "$(tail -n 1 <<<"$main_c")" = "/* reviewed */" -a "$(wc -l <<<"$main_c")" -gt 1
+check "README review: nothing left in the layer after apply" \
+	test -z "$(PATH=$r/bin:$PATH jailfs changes "$r/out/review" 2>&1)"
 if [ -f "$r/out/myproject-shared.tar.gz" ]; then
 	list=$(tar -tzf "$r/out/myproject-shared.tar.gz")
 	grep -qx './.env.example' <<<"$list" && grep -qx './src/main.c' <<<"$list" &&
