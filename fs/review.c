@@ -24,7 +24,7 @@
 
 static const char usage[] =
 	"Usage: jailfs changes DIR [--json] [PATH...]\n"
-	"       jailfs diff DIR [PATH...]\n"
+	"       jailfs diff DIR [--policy FILE] [PATH...]\n"
 	"       jailfs apply DIR [--force] [--policy FILE] [--json] [PATH...]\n"
 	"       jailfs discard DIR [--json] [PATH...]\n"
 	"       jailfs checkpoint DIR [NAME]\n"
@@ -41,8 +41,9 @@ static const char usage[] =
 	"  --json              changes, apply, discard: one JSON array on stdout\n"
 	"  --force             apply: also the files changed in the source since\n"
 	"                      their copy (conflicts)\n"
-	"  -p, --policy FILE   apply: the policy whose SAFE names may be written\n"
-	"                      (default: the one a mount of the source would use)\n"
+	"  -p, --policy FILE   apply: the policy whose SAFE names may be written;\n"
+	"                      diff: whose hidden names it leaves out (default:\n"
+	"                      the one a mount of the source would use)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 done; 1 a failure, or entries left (conflicts, refusals);\n"
@@ -207,6 +208,39 @@ static bool is_safe(const char *path, void *data)
 	return v.zone == JF_SAFE;
 }
 
+/* What diff may print: a name the policy does not hide. */
+static bool is_shown(const char *path, void *data)
+{
+	struct safe_ctx *c = data;
+	struct jf_verdict v;
+
+	jf_classify(c->pol, path, strlen(path), jf_layer_is_dir(c->l, path), &v);
+	return v.zone != JF_DENIED;
+}
+
+/* The diff, without what the policy hides: it goes to an agent harness too. */
+static int run_diff(struct jf_layer *l, const struct ropts *o, const char *source)
+{
+	struct safe_ctx c = {NULL, l};
+	size_t hidden = 0;
+	int r;
+
+	if (jf_load_policy(o->policy, source, false, &c.pol) < 0)
+		return 2;
+	r = jf_layer_diff(l, o->args, o->nargs, is_shown, &c, stdout, &hidden);
+	jf_policy_free(c.pol);
+	if (r < 0) {
+		fprintf(stderr, "jailfs diff: %s: %s\n", o->dir, strerror(-r));
+		return 1;
+	}
+	if (hidden)
+		fprintf(stderr,
+			"jailfs diff: %zu %s the policy hides %s not shown (jailfs changes lists "
+			"them)\n",
+			hidden, hidden == 1 ? "entry" : "entries", hidden == 1 ? "is" : "are");
+	return 0;
+}
+
 /* The daemon's answer to a request while DIR is mounted. */
 static int ask_daemon(struct jf_layer *l, const struct ropts *o)
 {
@@ -327,10 +361,7 @@ int jf_cmd_review(int argc, char **argv)
 	if (!strcmp(o.cmd, "changes")) {
 		r = run_changes(l, &o);
 	} else if (!strcmp(o.cmd, "diff")) {
-		r = jf_layer_diff(l, o.args, o.nargs, stdout);
-		if (r < 0)
-			fprintf(stderr, "jailfs diff: %s: %s\n", o.dir, strerror(-r));
-		r = r < 0 ? 1 : 0;
+		r = run_diff(l, &o, source);
 	} else if ((r = jf_layer_lock(l)) == -EWOULDBLOCK) {
 		r = ask_daemon(l, &o);
 	} else if (r < 0) {
