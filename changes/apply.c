@@ -114,12 +114,23 @@ static const char *changed_since(struct jf_layer *l, const char *path, bool dir_
 	return NULL;
 }
 
+/* Is @path's last name one of apply's temporaries? A symlink cannot carry
+ * TMP_MARK, so such a name of the layer would pass for one. */
+static bool tmp_named(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strncmp(slash ? slash + 1 : path, TMP_PREFIX, strlen(TMP_PREFIX));
+}
+
 /* The reason @e may not be applied (policy or conflict), or NULL. */
 static const char *blocked(struct run *u, const struct jf_change *e, const char **action)
 {
 	const char *why = NULL;
 
 	*action = "refused";
+	if (tmp_named(e->path) || (e->from && tmp_named(e->from)))
+		return "named like apply's temporary files (" TMP_PREFIX "*)";
 	if (!u->safe(e->path, u->safe_data) || (e->from && !u->safe(e->from, u->safe_data)))
 		return "not SAFE under the policy";
 	*action = "conflict";
