@@ -131,10 +131,21 @@ static void clean_paths(struct ropts *o)
 	}
 }
 
+/* Member @key of @o, a path from the jail, escaped for the terminal: the
+ * library escaped it already when it is not UTF-8 (@key_escaped). */
+static void put_path(json_t *o, const char *key, const char *key_escaped)
+{
+	const char *p = json_string_value(json_object_get(o, key));
+
+	if (json_is_true(json_object_get(o, key_escaped)))
+		fputs(p, stdout);
+	else
+		jf_fput_escaped(stdout, p, strlen(p));
+}
+
 static void print_change(json_t *o)
 {
 	const char *st = json_string_value(json_object_get(o, "status"));
-	const char *path = json_string_value(json_object_get(o, "path"));
 	const char *from = json_string_value(json_object_get(o, "from"));
 	const char *type = json_string_value(json_object_get(o, "type"));
 	const char *otype = json_string_value(json_object_get(o, "old_type"));
@@ -147,10 +158,10 @@ static void print_change(json_t *o)
 	/* names come from the jail: escaped for the terminal */
 	printf("%s  ", st);
 	if (from) {
-		jf_fput_escaped(stdout, from, strlen(from));
+		put_path(o, "from", "from_escaped");
 		fputs(" -> ", stdout);
 	}
-	jf_fput_escaped(stdout, path, strlen(path));
+	put_path(o, "path", "path_escaped");
 	printf("%s  %s", dir ? "/" : "", type);
 	if (!strcmp(st, "A"))
 		printf(", %lld bytes, mode %04llo", (long long)size, (long long)mode);
@@ -181,9 +192,8 @@ static int print_report(json_t *rep, bool as_json)
 		if (strcmp(a, "applied") && strcmp(a, "discarded"))
 			left = 1;
 		if (!as_json) {
-			const char *p = json_string_value(json_object_get(o, "path"));
 			printf("%s ", a);
-			jf_fput_escaped(stdout, p, strlen(p));
+			put_path(o, "path", "path_escaped");
 			printf("%s%s\n", why ? ": " : "", why ? why : "");
 		}
 	}
