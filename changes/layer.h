@@ -99,7 +99,8 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
  * and calls jf_layer_open()). jf_layer_changes(): the changes of the @n
  * @paths (0: all) as a JSON array (json_t *, owned by the caller) of
  * {"status","path","from"?,"type","old_type"?,"size","old_size",
- * "mode","old_mode","replaced"?}. jf_layer_diff(): a unified diff against
+ * "mode","old_mode","replaced"?,"path_escaped"?,"from_escaped"?} (a path
+ * that is not UTF-8 is escaped, jf_escape()). jf_layer_diff(): a unified diff against
  * SOURCE, with a/ and b/ prefixes, that git apply accepts in SOURCE;
  * binary files are "Binary files a/P and b/P differ". An entry whose path
  * (or renamed-from path) @shown refuses is left out, neither its name nor
