@@ -31,13 +31,23 @@ struct run {
 	void *safe_data;
 };
 
-static void report(struct run *u, const char *path, const char *action, const char *why)
+/* Appends {path, action, reason?} to @rep; a path that is not UTF-8 is
+ * escaped (path_escaped), never left out. */
+static void add_report(json_t *rep, const char *path, const char *action, const char *why)
 {
-	json_t *o = json_pack("{ss ss}", "path", path, "action", action);
+	bool esc = false;
+	json_t *o = json_pack("{so* ss}", "path", jf_layer_path_json(path, &esc), "action", action);
 
+	if (o && esc)
+		json_object_set_new(o, "path_escaped", json_true());
 	if (o && why)
 		json_object_set_new(o, "reason", json_string(why));
-	json_array_append_new(u->report, o);
+	json_array_append_new(rep, o);
+}
+
+static void report(struct run *u, const char *path, const char *action, const char *why)
+{
+	add_report(u->report, path, action, why);
 }
 
 static long long ns_of(const struct timespec *t)
@@ -114,12 +124,23 @@ static const char *changed_since(struct jf_layer *l, const char *path, bool dir_
 	return NULL;
 }
 
+/* Is @path's last name one of apply's temporaries? A symlink cannot carry
+ * TMP_MARK, so such a name of the layer would pass for one. */
+static bool tmp_named(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strncmp(slash ? slash + 1 : path, TMP_PREFIX, strlen(TMP_PREFIX));
+}
+
 /* The reason @e may not be applied (policy or conflict), or NULL. */
 static const char *blocked(struct run *u, const struct jf_change *e, const char **action)
 {
 	const char *why = NULL;
 
 	*action = "refused";
+	if (tmp_named(e->path) || (e->from && tmp_named(e->from)))
+		return "named like apply's temporary files (" TMP_PREFIX "*)";
 	if (!u->safe(e->path, u->safe_data) || (e->from && !u->safe(e->from, u->safe_data)))
 		return "not SAFE under the policy";
 	*action = "conflict";
@@ -480,7 +501,9 @@ static void unhide(struct run *u, const char *path)
 	json_array_foreach(u->report, i, o)
 	{
 		const char *p = json_string_value(json_object_get(o, "path"));
-		if (jf_path_within(p, path) &&
+		/* an escaped path may lie below @path: it counts as if it did */
+		if ((!p || jf_path_within(p, path) ||
+		     json_is_true(json_object_get(o, "path_escaped"))) &&
 		    strcmp(json_string_value(json_object_get(o, "action")), "applied"))
 			return;
 	}
@@ -574,23 +597,17 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
 					   (c.v[i].from && jf_path_within(c.v[i].from, paths[j]))));
 	for (size_t i = c.n; sel && i-- > 0;) {
 		const char *top = sel[i] ? inside_replaced(&c, sel, i) : NULL;
-		json_t *o;
 
 		if (!sel[i])
 			continue;
 		if (top) {
-			o = json_pack("{ss ss ss}", "path", c.v[i].path, "action", "refused",
-				      "reason",
-				      "inside a replaced or deleted directory: discard that one");
-			json_array_append_new(rep, o);
+			add_report(rep, c.v[i].path, "refused",
+				   "inside a replaced or deleted directory: discard that one");
 			continue;
 		}
 		r = discard_one(l, &c.v[i]);
-		o = json_pack("{ss ss}", "path", c.v[i].path, "action",
-			      r < 0 ? "failed" : "discarded");
-		if (r < 0)
-			json_object_set_new(o, "reason", json_string(strerror(-r)));
-		json_array_append_new(rep, o);
+		add_report(rep, c.v[i].path, r < 0 ? "failed" : "discarded",
+			   r < 0 ? strerror(-r) : NULL);
 	}
 	jf_change_list_free(&c);
 	r = sel ? prune(l, l->upperfd, "") : -ENOMEM;

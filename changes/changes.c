@@ -388,13 +388,21 @@ int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, voi
 		const struct jf_change *e = &c.v[i];
 		char st[2] = {(char)e->kind, 0};
 		const struct stat *now = e->kind == JF_CH_DELETED ? &e->old : &e->new;
+		bool esc = false, fesc = false;
 		json_t *o = json_pack(
-			"{ss ss ss sI sI}", "status", st, "path", e->path, "type",
-			jf_type_name(now->st_mode), "size",
-			(json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_size), "mode",
+			"{ss so* ss sI sI}", "status", st, "path",
+			jf_layer_path_json(e->path, &esc), "type", jf_type_name(now->st_mode),
+			"size", (json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_size), "mode",
 			(json_int_t)(e->kind == JF_CH_DELETED ? 0 : e->new.st_mode & 07777));
-		if (!o)
-			break;
+
+		if (!o || !json_object_get(o, "path")) { /* never a list cut short */
+			json_decref(o);
+			json_decref(a);
+			jf_change_list_free(&c);
+			return -ENOMEM;
+		}
+		if (esc)
+			json_object_set_new(o, "path_escaped", json_true());
 		if (e->kind != JF_CH_ADDED) {
 			json_object_set_new(o, "old_type",
 					    json_string(jf_type_name(e->old.st_mode)));
@@ -402,7 +410,9 @@ int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, voi
 			json_object_set_new(o, "old_mode", json_integer(e->old.st_mode & 07777));
 		}
 		if (e->from)
-			json_object_set_new(o, "from", json_string(e->from));
+			json_object_set_new(o, "from", jf_layer_path_json(e->from, &fesc));
+		if (fesc)
+			json_object_set_new(o, "from_escaped", json_true());
 		if (e->opaque)
 			json_object_set_new(o, "replaced", json_true());
 		if (e->kind == JF_CH_MODIFIED || e->kind == JF_CH_RENAMED)

@@ -252,13 +252,25 @@ static int change_diff(struct jf_layer *l, FILE *out, const struct jf_change *e)
 	return r;
 }
 
-int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *out)
+int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, jf_layer_safe_fn shown,
+		  void *shown_data, FILE *out, size_t *ret_hidden)
 {
 	struct jf_changes c = {0};
 	int r = jf_layer_list(l, paths, n, &c);
+	size_t hidden = 0;
 
-	for (size_t i = 0; r == 0 && i < c.n; i++)
-		r = change_diff(l, out, &c.v[i]);
+	for (size_t i = 0; r == 0 && i < c.n; i++) {
+		const struct jf_change *e = &c.v[i];
+
+		if (shown &&
+		    (!shown(e->path, shown_data) || (e->from && !shown(e->from, shown_data)))) {
+			hidden++;
+			continue;
+		}
+		r = change_diff(l, out, e);
+	}
 	jf_change_list_free(&c);
+	if (ret_hidden)
+		*ret_hidden = hidden;
 	return r;
 }

@@ -22,6 +22,24 @@
 
 #include "cleanup.h"
 #include "layer-internal.h"
+#include "text.h"
+
+json_t *jf_layer_path_json(const char *p, bool *escaped)
+{
+	size_t len = strlen(p);
+	json_t *s = json_stringn(p, len);
+	_cleanup_free_ char *esc = NULL;
+
+	*escaped = false;
+	if (s)
+		return s;
+	esc = malloc(4 * len + 1);
+	if (!esc)
+		return NULL;
+	jf_escape(esc, 4 * len + 1, p, len);
+	*escaped = true;
+	return json_string(esc);
+}
 
 int jf_layer_openat(int rootfd, const char *path, int flags)
 {

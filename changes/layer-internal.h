@@ -73,6 +73,12 @@ int jf_layer_end_line(int fd);
 bool jf_layer_is_whiteout(int dirfd, const char *name, const struct stat *st);
 bool jf_layer_is_opaque(int dirfd, const char *name);
 
+/* View path @p as a JSON string (new reference, NULL without memory): @p
+ * itself when it is UTF-8, else its jf_escape() (each byte outside UTF-8
+ * as \xHH) with *@escaped set, since jansson holds only UTF-8 and a name
+ * from the jail may be any bytes. */
+json_t *jf_layer_path_json(const char *p, bool *escaped);
+
 /* Appends @rec (a JSON object, consumed) to the journal with one write(2),
  * and applies it to the in-memory tables. 0 or -errno. */
 int jf_layer_journal(struct jf_layer *l, json_t *rec);

@@ -99,13 +99,19 @@ int jf_layer_discard(struct jf_layer *l, const char *const *paths, size_t n, voi
  * and calls jf_layer_open()). jf_layer_changes(): the changes of the @n
  * @paths (0: all) as a JSON array (json_t *, owned by the caller) of
  * {"status","path","from"?,"type","old_type"?,"size","old_size",
- * "mode","old_mode","replaced"?}. jf_layer_diff(): a unified diff against
+ * "mode","old_mode","replaced"?,"path_escaped"?,"from_escaped"?} (a path
+ * that is not UTF-8 is escaped, jf_escape()). jf_layer_diff(): a unified diff against
  * SOURCE, with a/ and b/ prefixes, that git apply accepts in SOURCE;
- * binary files are "Binary files a/P and b/P differ".
+ * binary files are "Binary files a/P and b/P differ". An entry whose path
+ * (or renamed-from path) @shown refuses is left out, neither its name nor
+ * its content printed (SOURCE is read unfiltered, and the diff goes to
+ * whoever asked, an agent harness too), and counted in *@ret_hidden (may
+ * be NULL); @shown NULL shows all.
  */
 int jf_layer_source(const char *dir, char **ret);
 int jf_layer_changes(struct jf_layer *l, const char *const *paths, size_t n, void **ret_json);
-int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, FILE *out);
+int jf_layer_diff(struct jf_layer *l, const char *const *paths, size_t n, jf_layer_safe_fn shown,
+		  void *shown_data, FILE *out, size_t *ret_hidden);
 
 /*
  * The request of a review command to the mounted daemon over DIR/control

@@ -24,7 +24,7 @@
 
 static const char usage[] =
 	"Usage: jailfs changes DIR [--json] [PATH...]\n"
-	"       jailfs diff DIR [PATH...]\n"
+	"       jailfs diff DIR [--policy FILE] [PATH...]\n"
 	"       jailfs apply DIR [--force] [--policy FILE] [--json] [PATH...]\n"
 	"       jailfs discard DIR [--json] [PATH...]\n"
 	"       jailfs checkpoint DIR [NAME]\n"
@@ -41,8 +41,9 @@ static const char usage[] =
 	"  --json              changes, apply, discard: one JSON array on stdout\n"
 	"  --force             apply: also the files changed in the source since\n"
 	"                      their copy (conflicts)\n"
-	"  -p, --policy FILE   apply: the policy whose SAFE names may be written\n"
-	"                      (default: the one a mount of the source would use)\n"
+	"  -p, --policy FILE   apply: the policy whose SAFE names may be written;\n"
+	"                      diff: whose hidden names it leaves out (default:\n"
+	"                      the one a mount of the source would use)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 done; 1 a failure, or entries left (conflicts, refusals);\n"
@@ -130,10 +131,21 @@ static void clean_paths(struct ropts *o)
 	}
 }
 
+/* Member @key of @o, a path from the jail, escaped for the terminal: the
+ * library escaped it already when it is not UTF-8 (@key_escaped). */
+static void put_path(json_t *o, const char *key, const char *key_escaped)
+{
+	const char *p = json_string_value(json_object_get(o, key));
+
+	if (json_is_true(json_object_get(o, key_escaped)))
+		fputs(p, stdout);
+	else
+		jf_fput_escaped(stdout, p, strlen(p));
+}
+
 static void print_change(json_t *o)
 {
 	const char *st = json_string_value(json_object_get(o, "status"));
-	const char *path = json_string_value(json_object_get(o, "path"));
 	const char *from = json_string_value(json_object_get(o, "from"));
 	const char *type = json_string_value(json_object_get(o, "type"));
 	const char *otype = json_string_value(json_object_get(o, "old_type"));
@@ -146,10 +158,10 @@ static void print_change(json_t *o)
 	/* names come from the jail: escaped for the terminal */
 	printf("%s  ", st);
 	if (from) {
-		jf_fput_escaped(stdout, from, strlen(from));
+		put_path(o, "from", "from_escaped");
 		fputs(" -> ", stdout);
 	}
-	jf_fput_escaped(stdout, path, strlen(path));
+	put_path(o, "path", "path_escaped");
 	printf("%s  %s", dir ? "/" : "", type);
 	if (!strcmp(st, "A"))
 		printf(", %lld bytes, mode %04llo", (long long)size, (long long)mode);
@@ -180,9 +192,8 @@ static int print_report(json_t *rep, bool as_json)
 		if (strcmp(a, "applied") && strcmp(a, "discarded"))
 			left = 1;
 		if (!as_json) {
-			const char *p = json_string_value(json_object_get(o, "path"));
 			printf("%s ", a);
-			jf_fput_escaped(stdout, p, strlen(p));
+			put_path(o, "path", "path_escaped");
 			printf("%s%s\n", why ? ": " : "", why ? why : "");
 		}
 	}
@@ -205,6 +216,39 @@ static bool is_safe(const char *path, void *data)
 
 	jf_classify(c->pol, path, strlen(path), jf_layer_is_dir(c->l, path), &v);
 	return v.zone == JF_SAFE;
+}
+
+/* What diff may print: a name the policy does not hide. */
+static bool is_shown(const char *path, void *data)
+{
+	struct safe_ctx *c = data;
+	struct jf_verdict v;
+
+	jf_classify(c->pol, path, strlen(path), jf_layer_is_dir(c->l, path), &v);
+	return v.zone != JF_DENIED;
+}
+
+/* The diff, without what the policy hides: it goes to an agent harness too. */
+static int run_diff(struct jf_layer *l, const struct ropts *o, const char *source)
+{
+	struct safe_ctx c = {NULL, l};
+	size_t hidden = 0;
+	int r;
+
+	if (jf_load_policy(o->policy, source, false, &c.pol) < 0)
+		return 2;
+	r = jf_layer_diff(l, o->args, o->nargs, is_shown, &c, stdout, &hidden);
+	jf_policy_free(c.pol);
+	if (r < 0) {
+		fprintf(stderr, "jailfs diff: %s: %s\n", o->dir, strerror(-r));
+		return 1;
+	}
+	if (hidden)
+		fprintf(stderr,
+			"jailfs diff: %zu %s the policy hides %s not shown (jailfs changes lists "
+			"them)\n",
+			hidden, hidden == 1 ? "entry" : "entries", hidden == 1 ? "is" : "are");
+	return 0;
 }
 
 /* The daemon's answer to a request while DIR is mounted. */
@@ -327,10 +371,7 @@ int jf_cmd_review(int argc, char **argv)
 	if (!strcmp(o.cmd, "changes")) {
 		r = run_changes(l, &o);
 	} else if (!strcmp(o.cmd, "diff")) {
-		r = jf_layer_diff(l, o.args, o.nargs, stdout);
-		if (r < 0)
-			fprintf(stderr, "jailfs diff: %s: %s\n", o.dir, strerror(-r));
-		r = r < 0 ? 1 : 0;
+		r = run_diff(l, &o, source);
 	} else if ((r = jf_layer_lock(l)) == -EWOULDBLOCK) {
 		r = ask_daemon(l, &o);
 	} else if (r < 0) {

@@ -357,7 +357,7 @@ void diff_to(struct jf_layer *l, const char *file, const char *const *paths, siz
 	FILE *f = fopen(file, "w");
 
 	assert_non_null(f);
-	assert_int_equal(jf_layer_diff(l, paths, n, f), 0);
+	assert_int_equal(jf_layer_diff(l, paths, n, NULL, NULL, f, NULL), 0);
 	fclose(f);
 }
 

@@ -475,6 +475,35 @@ static void test_tmp_name_taken(void **state)
 	cleanup();
 }
 
+/* A symlink of the layer named like apply's temporary of another with the
+ * same target: apply never takes it for its own and loses it. */
+static void test_tmp_name_in_layer(void **state)
+{
+	struct jf_layer *l;
+	void *rep = NULL;
+	char buf[16] = "", path[400];
+	ssize_t n;
+
+	fresh();
+	l = open_layer(false);
+	assert_int_equal(symlinkat("t", jf_layer_upper_fd(l), ".jailfs-apply-l"), 0);
+	assert_int_equal(symlinkat("t", jf_layer_upper_fd(l), "l"), 0);
+	assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, &rep), 0);
+	assert_string_equal(action_of(rep, "l"), "applied");
+	n = readlinkat(jf_layer_upper_fd(l), ".jailfs-apply-l", buf, sizeof(buf) - 1);
+	if (n < 0) { /* applied: then SOURCE has it */
+		assert_string_equal(action_of(rep, ".jailfs-apply-l"), "applied");
+		snprintf(path, sizeof(path), "%s/.jailfs-apply-l", src);
+		n = readlink(path, buf, sizeof(buf) - 1);
+	} else {
+		assert_string_equal(action_of(rep, ".jailfs-apply-l"), "refused");
+	}
+	assert_int_equal(n, 1);
+	json_decref(rep);
+	jf_layer_free(l);
+	cleanup();
+}
+
 /* A deleted directory holding a DENIED file: apply removes the rest, never
  * the secret (the built-in policy's .env), and keeps the directory. */
 static void test_denied_below_deleted(void **state)
@@ -506,6 +535,36 @@ static void test_denied_below_deleted(void **state)
 	cleanup();
 }
 
+/* The diff of a deleted directory holding a DENIED file: the diff goes to an
+ * agent harness, so the secret's content and name are left out of it (and
+ * counted on stderr), while the rest of the directory is shown. */
+static void test_diff_hides_denied(void **state)
+{
+	struct jf_layer *l;
+	char *out;
+	int st;
+
+	if (!getenv("JAILFS"))
+		skip();
+	fresh();
+	sh("mkdir %s/d2 && echo TOKEN=k9 > %s/d2/.env && echo x > %s/d2/x", src, src, src);
+	l = open_layer(false);
+	assert_int_equal(mknodat(jf_layer_upper_fd(l), "d2", S_IFCHR | 0600, makedev(0, 0)), 0);
+	jf_layer_free(l);
+	out = jailfs_out(&st, "diff %s 2>&1", dir);
+	assert_int_equal(st, 0);
+	assert_null(strstr(out, "TOKEN=k9"));
+	assert_null(strstr(out, ".env"));
+	assert_non_null(strstr(out, "diff --git a/d2/x b/d2/x\ndeleted file mode 100644\n"));
+	assert_non_null(strstr(out, "jailfs diff: 1 entry the policy hides is not shown"));
+	free(out);
+	out = jailfs_out(&st, "diff %s d2/.env 2>/dev/null", dir);
+	assert_int_equal(st, 0);
+	assert_string_equal(out, "");
+	free(out);
+	cleanup();
+}
+
 /* A whiteout that hides nothing (its SOURCE entry is gone: an apply killed
  * after removing it) leaves with the next apply. */
 static void test_stale_whiteout(void **state)
@@ -529,11 +588,17 @@ static void test_stale_whiteout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_apply),	       cmocka_unit_test(test_conflict),
-		cmocka_unit_test(test_discard),	       cmocka_unit_test(test_apply_killed),
-		cmocka_unit_test(test_commands),       cmocka_unit_test(test_type_change),
-		cmocka_unit_test(test_tmp_name_taken), cmocka_unit_test(test_denied_below_deleted),
+		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_conflict),
+		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_apply_killed),
+		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_type_change),
+		cmocka_unit_test(test_tmp_name_taken),
+		cmocka_unit_test(test_denied_below_deleted),
 		cmocka_unit_test(test_stale_whiteout),
+		cmocka_unit_test(test_diff_hides_denied),
+		cmocka_unit_test(test_tmp_name_in_layer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -370,6 +370,46 @@ static void test_diff_random(void **state)
 	cleanup();
 }
 
+/* A name that is not UTF-8 (the agent chooses its names) neither cuts the
+ * list short nor drops out of it or out of apply's report: every change
+ * after it is listed too. */
+static void test_changes_not_utf8(void **state)
+{
+	struct jf_layer *l;
+	json_t *a;
+	size_t i;
+	json_t *o;
+	bool seen = false;
+	char from[400], to[400];
+
+	fresh();
+	l = open_layer(false);
+	put(src, "z.txt", "zed\n", 0644);
+	assert_int_equal(jf_layer_note_origin(l, "z.txt"), 0);
+	assert_int_equal(mknodat(jf_layer_upper_fd(l), "z.txt", S_IFCHR | 0600, makedev(0, 0)), 0);
+	put(src, "\001\377", "hidden change\n", 0644); /* sorts first */
+	snprintf(from, sizeof(from), "%s/\001\377", src);
+	snprintf(to, sizeof(to), "%s/upper/\001\377", dir);
+	assert_int_equal(rename(from, to), 0);
+	a = changes_of(l);
+	assert_int_equal(status_of(a, "z.txt"), 'D');
+	json_array_foreach(a, i, o)
+	{
+		const char *p = json_string_value(json_object_get(o, "path"));
+		if (p && !strcmp(p, "\\x01\\xff"))
+			seen = json_is_true(json_object_get(o, "path_escaped"));
+	}
+	assert_true(seen);
+	json_decref(a);
+	assert_int_equal(jf_layer_apply(l, NULL, 0, false, safe_all, NULL, (void **)&a), 0);
+	assert_string_equal(action_of(a, "z.txt"), "applied");
+	/* reported (the journal holds only UTF-8 paths: it may fail) */
+	assert_string_not_equal(action_of(a, "\\x01\\xff"), "none");
+	json_decref(a);
+	jf_layer_free(l);
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,7 +417,7 @@ int main(void)
 		cmocka_unit_test(test_xattr_whiteout), cmocka_unit_test(test_restore_exact),
 		cmocka_unit_test(test_restore_two),    cmocka_unit_test(test_diff_git_apply),
 		cmocka_unit_test(test_control),	       cmocka_unit_test(test_torn_journal),
-		cmocka_unit_test(test_diff_random),
+		cmocka_unit_test(test_diff_random),    cmocka_unit_test(test_changes_not_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
