@@ -186,6 +186,13 @@ def main():
                 check(m and float(m.group(1)) > 0.5 and
                       re.search(r"(LOOKUP|READDIRPLUS) [\d.]+", m.group(2)),
                       "no requests-per-entry note of a cold view for %s on %s" % (row, side))
+        # the clone's requests are counted too, per entry of the tree: it
+        # creates about one file per entry, so a CREATE is among them
+        for side in ("jailfs", "audit"):
+            m = re.search(r"^note: requests per entry, git-clone on %s: ([\d.]+) \((.*)\)$"
+                          % side, out, re.M)
+            check(m and float(m.group(1)) > 0.5 and re.search(r"CREATE [\d.]+", m.group(2)),
+                  "no requests-per-entry note of git-clone on %s" % side)
         check("note: npm-ci left out: --tiny runs offline" in out,
               "no note that npm-ci is left out offline")
         try:
