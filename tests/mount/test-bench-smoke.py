@@ -200,6 +200,13 @@ def main():
                             r"native [\d.]+ m?s \([\d.]+x\); after the first command .*; "
                             r"slowest on jailfs: `[^`]+` [\d.]+ m?s" % row, out, re.M),
                   "no per-command note for %s" % row)
+        # the clone's requests are counted too, per entry of the tree: it
+        # creates about one file per entry, so a CREATE is among them
+        for side in ("jailfs", "audit"):
+            m = re.search(r"^note: requests per entry, git-clone on %s: ([\d.]+) \((.*)\)$"
+                          % side, out, re.M)
+            check(m and float(m.group(1)) > 0.5 and re.search(r"CREATE [\d.]+", m.group(2)),
+                  "no requests-per-entry note of git-clone on %s" % side)
         check("note: npm-ci left out: --tiny runs offline" in out,
               "no note that npm-ci is left out offline")
         try:
