@@ -251,20 +251,16 @@ static int run_diff(struct jf_layer *l, const struct ropts *o, const char *sourc
 	return 0;
 }
 
-/* The daemon's answer to a request while DIR is mounted. */
+/* The daemon's answer to a request while DIR is mounted: its exit status,
+ * or -errno when no daemon answers. */
 static int ask_daemon(struct jf_layer *l, const struct ropts *o)
 {
 	void *reply = NULL;
 	int r = jf_layer_request(l, o->cmd, o->args, o->nargs, o->force, &reply);
 	json_t *j = reply, *rep;
 
-	if (r < 0) {
-		fprintf(stderr,
-			"jailfs %s: %s is locked (mounted, or another command runs), and no daemon "
-			"answers on its control socket: %s\n",
-			o->cmd, o->dir, strerror(-r));
-		return 1;
-	}
+	if (r < 0)
+		return r;
 	if (!json_is_true(json_object_get(j, "ok"))) {
 		fprintf(stderr, "jailfs %s: %s\n", o->cmd,
 			json_string_value(json_object_get(j, "error"))
@@ -281,6 +277,36 @@ static int ask_daemon(struct jf_layer *l, const struct ropts *o)
 		printf("%s\n", json_string_value(json_object_get(j, "id")));
 	json_decref(j);
 	return r;
+}
+
+/*
+ * Takes DIR's lock (0), or has the daemon that holds it run the command
+ * (*asked, its exit status). A daemon exiting after an unmount still holds
+ * the lock for a moment but no longer answers: then the lock is tried again,
+ * for up to 5 s. -errno when the lock cannot be taken.
+ */
+static int lock_or_ask(struct jf_layer *l, const struct ropts *o, bool *asked)
+{
+	int r = 0;
+
+	*asked = false;
+	for (int i = 0; i < 100; i++) {
+		r = jf_layer_lock(l);
+		if (r != -EWOULDBLOCK)
+			return r;
+		r = ask_daemon(l, o);
+		if (r >= 0) {
+			*asked = true;
+			return r;
+		}
+		usleep(50 * 1000);
+	}
+	fprintf(stderr,
+		"jailfs %s: %s is locked (mounted, or another command runs), and no daemon "
+		"answers on its control socket: %s\n",
+		o->cmd, o->dir, strerror(-r));
+	*asked = true;
+	return 1;
 }
 
 static int run_changes(struct jf_layer *l, const struct ropts *o)
@@ -347,6 +373,7 @@ int jf_cmd_review(int argc, char **argv)
 	_cleanup_free_ char *source = NULL, *err = NULL;
 	_cleanup_close_ int srcfd = -1;
 	struct jf_layer *l = NULL;
+	bool asked = false;
 	int r;
 
 	if (parse(argc, argv, &o) < 0)
@@ -372,8 +399,8 @@ int jf_cmd_review(int argc, char **argv)
 		r = run_changes(l, &o);
 	} else if (!strcmp(o.cmd, "diff")) {
 		r = run_diff(l, &o, source);
-	} else if ((r = jf_layer_lock(l)) == -EWOULDBLOCK) {
-		r = ask_daemon(l, &o);
+	} else if ((r = lock_or_ask(l, &o, &asked)) >= 0 && asked) {
+		/* the daemon ran it, or did not answer: r is the exit status */
 	} else if (r < 0) {
 		fprintf(stderr, "jailfs %s: %s/lock: %s\n", o.cmd, o.dir, strerror(-r));
 		r = 1;

@@ -19,7 +19,11 @@
  *
  * Random choices derive from JF_RACE_SEED (default: the time), printed with
  * every case; JF_RACE_BULK (default 6000) sets how many entries a rename
- * walks. Each case runs on a plain mount and on a -o fast_open mount.
+ * walks. Each case runs on a plain mount, on a -o fast_open mount and in
+ * overlay mode (--changes DIR). There a directory of SOURCE answers EXDEV to
+ * rename(2) (jailfs(1), OVERLAY MODE): every rename must, the attackers
+ * race the refused renames, and DIR/upper, where their writes land, is
+ * judged as the backing tree is, SOURCE staying unchanged.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,6 +106,8 @@ struct race {
 	char policy[512];
 	int src_fd;
 	bool fast_open;
+	bool overlay;	   /* --changes DIR: renames answer EXDEV */
+	char changes[320]; /* the overlay's DIR */
 	unsigned seed;
 	char texts[TEXTS][256];
 	long start_ms, ms; /* CLOCK_MONOTONIC start, JF_RACE_MS */
@@ -122,7 +128,7 @@ struct race {
 	int nviol;
 	char report[8192];
 	size_t rlen;
-	atomic_long renames, refused, ops_ok, ops_failed, eio;
+	atomic_long renames, refused, ops_ok, ops_failed, eio, exdev;
 	long op_ok[OP_COUNT];
 };
 
@@ -386,6 +392,8 @@ static void *renamer(void *arg)
 		    0) {
 			if (errno == EIO)
 				atomic_fetch_add(&r->eio, 1);
+			if (errno == EXDEV)
+				atomic_fetch_add(&r->exdev, 1);
 			atomic_fetch_add(&r->refused, 1);
 			continue;
 		}
@@ -632,6 +640,18 @@ static void check_after(struct race *r)
 	int n;
 
 	check_held_fds(r);
+	if (r->overlay) {
+		/* the writes are in DIR/upper: judge it as the backing tree */
+		char up[400];
+		int src = r->src_fd;
+
+		snprintf(up, sizeof(up), "%s/upper", r->changes);
+		r->src_fd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		assert_true(r->src_fd >= 0);
+		judge_tree(r, "");
+		close(r->src_fd);
+		r->src_fd = src;
+	}
 	judge_tree(r, "");
 	pthread_mutex_lock(&r->lock);
 	n = r->nviol;
@@ -827,28 +847,30 @@ static void make_texts(struct race *r)
 
 static const char policy_text[] = "[safe]\n/\n[denied]\n/secret/\n";
 
-static unsigned case_seed(const struct race_case *c, bool fast_open)
+static unsigned case_seed(const struct race_case *c, bool fast_open, bool overlay)
 {
-	unsigned h = base_seed ^ (fast_open ? 0x5bd1e995u : 0);
+	unsigned h = base_seed ^ (fast_open ? 0x5bd1e995u : 0) ^ (overlay ? 0x27d4eb2du : 0);
 
 	for (const char *p = c->from; *p; p++)
 		h = h * 31 + (unsigned char)*p;
 	return h + c->flags + (unsigned)c->nsub;
 }
 
-static int race_setup(void **state, bool fast_open)
+static int race_setup(void **state, bool fast_open, bool overlay)
 {
 	const char *plain[] = {"--policy", NULL, "-o", "nofast_open", NULL};
 	const char *fast[] = {"--policy", NULL, "-o", "fast_open", NULL};
+	const char *over[] = {"--policy", NULL, "--changes", NULL, NULL};
 	struct race *r = calloc(1, sizeof(*r));
-	const char **args = fast_open ? fast : plain;
+	const char **args = overlay ? over : fast_open ? fast : plain;
 	char err[256];
 
 	r->c = *state;
 	r->fast_open = fast_open;
+	r->overlay = overlay;
 	for (int i = 0; i < ATTACKERS; i++)
 		r->slots[i].fd = -1;
-	r->seed = case_seed(r->c, fast_open);
+	r->seed = case_seed(r->c, fast_open, overlay);
 	pthread_mutex_init(&r->lock, NULL);
 	mu_tree_new(&r->m);
 	snprintf(r->policy, sizeof(r->policy), "%s/policy.ini", r->m.dir);
@@ -865,6 +887,9 @@ static int race_setup(void **state, bool fast_open)
 	judge_tree(r, "");
 	r->recording = false;
 	args[1] = r->policy;
+	snprintf(r->changes, sizeof(r->changes), "%s/changes", r->m.dir);
+	if (overlay)
+		args[3] = r->changes;
 	*state = r;
 	if (mu_mount(&r->m, args, 0) < 0) {
 		fprintf(stderr, "jailfs did not mount %s\n", r->m.mnt);
@@ -875,12 +900,17 @@ static int race_setup(void **state, bool fast_open)
 
 static int plain_setup(void **state)
 {
-	return race_setup(state, false);
+	return race_setup(state, false, false);
 }
 
 static int fast_setup(void **state)
 {
-	return race_setup(state, true);
+	return race_setup(state, true, false);
+}
+
+static int overlay_setup(void **state)
+{
+	return race_setup(state, false, true);
 }
 
 static int race_teardown(void **state)
@@ -913,6 +943,11 @@ static void run_threads(struct race *r)
 		pthread_join(t[i], NULL);
 }
 
+static const char *mode_name(const struct race *r)
+{
+	return r->overlay ? " (overlay)" : r->fast_open ? " (fast_open)" : "";
+}
+
 static void test_race(void **state)
 {
 	struct race *r = *state;
@@ -925,18 +960,25 @@ static void test_race(void **state)
 		if (r->c->ops & (1u << i))
 			o += (size_t)snprintf(ops + o, sizeof(ops) - o, " %s %ld", op_names[i],
 					      r->op_ok[i]);
-	print_message("%s -> %s%s: seed %u, renames %ld done %ld refused, attacks %ld done "
-		      "(%s) %ld refused, findings %d\n",
-		      r->c->from, r->c->to, r->fast_open ? " (fast_open)" : "", r->seed,
-		      atomic_load(&r->renames), atomic_load(&r->refused), atomic_load(&r->ops_ok),
+	print_message("%s -> %s%s: seed %u, renames %ld done %ld refused (%ld EXDEV), attacks %ld "
+		      "done (%s) %ld refused, findings %d\n",
+		      r->c->from, r->c->to, mode_name(r), r->seed, atomic_load(&r->renames),
+		      atomic_load(&r->refused), atomic_load(&r->exdev), atomic_load(&r->ops_ok),
 		      ops + 1, atomic_load(&r->ops_failed), r->nviol);
 	if (r->nviol > 0)
 		fail_msg("JF_RACE_SEED=%u: %s -> %s%s left what the policy refuses:\n%s", base_seed,
-			 r->c->from, r->c->to, r->fast_open ? " (fast_open)" : "", r->report);
+			 r->c->from, r->c->to, mode_name(r), r->report);
 	assert_int_equal(atomic_load(&r->eio), 0);
+	assert_true(atomic_load(&r->ops_ok) > 0);
+	if (r->overlay) {
+		/* a directory of SOURCE: every rename answers EXDEV */
+		assert_int_equal(atomic_load(&r->renames), 0);
+		assert_true(atomic_load(&r->refused) > 0);
+		assert_int_equal(atomic_load(&r->exdev), atomic_load(&r->refused));
+		return;
+	}
 	/* Else the race did not run: every rename was refused. */
 	assert_true(atomic_load(&r->renames) > 0);
-	assert_true(atomic_load(&r->ops_ok) > 0);
 }
 
 /*
@@ -1251,11 +1293,12 @@ static void test_index_lock_opened(void **state)
 	assert_int_equal(missing, 0);
 }
 
-/* Each case on a plain mount and on a -o fast_open mount. */
+/* Each case on a plain mount, on a -o fast_open mount and in overlay mode. */
 #define RACE_CASE(c)                                                                               \
 	{#c, test_race, plain_setup, race_teardown, (void *)&c},                                   \
+		{"fast_open_" #c, test_race, fast_setup, race_teardown, (void *)&c},               \
 	{                                                                                          \
-		"fast_open_" #c, test_race, fast_setup, race_teardown, (void *)&c                  \
+		"overlay_" #c, test_race, overlay_setup, race_teardown, (void *)&c                 \
 	}
 
 int main(int argc, char **argv)

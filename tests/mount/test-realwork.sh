@@ -10,6 +10,11 @@
 #             write must fail cleanly (EROFS, not a guardrail refusal) and
 #             the tree must be unchanged (checksum of every entry)
 #   audit     jailrun --source REPO --audit LOG (level all)
+#   overlay   jailfs --changes DIR REPO MNT, then jailrun --root MNT: the
+#             host's checks read the view; REPO must be unchanged (checksum
+#             of every entry's metadata and content, less what the host
+#             itself adds) until `jailfs apply DIR`, after which REPO must
+#             equal mount's tree (diff -r, .git included: see tree_equal)
 # The repository: Linux's tools/bootconfig (a make build whose `make test`
 # runs 55 tests), tools/lib, lib/bootconfig.c and two x86 defconfigs from
 # Debian's linux-source-6.1, with scripts/diffconfig (Python) and npm's own
@@ -41,7 +46,11 @@
 # The jail homes are under the work directory ($XDG_STATE_HOME, one a mode).
 # Every step runs in every mode even after a failure; a table of passes and
 # failures per mode ends the output, and any failure fails the test.
-# Environment: JF_REALWORK_MODES (space-separated subset of the modes).
+# mount and overlay work at the same path (absolute paths land in the venv,
+# git's work tree files, cargo's target/) and with fixed git dates, so that
+# their trees can be compared.
+# Environment: JF_REALWORK_MODES (space-separated subset of the modes;
+# overlay compares with mount's tree, so it needs mount before it).
 # Needs root and /dev/fuse; with CI=true their absence is a failure.
 set -uo pipefail
 
@@ -53,7 +62,7 @@ cargo_bin=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 tarball=/usr/src/linux-source-6.1.tar.xz
-read -ra modes <<<"${JF_REALWORK_MODES:-oneshot mount readonly audit}"
+read -ra modes <<<"${JF_REALWORK_MODES:-oneshot mount readonly audit overlay}"
 t0=$(date +%s)
 
 # shellcheck source=tests/lib/lib-mount.sh
@@ -288,12 +297,14 @@ step() {
 }
 
 # ---------------------------------------------------------------- host-side checks
-# Each runs on the host after the step, in the writable modes only.
-h() { git -C "$repo" "$@"; }
+# Each runs on the host after the step, in the writable modes only, on
+# $view: the repository, or in overlay the view (the repository is not
+# written there).
+h() { git -C "$view" "$@"; }
 chk_none() { :; }
 chk_status() { in_out -qx '## main' && in_out -qx ' M tools/lib/string.c'; }
 chk_switch() { [ "$(h branch --show-current)" = agent-fix ]; }
-chk_sed() { grep -q 'printf("usage: bootconfig' "$repo/tools/bootconfig/main.c"; }
+chk_sed() { grep -q 'printf("usage: bootconfig' "$view/tools/bootconfig/main.c"; }
 chk_add() { [ "$(h diff --cached --name-only)" = tools/bootconfig/main.c ]; }
 chk_commit() {
 	[ "$(h log -1 --format=%s)" = "bootconfig: lower-case usage" ] && h diff --cached --quiet
@@ -303,35 +314,37 @@ chk_rebase() {
 	h merge-base --is-ancestor upstream-fix HEAD && [ "$(h branch --show-current)" = agent-fix ] &&
 		[ "$(h log -1 --format=%s)" = "bootconfig: lower-case usage" ]
 }
-chk_pop() { [ -z "$(h stash list)" ] && grep -q 'the user: work in progress' "$repo/tools/lib/string.c"; }
+chk_pop() { [ -z "$(h stash list)" ] && grep -q 'the user: work in progress' "$view/tools/lib/string.c"; }
 chk_gc() { grep -qE '^packs: [1-9]' <<<"$(h count-objects -v)" && h fsck --no-progress >/dev/null 2>&1; }
 # git worktree add writes .git/worktrees/<name>/gitdir and commondir, which
 # choose what the host's git reads: they are RESTRICTED (README, "Built-in
 # profiles"), so the jail's git worktree add fails cleanly and leaves
-# nothing; the host adds work trees, and git in the jail works in them.
+# nothing; the host adds work trees (in the repository itself, also in
+# overlay, where the view shows them through), and git in the jail works in
+# them.
 chk_wt_add_refused() {
-	failed_cleanly && erofs && [ ! -e "$repo/.git/worktrees/wt-review" ] &&
-		[ ! -e "$repo/wt-review/.git" ]
+	failed_cleanly && erofs && [ ! -e "$view/.git/worktrees/wt-review" ] &&
+		[ ! -e "$view/wt-review/.git" ]
 }
 host_wt_add() {
-	[ "$mode" = readonly ] || h worktree add -q wt-review upstream-fix ||
+	[ "$mode" = readonly ] || "${git_dates_env[@]}" git -C "$repo" worktree add -q wt-review upstream-fix ||
 		report host-wt-add 1 "(git worktree add on the host failed)"
 }
 chk_wt_status() { in_out -qx '## upstream-fix'; }
-chk_venv() { [ -x "$repo/.venv/bin/python" ] && [ -f "$repo/.venv/pyvenv.cfg" ]; }
+chk_venv() { [ -x "$view/.venv/bin/python" ] && [ -f "$view/.venv/pyvenv.cfg" ]; }
 chk_pip() { in_out -qF "$repo/.venv/lib/python3"; }
 chk_diffconfig() { in_out -qE '^[-+ ]?64BIT'; }
-chk_npm_init() { [ "$(jq -r .name "$repo/package.json")" = "$(basename "$repo")" ]; }
+chk_npm_init() { [ "$(jq -r .name "$view/package.json")" = "$(basename "$repo")" ]; }
 chk_npm_install() {
-	[ "$(jq -r '.dependencies.ini' "$repo/package.json")" = file:pkg ] &&
-		[ "$(jq -r .name "$repo/node_modules/ini/package.json")" = ini ]
+	[ "$(jq -r '.dependencies.ini' "$view/package.json")" = file:pkg ] &&
+		[ "$(jq -r .name "$view/node_modules/ini/package.json")" = ini ]
 }
 chk_npm_ls() { in_out -q 'ini@.*pkg'; }
-chk_make() { [ -x "$repo/tools/bootconfig/bootconfig" ]; }
+chk_make() { [ -x "$view/tools/bootconfig/bootconfig" ]; }
 chk_make_test() { in_out -q 'All tests passed'; }
 chk_grep() { in_out -q '^lib/bootconfig.c:[0-9]*:.*xbc_node_find_value'; }
 chk_tar() {
-	in_out -qx round-trip-ok && diff -r "$repo/tools/lib" "$repo/rt/tools/lib" >/dev/null
+	in_out -qx round-trip-ok && diff -r "$view/tools/lib" "$view/rt/tools/lib" >/dev/null
 }
 chk_cd() { in_out -qx string.c && in_out -qx bootconfig; }
 chk_stdio() { in_out -q 'extern int printf'; }
@@ -347,12 +360,12 @@ chk_env_hidden() {
 		in_err -q '^cat: \.env: No such file or directory'
 }
 chk_grep_secret() { [ "$(field exit_code)" = 1 ] && [ -z "$(field stdout)" ] && no_secret; }
-chk_hook() { failed_cleanly && erofs && [ ! -e "$repo/.git/hooks/pre-commit" ]; }
+chk_hook() { failed_cleanly && erofs && [ ! -e "$view/.git/hooks/pre-commit" ]; }
 chk_escape() { refused path-outside-view && ! in_any -q '^root:'; }
 chk_curl() { refused exec-denylist && [[ $(field reason) == *curl* ]]; }
 # db_ok FILE ROWS: the host's sqlite3 finds FILE intact and holding ROWS rows.
 db_ok() {
-	[ "$(/usr/bin/python3 - "$repo/$1" <<'PY'
+	[ "$(/usr/bin/python3 - "$view/$1" <<'PY'
 import sqlite3, sys
 con = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 print(con.execute("PRAGMA integrity_check").fetchone()[0],
@@ -363,7 +376,7 @@ PY
 chk_sql_read() { in_out -qx 'read ok 150'; }
 chk_sql_wal() { in_out -qx 'wal ok 190' && db_ok db/wal.db 190; }
 chk_sql_delete() {
-	in_out -qx 'delete ok 190' && db_ok db/delete.db 190 && [ ! -e "$repo/db/delete.db-journal" ]
+	in_out -qx 'delete ok 190' && db_ok db/delete.db 190 && [ ! -e "$view/db/delete.db-journal" ]
 }
 chk_sql_truncate() { in_out -qx 'truncate ok 190' && db_ok db/truncate.db 190; }
 chk_sql_two_wal() { in_out -qx 'two wal ok 200' && db_ok db/two-wal.db 200; }
@@ -373,28 +386,28 @@ chk_sql_two_del() { in_out -qx 'two delete ok 200' && db_ok db/two-delete.db 200
 chk_remote_add() { [ "$(h config remote.up.url)" = ./up.git ]; }
 chk_push_u() {
 	[ "$(h config branch.agent-fix.remote)" = up ] &&
-		[ "$(git -C "$repo/up.git" rev-parse agent-fix)" = "$(h rev-parse agent-fix)" ]
+		[ "$(git -C "$view/up.git" rev-parse agent-fix)" = "$(h rev-parse agent-fix)" ]
 }
-chk_sub_init() { [ "$(git -C "$repo/nested" config submodule.sub.url)" = "$work/sub-origin" ]; }
-chk_sub_commit() { [ "$(git -C "$repo/nested/sub" log -1 --format=%s)" = "sub: agent" ]; }
+chk_sub_init() { [ "$(git -C "$view/nested" config submodule.sub.url)" = "$work/sub-origin" ]; }
+chk_sub_commit() { [ "$(git -C "$view/nested/sub" log -1 --format=%s)" = "sub: agent" ]; }
 chk_sub_bump() {
-	[ "$(git -C "$repo/nested" log -1 --format=%s)" = "nested: bump sub" ] &&
-		[ -z "$(git -C "$repo/nested" status --porcelain)" ] && ! grep -q . "$work/jr.err"
+	[ "$(git -C "$view/nested" log -1 --format=%s)" = "nested: bump sub" ] &&
+		[ -z "$(git -C "$view/nested" status --porcelain)" ] && ! grep -q . "$work/jr.err"
 }
 chk_init_sub() {
-	[ -d "$repo/scratch/.git/objects" ] && [ -z "$(find "$repo/scratch/.git/hooks" -perm /111 -type f)" ]
+	[ -d "$view/scratch/.git/objects" ] && [ -z "$(find "$view/scratch/.git/hooks" -perm /111 -type f)" ]
 }
 
 # toolchains: cargo's incremental build (the edit renames rustc's session
 # directory: finalized, no "-working" one left), Go's build cache
-chk_cargo() { in_out -qx 'vendored one' && [ -f "$repo/rsapp/Cargo.lock" ]; }
+chk_cargo() { in_out -qx 'vendored one' && [ -f "$view/rsapp/Cargo.lock" ]; }
 chk_cargo_again() {
-	local inc=$repo/rsapp/target/debug/incremental
+	local inc=$view/rsapp/target/debug/incremental
 	in_out -qx 'vendored two' && ! in_any -q 'error finalizing incremental' &&
 		[ -n "$(find "$inc" -mindepth 2 -maxdepth 2 -name 's-*' -type d)" ] &&
 		[ -z "$(find "$inc" -name '*-working')" ]
 }
-chk_go_build() { in_out -qx 'go one' && [ -x "$repo/gohello/hello" ]; }
+chk_go_build() { in_out -qx 'go one' && [ -x "$view/gohello/hello" ]; }
 # the second build compiles nothing: gohello's package comes from the cache
 # in the jail home, which the host keeps
 chk_go_cached() {
@@ -519,14 +532,102 @@ session() {
 	watchers
 }
 
+# ---------------------------------------------------------------- overlay
+# The host's own writes to the repository during a session: the polling
+# watcher's edits and the work tree git worktree add makes.
+host_paths=(./watch-host ./wt-review ./.git/worktrees)
+# source_sum: the repository's checksum in overlay: every entry's type,
+# mode and symlink target, a file's size and times, a file's content, less
+# host_paths. A directory's times are left out: the host's entries change
+# its mtime, and its entries are each listed.
+source_sum() {
+	local args=() p
+	for p in "${host_paths[@]}"; do args+=(-path "$p" -prune -o); done
+	(
+		cd "$repo" || exit 1
+		find . "${args[@]}" \( -type d -printf '%p d %m\n' -o -printf '%p %y %s %m %T@ %C@ %l\n' \) |
+			LC_ALL=C sort
+		find . "${args[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+	) | sha256sum
+}
+# Left out of the comparison of the trees, each for a reason that is not
+# the view's: the index files hold each entry's stat data (times, device,
+# inode) in their bytes; lib.tar.gz holds tools/lib's mtimes (git stash pop
+# rewrites string.c), and its round trip rt/ is compared; rustc names its
+# incremental session directories after the time (s-TIME-HASH), and cargo's
+# fingerprints and .rustc_info.json hold mtimes and hashes of them; a .pyc
+# holds its source's mtime (pip's, extracted at venv time); the SQLite
+# databases hold rows of random bytes (checked with db_ok after apply).
+cmp_excluded=(index lib.tar.gz incremental .fingerprint .rustc_info.json __pycache__ '*.db')
+# What apply refuses although the view wrote it: apply writes only names
+# whose zone is SAFE, while the view's own rules let git write its config,
+# index and packed-refs and pip a certificate bundle (no private key in it).
+# Each is listed as refused and stays in DIR; the trees are compared
+# without them.
+refused_pat='(.*/)?\.git/(config|index|packed-refs)|nested/\.git/modules/sub/index|.*/certifi/cacert\.pem'
+# trees_equal A B: diff -r (symlinks compared as links) and every entry's
+# type, mode and link target, less cmp_excluded and refused_pat.
+trees_equal() {
+	local x=() n
+	for n in "${cmp_excluded[@]}"; do x+=(-x "$n"); done
+	{
+		diff -r --no-dereference -q "${x[@]}" "$1" "$2" |
+			sed -E "s|^Files $1/(.*) and $2/.* differ$|\1|; s|^Only in ($1\|$2)/?(.*): (.*)$|\2/\3|; s|^/||" |
+			grep -vxE "$refused_pat"
+		meta() {
+			(cd "$1" && find . -mindepth 1 -printf '%P %y %m %l\n' |
+				grep -vE '(^|/)(incremental|\.fingerprint|__pycache__)/' |
+				grep -vE "^($refused_pat) " | LC_ALL=C sort)
+		}
+		diff <(meta "$1") <(meta "$2") | grep -E '^[<>]'
+	} >"$work/tree.diff"
+	[ -s "$work/tree.diff" ] || return 0
+	sed 's/^/        | /' "$work/tree.diff" | head -n 40
+	return 1
+}
+
+# overlay_end: after the session, unmounted: the repository is unchanged,
+# jailfs apply writes every change but refused_pat, leaves only those in
+# DIR, and the tree equals mount's.
+overlay_end() {
+	local out left
+	[ "$(source_sum)" = "$sum_before" ]
+	report source-unchanged $? "(checksum of every entry's metadata and content, before apply)"
+	out=$("$JAILFS" apply "$changes" 2>&1)
+	left=$(grep -v '^applied ' <<<"$out" | grep -vxE "refused ($refused_pat): not SAFE under the policy")
+	[ -z "$left" ] && [ "$(grep -c '^applied ' <<<"$out")" -gt 1000 ]
+	report apply $? "($(grep -c '^applied ' <<<"$out") applied, $(grep -c '^refused ' <<<"$out") refused)"
+	[ -n "$left" ] && head -n 20 <<<"$left" | sed 's/^/        | /'
+	out=$("$JAILFS" changes "$changes" 2>&1 | awk '{print $2}' | grep -vxE "$refused_pat")
+	[ -z "$out" ]
+	report nothing-left $? "($(head -n 3 <<<"$out"))"
+	view=$repo
+	db_ok db/wal.db 190 && db_ok db/delete.db 190 && db_ok db/truncate.db 190 &&
+		db_ok db/two-wal.db 200 && db_ok db/two-delete.db 200
+	report applied-dbs $? "(each database intact, its rows)"
+	if [ ! -d "$work/mount-tree" ]; then
+		report same-as-mount 1 "(needs the mount mode before overlay)"
+		return
+	fi
+	trees_equal "$work/mount-tree" "$repo"
+	report same-as-mount $? "(diff -r, .git included, less ${cmp_excluded[*]} and what apply refused)"
+}
+
 # ---------------------------------------------------------------- the modes
+# git's dates fixed in mount and overlay, whose trees are compared
+git_dates_env=(env GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z)
+git_dates=(--env "${git_dates_env[1]}" --env "${git_dates_env[2]}")
 for mode in "${modes[@]}"; do
 	m0=$(date +%s)
 	echo
 	echo "== mode $mode"
 	repo=$work/$mode/linux-tools
+	# one path for both: absolute paths land in the tree (.venv, cargo's
+	# target/, the host's work tree)
+	[ "$mode" = mount ] || [ "$mode" = overlay ] && repo=$work/session/linux-tools
+	view=$repo
 	mnt=$work/$mode-mnt
-	mkdir -p "$work/$mode"
+	mkdir -p "$work/$mode" "$(dirname "$repo")"
 	cp -a "$tmpl" "$repo"
 	export XDG_STATE_HOME=$work/$mode/state
 	case $mode in
@@ -543,6 +644,17 @@ for mode in "${modes[@]}"; do
 			continue
 		fi
 		mode_args=(--root "$mnt")
+		[ "$mode" = mount ] && mode_args+=("${git_dates[@]}")
+		;;
+	overlay)
+		changes=$work/overlay/changes
+		sum_before=$(source_sum)
+		if ! mount_view "$mnt" --changes "$changes" "$repo"; then
+			report "jailfs-mount" 1 "jailfs --changes did not mount $repo"
+			continue
+		fi
+		view=$mnt
+		mode_args=(--root "$mnt" "${git_dates[@]}")
 		;;
 	*)
 		echo "FAIL  unknown mode $mode"
@@ -567,7 +679,7 @@ for mode in "${modes[@]}"; do
 		report audit-log $? "($(wc -l <"$work/audit.jsonl") records)"
 	fi
 	case $mode in
-	mount | readonly) umount_view "$mnt" ;;
+	mount | readonly | overlay) umount_view "$mnt" ;;
 	oneshot) stop_views_of "$(realpath "$repo")" ;; # the session's one persistent view
 	esac
 	if grep -qF " fuse.jailfs $repo " /proc/self/mountinfo; then
@@ -575,6 +687,9 @@ for mode in "${modes[@]}"; do
 	else
 		report no-mount-left 0
 	fi
+	[ "$mode" = overlay ] && overlay_end
+	[ "$mode" = mount ] && mv "$repo" "$work/mount-tree"
+	[ "$mode" = overlay ] && mv "$repo" "$work/overlay-tree"
 	echo "   mode $mode: $(($(date +%s) - m0)) s"
 done
 

@@ -5,11 +5,15 @@
  * SOURCE and one on the disk under $JF_MOUNT_TMPDIR or /tmp), in each way
  * the view is mounted: defaults (no OPENDIR, kernel-cached listings),
  * -o fast_open (zero-message opens), --audit-level all (every listing and
- * lookup reaches the daemon), and zero cache timeouts.
+ * lookup reaches the daemon), zero cache timeouts, and the overlay mode
+ * (--changes DIR: the backing tree is an overlayfs over SOURCE).
  *  - directory offsets, sizes and link counts of a directory with hidden
  *    entries interleaved equal those of one with only its visible names;
  *    seekdir to every telldir position returns the right next entry, also
  *    on a fresh handle the daemon has never listed;
+ *  - the same after deletions, renames and a replaced directory made through
+ *    the view in both (whiteouts and an opaque directory in overlay mode,
+ *    where no whiteout ever names a hidden entry);
  *  - a lookup of a DENIED name makes no backing syscall naming it (strace of
  *    the daemon), so it cannot take longer when the name exists;
  *  - creating a name a hidden object holds answers EACCES whatever the object
@@ -35,6 +39,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +59,7 @@ struct mode {
 	const char *name;
 	const char *args[4];
 	bool audit;
+	bool overlay; /* --changes DIR (side.changes) */
 };
 
 static const struct mode modes[] = {
@@ -61,6 +67,7 @@ static const struct mode modes[] = {
 	{"fast_open", {"-o", "fast_open", NULL}, false},
 	{"audit-all", {"--audit-level", "all", NULL}, true},
 	{"no-cache", {"-o", "entry_timeout=0,attr_timeout=0,negative_timeout=0", NULL}, false},
+	{"overlay", {NULL}, false, true},
 };
 
 struct side {
@@ -68,6 +75,7 @@ struct side {
 	const struct mode *mode;
 	bool tmpfs; /* SOURCE is a tmpfs mounted for the test */
 	char policy[400], audit[400];
+	char changes[300]; /* the overlay's DIR, beside SOURCE */
 };
 
 /* The test's tree: static, so the teardown finds it after a failed assert. */
@@ -94,6 +102,7 @@ static void side_tree(struct side *s, const struct mode *mode, bool tmpfs)
 	}
 	snprintf(s->policy, sizeof(s->policy), "%s/policy.ini", s->m.dir);
 	snprintf(s->audit, sizeof(s->audit), "%s/audit.jsonl", s->m.dir);
+	snprintf(s->changes, sizeof(s->changes), "%s/changes", s->m.dir);
 	f = fopen(s->policy, "we");
 	assert_non_null(f);
 	fputs(policy_ini, f);
@@ -110,6 +119,10 @@ static void side_mount(struct side *s)
 	if (s->mode->audit) {
 		args[n++] = "--audit";
 		args[n++] = s->audit;
+	}
+	if (s->mode->overlay) {
+		args[n++] = "--changes";
+		args[n++] = s->changes;
 	}
 	for (int i = 0; s->mode->args[i]; i++)
 		args[n++] = s->mode->args[i];
@@ -139,6 +152,15 @@ static int teardown(void **state)
 	(void)state;
 	side_free(&S);
 	return 0;
+}
+
+/* DIR/upper/@rel of the overlay mode, in a static buffer. */
+static const char *upper(const struct side *s, const char *rel)
+{
+	static char p[1024];
+
+	snprintf(p, sizeof(p), "%s/upper/%s", s->changes, rel);
+	return p;
 }
 
 static void touch(const char *path)
@@ -367,6 +389,99 @@ static void test_dir_offsets_disk(void **state)
 	dir_offsets(*state, false);
 }
 
+/* ---------- whiteouts and opaque directories ---------- */
+
+/* Through the view, the same in clean/ and mix/: deletions, renames, a
+ * directory removed and made again, a deleted name created again. */
+static void change_twins(const struct jf_mnt *m)
+{
+	char a[512], b[600];
+
+	for (int d = 0; d < 2; d++) {
+		const char *dir = d ? "mix" : "clean";
+
+		for (int i = 1; i < 200; i += 2) {
+			snprintf(a, sizeof(a), "%s/v%04d", mu_v(m, dir), i);
+			if (unlink(a) < 0)
+				fail_msg("unlink %s: %s", a, strerror(errno));
+		}
+		snprintf(a, sizeof(a), "%s/v0300", mu_v(m, dir));
+		snprintf(b, sizeof(b), "%s/r0300", mu_v(m, dir));
+		assert_int_equal(rename(a, b), 0);
+		snprintf(a, sizeof(a), "%s/s0050", mu_v(m, dir));
+		assert_int_equal(rmdir(a), 0);
+		assert_int_equal(mkdir(a, 0755), 0);
+		snprintf(b, sizeof(b), "%s/y", a);
+		touch(b);
+		snprintf(a, sizeof(a), "%s/v0001", mu_v(m, dir));
+		touch(a);
+	}
+}
+
+/* overlay: upper/mix has the whiteouts and the opaque directory the
+ * changes made, and no entry at a name the view hides. */
+static void check_upper(const struct side *s)
+{
+	char v[8];
+	struct stat st;
+
+	assert_int_equal(lstat(upper(s, "mix/v0003"), &st), 0);
+	assert_true(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	assert_int_equal(lstat(upper(s, "mix/v0300"), &st), 0);
+	assert_true(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	assert_int_equal(lgetxattr(upper(s, "mix/s0050"), "user.overlay.opaque", v, sizeof(v)), 1);
+	assert_int_equal(v[0], 'y');
+	assert_errno(lgetxattr(upper(s, "mix"), "user.overlay.opaque", v, sizeof(v)), ENODATA);
+	assert_int_equal(mu_sh("cd '%s' && test -z \"$(find . -name '*.secret' -o -name 'l*' -o "
+			       "-name 'c*' -o -name 'b*')\"",
+			       upper(s, "mix")),
+			 0);
+}
+
+/*
+ * After the same changes through the view in clean/ and mix/ (in overlay
+ * mode: whiteouts, an opaque directory), mix/ still lists, seeks and
+ * stats as clean/ does: neither tells anything about the hidden names.
+ */
+static void test_whiteouts_tell_nothing(void **state)
+{
+	const struct mode *mode = *state;
+	struct side *s = &S;
+	struct listing *clean = calloc(1, sizeof(*clean)), *mix = calloc(1, sizeof(*mix));
+	struct stat cst, mst;
+
+	assert_true(clean && mix);
+	side_tree(s, mode, false);
+	make_dirs(&s->m);
+	side_mount(s);
+	change_twins(&s->m);
+	if (mode->overlay)
+		check_upper(s);
+	list_dir(mu_v(&s->m, "clean"), clean, 1024);
+	/* 600 files less 99 deleted (100, one made again), 12 directories, . and .. */
+	assert_int_equal(clean->n, N_VISIBLE - 99 + N_VISIBLE / 50 + 2);
+	list_dir(mu_v(&s->m, "mix"), mix, 1024);
+	assert_int_equal(mix->n, clean->n);
+	for (size_t i = 0; i < mix->n; i++) {
+		assert_string_equal(mix->names[i], clean->names[i]);
+		assert_int_equal(mix->off[i], clean->off[i]);
+	}
+	for (size_t k = 0; k <= clean->n; k += 53)
+		check_seek_fresh(mu_v(&s->m, "mix"), clean, k);
+	check_telldir(mu_v(&s->m, "mix"), clean);
+	assert_int_equal(stat(mu_v(&s->m, "clean"), &cst), 0);
+	assert_int_equal(stat(mu_v(&s->m, "mix"), &mst), 0);
+	assert_int_equal(mst.st_size, cst.st_size);
+	assert_int_equal(mst.st_blocks, cst.st_blocks);
+	assert_int_equal(mst.st_nlink, cst.st_nlink);
+	/* the replaced directory holds only what the view made */
+	list_dir(mu_v(&s->m, "mix/s0050"), mix, 4096);
+	assert_int_equal(mix->n, 3);
+	side_free(s);
+	free(clean);
+	free(mix);
+}
+
 /* ---------- DENIED lookups touch nothing in the backing tree ---------- */
 
 static bool file_has(const char *path, const char *needle)
@@ -474,17 +589,26 @@ static void test_create_over_hidden(void **state)
 	side_mount(s);
 	before = mu_tree_sum(&s->m, "proc");
 
-	/* every name is hidden */
+	/* every name is hidden; in overlay mode the overlay does not cross the
+	 * proc mount: its directory shows, empty (jailfs(1), OVERLAY MODE) */
 	assert_errno(stat(mu_v(&s->m, "notes.txt"), &st), ENOENT);
 	assert_errno(stat(mu_v(&s->m, "out"), &st), ENOENT);
-	assert_errno(stat(mu_v(&s->m, "proc"), &st), ENOENT);
+	if (mode->overlay) {
+		assert_int_equal(stat(mu_v(&s->m, "proc"), &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+		assert_int_equal(mu_sh("test -z \"$(ls -A '%s')\"", mu_v(&s->m, "proc")), 0);
+		assert_errno(mkdir(mu_v(&s->m, "proc"), 0755), EEXIST);
+	} else {
+		assert_errno(stat(mu_v(&s->m, "proc"), &st), ENOENT);
+	}
 	/* creating over them answers EACCES, whatever the object and the flags */
 	static const char *const names[] = {"notes.txt", "out", "proc"};
+	const size_t nnames = mode->overlay ? 2 : 3;
 	static const int flags[] = {O_WRONLY | O_CREAT, O_WRONLY | O_CREAT | O_TRUNC,
 				    O_RDWR | O_CREAT, O_RDONLY | O_CREAT,
 				    O_WRONLY | O_CREAT | O_EXCL};
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < nnames; i++) {
 		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
 			errno = 0;
 			fd = open(mu_v(&s->m, names[i]), flags[f] | O_CLOEXEC, 0644);
@@ -503,6 +627,10 @@ static void test_create_over_hidden(void **state)
 	assert_int_equal(st.st_nlink, 2);
 	assert_int_equal(st.st_size, 13);
 	assert_int_equal(readlink(mu_s(&s->m, "out"), target, sizeof(target)), 11);
+	if (mode->overlay) {
+		assert_errno(lstat(upper(s, "notes.txt"), &st), ENOENT);
+		assert_errno(lstat(upper(s, "out"), &st), ENOENT);
+	}
 	/* the oracle that stays (README, security model): a free name works */
 	fd = open(mu_v(&s->m, "free.txt"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
@@ -544,6 +672,8 @@ static void test_c1_bidi_names(void **state)
 		assert_errno(link(mu_v(&s->m, "w/ok.txt"), mu_v(&s->m, v)), EACCES);
 		assert_errno(rename(mu_v(&s->m, "w/ok.txt"), mu_v(&s->m, v)), EACCES);
 		assert_errno(lstat(mu_s(&s->m, v), &st), ENOENT); /* nothing on disk */
+		if (mode->overlay)
+			assert_errno(lstat(upper(s, v), &st), ENOENT);
 	}
 	assert_int_equal(lstat(mu_s(&s->m, "w/ok.txt"), &st), 0);
 	/* a host file with such a name is not in the view */
@@ -574,16 +704,14 @@ static void test_c1_bidi_names(void **state)
 }
 
 #define T(fn, i) cmocka_unit_test_prestate_setup_teardown(fn, NULL, teardown, (void *)&modes[i])
-#define FOR_MODES(fn) T(fn, 0), T(fn, 1), T(fn, 2), T(fn, 3)
+#define FOR_MODES(fn) T(fn, 0), T(fn, 1), T(fn, 2), T(fn, 3), T(fn, 4)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		FOR_MODES(test_dir_offsets_tmpfs),
-		FOR_MODES(test_dir_offsets_disk),
-		FOR_MODES(test_denied_lookup_no_backing),
-		FOR_MODES(test_create_over_hidden),
-		FOR_MODES(test_c1_bidi_names),
+		FOR_MODES(test_dir_offsets_tmpfs),	FOR_MODES(test_dir_offsets_disk),
+		FOR_MODES(test_whiteouts_tell_nothing), FOR_MODES(test_denied_lookup_no_backing),
+		FOR_MODES(test_create_over_hidden),	FOR_MODES(test_c1_bidi_names),
 	};
 
 	mu_require_fuse();
