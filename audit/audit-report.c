@@ -356,8 +356,8 @@ static void print_net(struct report *r)
 		[JF_NET_CREATED] = 'A', [JF_NET_MODIFIED] = 'M', [JF_NET_DELETED] = 'D',
 		[JF_NET_RENAMED] = 'R', [JF_NET_WRITTEN] = 'W',
 	};
-	const struct jf_net_change *c;
-	size_t n;
+	const struct jf_net_change *c = NULL;
+	size_t n = 0;
 	int err = r->net_err ? r->net_err : jf_net_list(r->net, &c, &n);
 
 	printf("\nNet changes, by final path:\n");

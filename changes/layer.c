@@ -472,7 +472,7 @@ int jf_layer_open(const char *dir, int source_fd, const char *mountpoint, bool c
 {
 	struct jf_layer *l = calloc(1, sizeof(*l));
 	char src[PATH_MAX];
-	struct stat st;
+	struct stat st = {0};
 	int r;
 
 	if (ret_err)

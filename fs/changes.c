@@ -152,7 +152,9 @@ int jf_changes_setup(const char *dir, int *root_fd, const char *source_abs, cons
 			setup_fail(0, dir, "cannot open the changes directory", -r);
 		return 2;
 	}
-	r = jf_layer_lock(C.layer);
+	/* A view just unmounted lets DIR/lock go only as its daemon exits. */
+	for (int i = 0; (r = jf_layer_lock(C.layer)) == -EWOULDBLOCK && i < 100; i++)
+		usleep(50 * 1000);
 	if (r == -EWOULDBLOCK) {
 		fprintf(stderr,
 			"jailfs: --changes %s: another jailfs serves this changes directory (its "

@@ -152,7 +152,7 @@ static bool check_pkcs12(const unsigned char *buf, size_t len, const size_t *ov,
 {
 	static const unsigned char oid[] = {0x06, 0x09, 0x2a, 0x86, 0x48,
 					    0x86, 0xf7, 0x0d, 0x01, 0x07};
-	size_t hl, hl2, at;
+	size_t hl = 0, hl2 = 0, at;
 	long outer, inner;
 
 	if (len < 24 || buf[0] != 0x30)

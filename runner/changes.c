@@ -188,7 +188,7 @@ static int run_json(struct jr_changes *c, const char *const *args, const char *w
 {
 	_cleanup_free_ char *out = NULL;
 	json_error_t jerr;
-	char msg[512];
+	char msg[512] = "";
 	int r = run_jailfs(args, &out, msg, sizeof(msg));
 
 	*ret = out && *out ? json_loads(out, JSON_DECODE_ANY, &jerr) : NULL;

@@ -326,9 +326,17 @@ chk_wt_add_refused() {
 	failed_cleanly && erofs && [ ! -e "$view/.git/worktrees/wt-review" ] &&
 		[ ! -e "$view/wt-review/.git" ]
 }
+# In overlay the kernel overlay below the view keeps the absence of the
+# names the refused add looked up (.git/worktrees/, wt-review: jailfs(1),
+# OVERLAY MODE), so the host's work tree shows in a view mounted after it,
+# as jailrun --changes mounts one per command: mount the view again.
 host_wt_add() {
 	[ "$mode" = readonly ] || "${git_dates_env[@]}" git -C "$repo" worktree add -q wt-review upstream-fix ||
 		report host-wt-add 1 "(git worktree add on the host failed)"
+	if [ "$mode" = overlay ]; then
+		umount_view "$mnt" && mount_view "$mnt" --changes "$changes" "$repo" ||
+			report overlay-remount 1 "(the overlay view did not mount again)"
+	fi
 }
 chk_wt_status() { in_out -qx '## upstream-fix'; }
 chk_venv() { [ -x "$view/.venv/bin/python" ] && [ -f "$view/.venv/pyvenv.cfg" ]; }
@@ -561,10 +569,11 @@ source_sum() {
 cmp_excluded=(index lib.tar.gz incremental .fingerprint .rustc_info.json __pycache__ '*.db')
 # What apply refuses although the view wrote it: apply writes only names
 # whose zone is SAFE, while the view's own rules let git write its config,
-# index and packed-refs and pip a certificate bundle (no private key in it).
+# index (a linked work tree's too) and packed-refs and pip a certificate
+# bundle (no private key in it).
 # Each is listed as refused and stays in DIR; the trees are compared
 # without them.
-refused_pat='(.*/)?\.git/(config|index|packed-refs)|nested/\.git/modules/sub/index|.*/certifi/cacert\.pem'
+refused_pat='(.*/)?\.git/(config|index|packed-refs|worktrees/[^/]+/index)|nested/\.git/modules/sub/index|.*/certifi/cacert\.pem'
 # trees_equal A B: diff -r (symlinks compared as links) and every entry's
 # type, mode and link target, less cmp_excluded and refused_pat.
 trees_equal() {
