@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backing.h"
@@ -238,6 +239,58 @@ static int check(enum jf_git_check kind, const unsigned char *buf, size_t len, c
 		break;
 	}
 	return -EINVAL;
+}
+
+int jf_git_state_check(enum jf_git_check kind, int dirfd, const char *path,
+		       struct jf_git_refusal *out)
+{
+	_cleanup_free_ unsigned char *buf = NULL;
+	_cleanup_free_ char *dpath = strdup(path);
+	_cleanup_close_ int fd = -1;
+	char *slash = dpath ? strrchr(dpath, '/') : NULL;
+	struct stat st;
+	ssize_t n;
+
+	*out = (struct jf_git_refusal){0};
+	if (!dpath)
+		return -ENOMEM;
+	if (kind == JF_GIT_CHECK_INDEX || kind == JF_GIT_CHECK_NONE) {
+		/* jf_git_swap() also strips an index and compares it with the
+		 * one it replaces and with the work tree: only git's own
+		 * rename through a view does that */
+		out->why = "a git index is not applied; git status or git reset in SOURCE "
+			   "rebuilds it";
+		return -EROFS;
+	}
+	fd = jf_open_file_below(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, &st);
+	if (fd < 0)
+		return fd;
+	if (st.st_nlink > 1 || (uint64_t)st.st_size > JF_GIT_SWAP_MAX) {
+		out->why = st.st_nlink > 1 ? "the file has another name" : "the file is too large";
+		return -EROFS;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	n = pread(fd, buf, (size_t)st.st_size + 1, 0);
+	if (n < 0)
+		return -errno;
+	if (n != st.st_size)
+		return -EAGAIN; /* changed while read */
+	if (slash)
+		*slash = '\0';
+	else
+		dpath[0] = '\0';
+	return check(kind, buf, (size_t)n, dpath, out) < 0 ? -EROFS : 0;
+}
+
+bool jf_git_state_applies(const struct jf_verdict *v, int dirfd, const char *path)
+{
+	enum jf_git_check kind = jf_rule_git_check(v->rule);
+	struct jf_git_refusal out;
+
+	return v->zone == JF_SAFE || (v->zone == JF_RESTRICTED && kind != JF_GIT_CHECK_NONE &&
+				      jf_git_state_check(kind, dirfd, path, &out) == 0);
 }
 
 int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,

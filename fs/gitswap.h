@@ -76,3 +76,22 @@ bool jf_git_swap_wait(const struct stat *st);
 int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
 		const struct stat *sst, const char *dname, bool *moved_away,
 		struct jf_git_refusal *out);
+
+/*
+ * The content check of a git config or packed-refs file @path below @dirfd
+ * (a view path: a config's git directory is its parent), as jf_git_swap()
+ * runs it, for `jailfs apply` of a file the view let git rename into place.
+ * An index is always refused: jf_git_swap() also strips it and compares it
+ * with the index it replaces, which only a rename through the view has.
+ * Returns 0 when it passes; -EROFS with @out filled when it does not, or for
+ * a file with another name or over JF_GIT_SWAP_MAX; -EAGAIN when it changed
+ * while read; another -errno of the open (not a regular file: -ENXIO).
+ * Thread-safe.
+ */
+int jf_git_state_check(enum jf_git_check kind, int dirfd, const char *path,
+		       struct jf_git_refusal *out);
+
+/* May `jailfs apply` write the file @path below @dirfd (the layer's upper/)
+ * of verdict @v into SOURCE: SAFE, or a git config or packed-refs whose
+ * content passes jf_git_state_check()? Thread-safe. */
+bool jf_git_state_applies(const struct jf_verdict *v, int dirfd, const char *path);

@@ -585,6 +585,53 @@ static void test_stale_whiteout(void **state)
 	cleanup();
 }
 
+/*
+ * A git config and packed-refs the view let git rename into place are
+ * applied when their content passes the daemon's check; a config with a key
+ * that runs a program, and any index, are left in DIR.
+ */
+static void test_git_state(void **state)
+{
+	static const char oid[] = "0123456789abcdef0123456789abcdef01234567";
+	struct jf_layer *l;
+	char *out, *s;
+	int st, ufd;
+
+	if (!getenv("JAILFS"))
+		skip();
+	fresh();
+	sh("mkdir -p %s/.git/refs && printf '[core]\\n\\tbare = false\\n' >%s/.git/config", src,
+	   src);
+	l = open_layer(false);
+	ufd = jf_layer_upper_fd(l);
+	assert_int_equal(jf_layer_note_origin(l, ".git/config"), 0);
+	assert_int_equal(mkdirat(ufd, ".git", 0755), 0);
+	assert_int_equal(mkdirat(ufd, "sub", 0755), 0);
+	assert_int_equal(mkdirat(ufd, "sub/.git", 0755), 0);
+	jf_layer_free(l);
+	put(dir, "upper/.git/config", "[core]\n\tbare = false\n[remote \"up\"]\n\turl = ../up\n",
+	    0644);
+	s = NULL;
+	assert_true(asprintf(&s, "# pack-refs with: peeled\n%s refs/heads/main\n", oid) > 0);
+	put(dir, "upper/.git/packed-refs", s, 0644);
+	free(s);
+	put(dir, "upper/.git/index", "DIRC", 0644);
+	put(dir, "upper/sub/.git/config", "[core]\n\tfsmonitor = ./evil\n", 0644);
+	out = jailfs_out(&st, "apply %s 2>/dev/null", dir);
+	assert_int_equal(st, 1);
+	assert_non_null(strstr(out, "applied .git/config\n"));
+	assert_non_null(strstr(out, "applied .git/packed-refs\n"));
+	assert_non_null(strstr(out, "refused .git/index: "));
+	assert_non_null(strstr(out, "refused sub/.git/config: "));
+	free(out);
+	s = slurp(src, ".git/config");
+	assert_non_null(strstr(s, "url = ../up"));
+	free(s);
+	assert_null(slurp(src, "sub/.git/config"));
+	assert_null(slurp(src, ".git/index"));
+	cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_stale_whiteout),
 		cmocka_unit_test(test_diff_hides_denied),
 		cmocka_unit_test(test_tmp_name_in_layer),
+		cmocka_unit_test(test_git_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
