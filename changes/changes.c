@@ -111,6 +111,29 @@ static char *join(const char *prefix, const char *name)
 	return asprintf(&p, "%s/%s", prefix, name) < 0 ? NULL : p;
 }
 
+static int deleted_below(int fd, const char *path, struct jf_changes *c);
+
+/* Lists SOURCE's entry @name of directory @fd, view path @p, as deleted,
+ * and for a directory every entry below it. */
+static int add_deleted(int fd, const char *name, const char *p, struct jf_changes *c)
+{
+	struct jf_change *e;
+	struct stat st;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	e = add(c, JF_CH_DELETED, p);
+	if (!e)
+		return -ENOMEM;
+	e->old = st;
+	if (S_ISDIR(st.st_mode)) {
+		_cleanup_close_ int sub =
+			openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return sub < 0 ? -errno : deleted_below(sub, p, c);
+	}
+	return 0;
+}
+
 /* Lists every SOURCE entry below directory @path (@fd) as deleted. */
 static int deleted_below(int fd, const char *path, struct jf_changes *c)
 {
@@ -120,24 +143,8 @@ static int deleted_below(int fd, const char *path, struct jf_changes *c)
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		_cleanup_free_ char *p = join(path, names[i]);
-		struct jf_change *e;
-		struct stat st;
 
-		if (!p || fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = p ? -errno : -ENOMEM;
-			break;
-		}
-		e = add(c, JF_CH_DELETED, p);
-		if (!e) {
-			r = -ENOMEM;
-			break;
-		}
-		e->old = st;
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(
-				fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = sub < 0 ? -errno : deleted_below(sub, p, c);
-		}
+		r = p ? add_deleted(fd, names[i], p, c) : -ENOMEM;
 	}
 	free_names(names, n);
 	return r;
@@ -249,28 +256,12 @@ static int walk(int ufd, int sfd, const char *prefix, bool opaque, struct jf_cha
 	/* below an opaque directory, what upper/ does not name is gone */
 	for (size_t i = 0; r == 0 && i < sn; i++) {
 		_cleanup_free_ char *p = join(prefix, snames[i]);
-		struct jf_change *e;
-		struct stat st;
 
 		while (j < n && strcmp(names[j], snames[i]) < 0)
 			j++;
 		if (j < n && !strcmp(names[j], snames[i]))
 			continue;
-		if (!p || fstatat(sfd, snames[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = p ? -errno : -ENOMEM;
-			break;
-		}
-		e = add(c, JF_CH_DELETED, p);
-		if (!e) {
-			r = -ENOMEM;
-			break;
-		}
-		e->old = st;
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub = openat(
-				sfd, snames[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = sub < 0 ? -errno : deleted_below(sub, p, c);
-		}
+		r = p ? add_deleted(sfd, snames[i], p, c) : -ENOMEM;
 	}
 	free_names(names, n);
 	free_names(snames, sn);
