@@ -369,15 +369,11 @@ static int stale_whiteout(struct jf_layer *l, int ufd, const char *name, const c
  * empty (shows_source), and the whiteouts that hide nothing. */
 static int prune(struct jf_layer *l, int ufd, const char *prefix)
 {
-	int dup_fd = openat(ufd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
-	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	_cleanup_closedir_ DIR *d = jf_layer_opendir(ufd);
 	struct dirent *de;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return -errno;
-	}
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *p = NULL;
 		_cleanup_close_ int sub = -1;

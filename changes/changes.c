@@ -55,17 +55,13 @@ static int cmp_names(const void *a, const void *b)
 /* The sorted names of directory @fd (borrowed), NULL-terminated, in *@ret. */
 static int names_of(int fd, char ***ret, size_t *count)
 {
-	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
-	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	_cleanup_closedir_ DIR *d = jf_layer_opendir(fd);
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return -errno;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

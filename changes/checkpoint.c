@@ -271,16 +271,12 @@ static int save_path(struct jf_layer *l, const char *path, bool in_place);
 /* Keeps every entry of upper directory @path (@fd) before the name goes. */
 static int save_children(struct jf_layer *l, const char *path, int fd)
 {
-	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
-	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	_cleanup_closedir_ DIR *d = jf_layer_opendir(fd);
 	struct dirent *de;
 	int r = 0;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return -errno;
-	}
 	while (r == 0 && (de = readdir(d))) {
 		_cleanup_free_ char *child = NULL;
 

@@ -87,19 +87,28 @@ int jf_layer_lstat(int rootfd, const char *path, struct stat *st)
 	return 0;
 }
 
+DIR *jf_layer_opendir(int fd)
+{
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	int e = errno;
+
+	if (!d && dup_fd >= 0) {
+		close(dup_fd);
+		errno = e;
+	}
+	return d;
+}
+
 /* Empties directory @fd (owned by the caller). */
 static int rm_children(int fd)
 {
-	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
-	_cleanup_closedir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	_cleanup_closedir_ DIR *d = jf_layer_opendir(fd);
 	struct dirent *de;
 	int r = 0;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return -errno;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,9 @@ int jf_layer_lstat(int rootfd, const char *path, struct stat *st);
 /* Removes @path below @rootfd and everything below it. 0 (also when absent)
  * or -errno. */
 int jf_layer_rm_rf(int rootfd, const char *path);
+/* A directory stream over directory @fd (borrowed) with its own offset, or
+ * NULL with errno: readdir(3) of it moves no offset of @fd. */
+DIR *jf_layer_opendir(int fd);
 /* Copies regular file @src_fd (read from its start) into the new file
  * @name of @dirfd, created with @mode, by FICLONE where the filesystem can
  * and copy_file_range otherwise; fsync's it when @sync. 0 or -errno. */
