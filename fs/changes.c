@@ -27,10 +27,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "apply-rule.h"
 #include "backing.h"
 #include "changes.h"
 #include "cleanup.h"
-#include "gitswap.h"
 #include "hardlinks.h"
 #include "inode.h"
 #include "layer.h"
@@ -307,7 +307,7 @@ static bool safe_path(const char *path, void *data)
 		close(fd);
 	}
 	jf_classify_path(&jf_fs.view, path, strlen(path), S_ISDIR(st.st_mode), &v);
-	return jf_git_state_applies(&v, jf_layer_upper_fd(C.layer), path);
+	return jf_apply_allowed(jf_fs.view.policy, &v, jf_layer_upper_fd(C.layer), path);
 }
 
 /* Does request @line (@len bytes) name a command that changes upper/? Only

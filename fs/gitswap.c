@@ -284,15 +284,6 @@ int jf_git_state_check(enum jf_git_check kind, int dirfd, const char *path,
 	return check(kind, buf, (size_t)n, dpath, out) < 0 ? -EROFS : 0;
 }
 
-bool jf_git_state_applies(const struct jf_verdict *v, int dirfd, const char *path)
-{
-	enum jf_git_check kind = jf_rule_git_check(v->rule);
-	struct jf_git_refusal out;
-
-	return v->zone == JF_SAFE || (v->zone == JF_RESTRICTED && kind != JF_GIT_CHECK_NONE &&
-				      jf_git_state_check(kind, dirfd, path, &out) == 0);
-}
-
 int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *sname,
 		const struct stat *sst, const char *dname, bool *moved_away,
 		struct jf_git_refusal *out)

@@ -90,8 +90,3 @@ int jf_git_swap(enum jf_git_check kind, int dfd, const char *dpath, const char *
  */
 int jf_git_state_check(enum jf_git_check kind, int dirfd, const char *path,
 		       struct jf_git_refusal *out);
-
-/* May `jailfs apply` write the file @path below @dirfd (the layer's upper/)
- * of verdict @v into SOURCE: SAFE, or a git config or packed-refs whose
- * content passes jf_git_state_check()? Thread-safe. */
-bool jf_git_state_applies(const struct jf_verdict *v, int dirfd, const char *path);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "gitswap.h"
+#include "apply-rule.h"
 #include "jailfs.h"
 #include "layer.h"
 #include "policy.h"
@@ -216,7 +216,7 @@ static bool is_safe(const char *path, void *data)
 	struct jf_verdict v;
 
 	jf_classify(c->pol, path, strlen(path), jf_layer_is_dir(c->l, path), &v);
-	return jf_git_state_applies(&v, jf_layer_upper_fd(c->l), path);
+	return jf_apply_allowed(c->pol, &v, jf_layer_upper_fd(c->l), path);
 }
 
 /* What diff may print: a name the policy does not hide. */

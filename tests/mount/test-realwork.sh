@@ -567,13 +567,12 @@ source_sum() {
 # holds its source's mtime (pip's, extracted at venv time); the SQLite
 # databases hold rows of random bytes (checked with db_ok after apply).
 cmp_excluded=(index lib.tar.gz incremental .fingerprint .rustc_info.json __pycache__ '*.db')
-# What apply refuses although the view wrote it: apply writes names whose
-# zone is SAFE and a git config or packed-refs that passes the view's check,
-# while the view's own rules also let git write its indexes (a linked work
-# tree's and a submodule's too) and pip a certificate bundle (no private
-# key in it). Each is listed as refused and stays in DIR; the trees are
-# compared without them.
-refused_pat='(.*/)?\.git/(index|worktrees/[^/]+/index)|nested/\.git/modules/sub/index|.*/certifi/cacert\.pem'
+# What apply refuses although the view wrote it: apply writes what the view
+# would have let through (SAFE names, a git config or packed-refs that
+# passes the view's check, pip's certificate bundle named like a key), but
+# no git index (a linked work tree's and a submodule's too). Each is listed
+# as refused and stays in DIR; the trees are compared without them.
+refused_pat='(.*/)?\.git/(index|worktrees/[^/]+/index)|nested/\.git/modules/sub/index'
 # trees_equal A B: diff -r (symlinks compared as links) and every entry's
 # type, mode and link target, less cmp_excluded and refused_pat.
 trees_equal() {

@@ -587,8 +587,9 @@ static void test_stale_whiteout(void **state)
 
 /*
  * A git config and packed-refs the view let git rename into place are
- * applied when their content passes the daemon's check; a config with a key
- * that runs a program, and any index, are left in DIR.
+ * applied when their content passes the daemon's check, and a file named
+ * like a key whose content is public; a config with a key that runs a
+ * program, a private key and any index are left in DIR.
  */
 static void test_git_state(void **state)
 {
@@ -617,18 +618,26 @@ static void test_git_state(void **state)
 	free(s);
 	put(dir, "upper/.git/index", "DIRC", 0644);
 	put(dir, "upper/sub/.git/config", "[core]\n\tfsmonitor = ./evil\n", 0644);
+	/* named like a key: a certificate bundle is applied, a key is not */
+	put(dir, "upper/ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+	    0644);
+	put(dir, "upper/k.pem", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n",
+	    0600);
 	out = jailfs_out(&st, "apply %s 2>/dev/null", dir);
 	assert_int_equal(st, 1);
 	assert_non_null(strstr(out, "applied .git/config\n"));
 	assert_non_null(strstr(out, "applied .git/packed-refs\n"));
 	assert_non_null(strstr(out, "refused .git/index: "));
 	assert_non_null(strstr(out, "refused sub/.git/config: "));
+	assert_non_null(strstr(out, "applied ca.pem\n"));
+	assert_non_null(strstr(out, "refused k.pem: "));
 	free(out);
 	s = slurp(src, ".git/config");
 	assert_non_null(strstr(s, "url = ../up"));
 	free(s);
 	assert_null(slurp(src, "sub/.git/config"));
 	assert_null(slurp(src, ".git/index"));
+	assert_null(slurp(src, "k.pem"));
 	cleanup();
 }
 
