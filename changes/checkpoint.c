@@ -79,6 +79,9 @@ static json_t *saved_lines(int cpfd)
 		close(fd);
 	while (f && getline(&line, &cap, f) > 0) {
 		json_t *rec = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+
+		if (json_is_object(rec))
+			jf_layer_rec_unhex(rec);
 		if (json_is_object(rec) && json_string_value(json_object_get(rec, "path")))
 			json_array_append(a, rec);
 		json_decref(rec);
@@ -128,7 +131,8 @@ int jf_layer_cp_load(struct jf_layer *l)
 	json_array_foreach(lines, i, rec)
 	{
 		size_t n = (size_t)json_integer_value(json_object_get(rec, "n"));
-		json_object_set(l->saved, json_string_value(json_object_get(rec, "path")), rec);
+		json_object_set_nocheck(l->saved, json_string_value(json_object_get(rec, "path")),
+					rec);
 		if (n + 1 > l->nsaved)
 			l->nsaved = n + 1;
 	}
@@ -242,7 +246,8 @@ static int saved_append(struct jf_layer *l, json_t *rec)
 		json_decref(rec);
 		return -EIO;
 	}
-	json_object_set(l->saved, json_string_value(json_object_get(rec, "path")), rec);
+	jf_layer_rec_unhex(rec);
+	json_object_set_nocheck(l->saved, json_string_value(json_object_get(rec, "path")), rec);
 	json_decref(rec);
 	return 0;
 }
@@ -344,8 +349,9 @@ static int save_path(struct jf_layer *l, const char *path, bool in_place)
 	pfd = jf_layer_parent(l->upperfd, path, &name);
 	r = pfd < 0 ? pfd : fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP)
-		return saved_append(l, json_pack("{ss ss sI}", "path", path, "state", "absent", "n",
-						 (json_int_t)l->nsaved++));
+		return saved_append(l, jf_layer_rec(json_pack("{ss sI}", "state", "absent", "n",
+							      (json_int_t)l->nsaved++),
+						    "path", path, NULL, NULL));
 	if (r < 0)
 		return r;
 	if (S_ISDIR(st.st_mode) && !in_place) {
@@ -360,8 +366,9 @@ static int save_path(struct jf_layer *l, const char *path, bool in_place)
 	r = save_entry(l, pfd, name, &st, in_place, n, &link);
 	if (r < 0)
 		return r;
-	return saved_append(l, json_pack("{ss ss sI sb}", "path", path, "state", "saved", "n",
-					 (json_int_t)l->nsaved++, "link", link));
+	return saved_append(l, jf_layer_rec(json_pack("{ss sI sb}", "state", "saved", "n",
+						      (json_int_t)l->nsaved++, "link", link),
+					    "path", path, NULL, NULL));
 }
 
 int jf_layer_save(struct jf_layer *l, const char *path, bool in_place)

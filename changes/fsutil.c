@@ -41,6 +41,53 @@ json_t *jf_layer_path_json(const char *p, bool *escaped)
 	return json_string(esc);
 }
 
+json_t *jf_layer_rec(json_t *rec, const char *key, const char *p, const char *key2, const char *p2)
+{
+	const char *keys[2] = {key, key2}, *paths[2] = {p, p2};
+
+	for (int i = 0; rec && i < 2 && keys[i]; i++) {
+		size_t len = strlen(paths[i]);
+		json_t *s = json_stringn(paths[i], len);
+		char hexkey[64] = "", *hex;
+
+		if (!s) { /* not UTF-8: the bytes in hex, under KEY_hex */
+			hex = malloc(2 * len + 1);
+			for (size_t j = 0; hex && j < len; j++)
+				snprintf(hex + 2 * j, 3, "%02x", (unsigned char)paths[i][j]);
+			s = hex ? json_string(hex) : NULL;
+			free(hex);
+			snprintf(hexkey, sizeof(hexkey), "%s_hex", keys[i]);
+		}
+		if (!s || json_object_set_new(rec, s && hexkey[0] ? hexkey : keys[i], s) < 0) {
+			json_decref(rec);
+			return NULL;
+		}
+	}
+	return rec;
+}
+
+void jf_layer_rec_unhex(json_t *rec)
+{
+	static const char *const keys[] = {"path", "from", "to"};
+	char hexkey[16];
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *hex;
+		size_t n;
+		char *raw;
+
+		snprintf(hexkey, sizeof(hexkey), "%s_hex", keys[i]);
+		hex = json_string_value(json_object_get(rec, hexkey));
+		n = hex ? strlen(hex) / 2 : 0;
+		raw = hex && n ? malloc(n + 1) : NULL;
+		for (size_t j = 0; raw && j < n; j++)
+			sscanf(hex + 2 * j, "%2hhx", (unsigned char *)&raw[j]);
+		if (raw && memchr(raw, '\0', n) == NULL)
+			json_object_set_new_nocheck(rec, keys[i], json_stringn_nocheck(raw, n));
+		free(raw);
+	}
+}
+
 int jf_layer_openat(int rootfd, const char *path, int flags)
 {
 	struct open_how how = {

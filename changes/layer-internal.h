@@ -82,6 +82,17 @@ bool jf_layer_is_opaque(int dirfd, const char *name);
  * as \xHH) with *@escaped set, since jansson holds only UTF-8 and a name
  * from the jail may be any bytes. */
 json_t *jf_layer_path_json(const char *p, bool *escaped);
+/*
+ * Sets path @p under @key of record @rec (and @p2 under @key2 unless @key2
+ * is NULL), as a string when it is UTF-8 and else as its bytes in hex under
+ * KEY_hex, so that journal.jsonl and saved.jsonl stay JSON and keep every
+ * name. Returns @rec, or NULL (@rec released) without memory.
+ * jf_layer_rec_unhex() sets "path", "from" and "to" of a record read back
+ * from their KEY_hex form (strings that are not UTF-8, for the tables in
+ * memory only: never written again).
+ */
+json_t *jf_layer_rec(json_t *rec, const char *key, const char *p, const char *key2, const char *p2);
+void jf_layer_rec_unhex(json_t *rec);
 
 /* Appends @rec (a JSON object, consumed) to the journal with one write(2),
  * and applies it to the in-memory tables. 0 or -errno. */

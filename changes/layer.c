@@ -96,12 +96,14 @@ static void journal_apply(struct jf_layer *l, json_t *rec)
 	if (!op)
 		return;
 	if (!strcmp(op, "origin") && p && !json_object_get(l->origins, p)) {
-		json_object_set(l->origins, p, rec);
+		json_object_set_nocheck(l->origins, p, rec);
 	} else if (!strcmp(op, "rename")) {
 		const char *from = json_string_value(json_object_get(rec, "from"));
 		const char *to = json_string_value(json_object_get(rec, "to"));
 		if (from && to)
-			json_array_append_new(l->renames, json_pack("[ss]", from, to));
+			json_array_append_new(l->renames,
+					      json_pack("[oo]", json_string_nocheck(from),
+							json_string_nocheck(to)));
 	} else if (!strcmp(op, "drop") && p) {
 		const char *k;
 		json_t *v, *tmp;
@@ -134,8 +136,11 @@ int jf_layer_journal_reload(struct jf_layer *l)
 	}
 	while (getline(&line, &cap, f) > 0) {
 		json_t *rec = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
-		if (json_is_object(rec))
+
+		if (json_is_object(rec)) {
+			jf_layer_rec_unhex(rec);
 			journal_apply(l, rec);
+		}
 		json_decref(rec);
 	}
 	return 0;
@@ -162,6 +167,7 @@ int jf_layer_journal(struct jf_layer *l, json_t *rec)
 		json_decref(rec);
 		return n < 0 ? -errno : -EIO;
 	}
+	jf_layer_rec_unhex(rec);
 	journal_apply(l, rec);
 	json_decref(rec);
 	return 0;
@@ -223,12 +229,13 @@ int jf_layer_note_origin(struct jf_layer *l, const char *path)
 		if (fd >= 0 && jf_layer_sha256(fd, hex) == 0)
 			hashed = true;
 	}
-	rec = json_pack("{ss ss ss sI sI sI sI sI sI so}", "op", "origin", "path", path, "type",
+	rec = json_pack("{ss ss sI sI sI sI sI sI so}", "op", "origin", "type",
 			jf_type_name(st.st_mode), "dev", (json_int_t)st.st_dev, "ino",
 			(json_int_t)st.st_ino, "size", (json_int_t)st.st_size, "mtime_ns",
 			(json_int_t)ns_of(&st.st_mtim), "ctime_ns", (json_int_t)ns_of(&st.st_ctim),
 			"mode", (json_int_t)st.st_mode, "sha256",
 			hashed ? json_string(hex) : json_null());
+	rec = jf_layer_rec(rec, "path", path, NULL, NULL);
 	if (!rec)
 		return -ENOMEM;
 	return jf_layer_journal(l, rec);
@@ -236,7 +243,7 @@ int jf_layer_note_origin(struct jf_layer *l, const char *path)
 
 int jf_layer_note_rename(struct jf_layer *l, const char *from, const char *to)
 {
-	json_t *rec = json_pack("{ss ss ss}", "op", "rename", "from", from, "to", to);
+	json_t *rec = jf_layer_rec(json_pack("{ss}", "op", "rename"), "from", from, "to", to);
 	int r;
 
 	if (!rec)
@@ -249,7 +256,7 @@ int jf_layer_note_rename(struct jf_layer *l, const char *from, const char *to)
 
 int jf_layer_drop(struct jf_layer *l, const char *path)
 {
-	json_t *rec = json_pack("{ss ss}", "op", "drop", "path", path);
+	json_t *rec = jf_layer_rec(json_pack("{ss}", "op", "drop"), "path", path, NULL, NULL);
 	int r;
 
 	if (!rec)
