@@ -65,7 +65,7 @@ _jailfs()
 		--scan) opts='--policy --read-only --all --verbose --help' ;;
 		--audit-report) opts='--top --help' ;;
 		--list) opts='--help' ;;
-		review) opts='--json --force --policy --help' ;;
+		review) opts='--json --all --force --policy --help' ;;
 		*)
 			opts='--policy --read-only --changes -f -d -v --verbose --audit --audit-level
 				--audit-sync --audit-syslog --audit-max-size --audit-rate --stats -o

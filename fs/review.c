@@ -24,7 +24,7 @@
 #include "text.h"
 
 static const char usage[] =
-	"Usage: jailfs changes DIR [--json] [PATH...]\n"
+	"Usage: jailfs changes DIR [--all] [--policy FILE] [--json] [PATH...]\n"
 	"       jailfs diff DIR [--policy FILE] [PATH...]\n"
 	"       jailfs apply DIR [--force] [--policy FILE] [--json] [PATH...]\n"
 	"       jailfs discard DIR [--json] [PATH...]\n"
@@ -40,10 +40,12 @@ static const char usage[] =
 	"\n"
 	"Options:\n"
 	"  --json              changes, apply, discard: one JSON array on stdout\n"
+	"  --all               changes: also the entries whose names the policy\n"
+	"                      hides (left out by default, and counted)\n"
 	"  --force             apply: also the files changed in the source since\n"
 	"                      their copy (conflicts)\n"
 	"  -p, --policy FILE   apply: the policy whose SAFE names may be written;\n"
-	"                      diff: whose hidden names it leaves out (default:\n"
+	"                      changes, diff: whose hidden names they leave out (default:\n"
 	"                      the one a mount of the source would use)\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -63,7 +65,7 @@ bool jf_is_review_cmd(const char *word)
 
 struct ropts {
 	const char *cmd, *dir, *policy;
-	bool json, force;
+	bool json, force, all;
 	const char *const *args; /* after DIR */
 	size_t nargs;
 };
@@ -73,11 +75,9 @@ struct ropts {
 static int parse(int argc, char **argv, struct ropts *o)
 {
 	static const struct option longs[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"force", no_argument, NULL, 'f'},
-		{"policy", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"json", no_argument, NULL, 'j'}, {"force", no_argument, NULL, 'f'},
+		{"all", no_argument, NULL, 'a'},  {"policy", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	int c, n = argc - 1;
 	char **v = argv + 1;
@@ -91,6 +91,9 @@ static int parse(int argc, char **argv, struct ropts *o)
 			break;
 		case 'f':
 			o->force = true;
+			break;
+		case 'a':
+			o->all = true;
 			break;
 		case 'p':
 			o->policy = optarg;
@@ -310,17 +313,49 @@ static int lock_or_ask(struct jf_layer *l, const struct ropts *o, bool *asked)
 	return 1;
 }
 
-static int run_changes(struct jf_layer *l, const struct ropts *o)
+/* Drops from @a the entries whose path or renamed-from path the policy
+ * hides; returns how many it dropped. */
+static size_t drop_hidden(json_t *a, struct safe_ctx *c)
 {
-	void *out = NULL;
-	int r = jf_layer_changes(l, o->args, o->nargs, &out);
-	json_t *a = out, *e;
-	size_t i;
+	size_t hidden = 0;
 
+	for (size_t i = 0; i < json_array_size(a);) {
+		json_t *e = json_array_get(a, i);
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *from = json_string_value(json_object_get(e, "from"));
+
+		if ((p && !is_shown(p, c)) || (from && !is_shown(from, c))) {
+			json_array_remove(a, i);
+			hidden++;
+		} else {
+			i++;
+		}
+	}
+	return hidden;
+}
+
+/* The list, without what the policy hides unless --all: jailrun puts it
+ * in its result, which the agent reads. */
+static int run_changes(struct jf_layer *l, const struct ropts *o, const char *source)
+{
+	struct safe_ctx c = {NULL, l};
+	void *out = NULL;
+	size_t i, hidden = 0;
+	json_t *a, *e;
+	int r;
+
+	if (!o->all && jf_load_policy(o->policy, source, false, &c.pol) < 0)
+		return 2;
+	r = jf_layer_changes(l, o->args, o->nargs, &out);
+	a = out;
 	if (r < 0) {
+		jf_policy_free(c.pol);
 		fprintf(stderr, "jailfs changes: %s: %s\n", o->dir, strerror(-r));
 		return 1;
 	}
+	if (c.pol)
+		hidden = drop_hidden(a, &c);
+	jf_policy_free(c.pol);
 	if (o->json) {
 		json_dumpf(a, stdout, JSON_COMPACT);
 		putchar('\n');
@@ -328,6 +363,11 @@ static int run_changes(struct jf_layer *l, const struct ropts *o)
 		json_array_foreach(a, i, e) print_change(e);
 	}
 	json_decref(a);
+	if (hidden)
+		fprintf(stderr,
+			"jailfs changes: %zu %s the policy hides %s not listed (--all lists "
+			"them)\n",
+			hidden, hidden == 1 ? "entry" : "entries", hidden == 1 ? "is" : "are");
 	return 0;
 }
 
@@ -397,7 +437,7 @@ int jf_cmd_review(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(o.cmd, "changes")) {
-		r = run_changes(l, &o);
+		r = run_changes(l, &o, source);
 	} else if (!strcmp(o.cmd, "diff")) {
 		r = run_diff(l, &o, source);
 	} else if ((r = lock_or_ask(l, &o, &asked)) >= 0 && asked) {

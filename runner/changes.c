@@ -181,7 +181,7 @@ static void note_error(struct jr_changes *c, const char *what, int r, const char
 			  : "failed");
 }
 
-/* `jailfs changes DIR --json` or `jailfs apply DIR --json [--policy P]`:
+/* `jailfs changes|apply DIR --json [--policy P]`:
  * its JSON output into *@ret (NULL when none). Its exit status, or a
  * negative errno; failures go to c->error. */
 static int run_json(struct jr_changes *c, const char *const *args, const char *what, json_t **ret)
@@ -203,7 +203,8 @@ static int run_json(struct jr_changes *c, const char *const *args, const char *w
 
 int jr_changes_collect(struct jr_changes *c, bool apply, const char *policy)
 {
-	const char *list[] = {"changes", c->dir, "--json", NULL};
+	const char *list[] = {"changes", c->dir, "--json", policy ? "--policy" : NULL,
+			      policy,	 NULL};
 	const char *app[] = {"apply", c->dir, "--json", policy ? "--policy" : NULL, policy, NULL};
 	int r = run_json(c, list, "jailfs changes", &c->list);
 

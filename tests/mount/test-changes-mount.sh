@@ -294,6 +294,16 @@ os.fsync(fd)' "$mnt/synced.bin"
 	sleep 0.3
 	check "$tag: host edit of a file with no copy shows" test "$(as_user cat "$mnt/host.txt")" = edited
 	umount_view "$mnt"
+
+	# a DENIED name the host put below a directory the view deleted: the
+	# list jailrun hands an agent must not name it
+	echo SECRET=1 >"$src/build/.env"
+	out=$(as_user "$JAILFS" changes "$chg" --json 2>"$T/err")
+	check "$tag: changes leaves out a hidden name below a deleted directory" \
+		test -n "$out" -a -z "$(echo "$out" | grep 'build/\.env')"
+	check "$tag: ... and says how many it left out" grep -qE '[0-9]+ entr(y|ies) the policy hides' "$T/err"
+	out=$(as_user "$JAILFS" changes "$chg" --all 2>&1)
+	check "$tag: changes --all lists it" grep -q 'build/\.env' <<<"$out"
 	[ "$user" = root ] && [ $# = 0 ] && passthrough_check "$src" "$mnt" "$chg"
 }
 
