@@ -34,6 +34,7 @@ T=$(mktemp -d /tmp/jf-limits.XXXXXX)
 P=$T/proj
 cleanup() {
 	unmount_all
+	fuse_mode_back
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -207,6 +208,7 @@ if id jftest >/dev/null 2>&1; then
 	cp "$P/connect.py" "$P/big.py" "$U/"
 	chown -R jftest "$U"
 	chmod 755 "$T"
+	fuse_for_users
 	js=$(su jftest -s /bin/sh -c "cd '$U' && '$J' --source '$U' --json -- python3 connect.py 192.0.2.1 80" 2>"$T/err")
 	check "unprivileged: connect: the result and stderr name it" \
 		[ "$(jq -r '.network_refused | test("tried to connect to 192\\.0\\.2\\.1:80$")' <<<"$js")" = true ] && grep -q "network is off in the jail" "$T/err"
